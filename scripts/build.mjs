@@ -1,0 +1,20 @@
+// Bundles the extension (vscode external) and the CLI with esbuild.
+// ssh2's optional native crypto binding and cpu-features stay external (see toolchain notes):
+// they are loaded from node_modules at run time when present, else ssh2 falls back to JS ciphers.
+import { build } from 'esbuild';
+import { chmodSync } from 'node:fs';
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: true,
+  logLevel: 'warning',
+  external: ['vscode', 'ssh2', '*.node', 'cpu-features'],
+};
+await Promise.all([
+  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' }),
+  build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } }),
+]);
+chmodSync('dist/cli.js', 0o755);

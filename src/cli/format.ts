@@ -1,0 +1,45 @@
+/** Human-readable output of the CLI. */
+import type { ProbeResult } from '../core/probe';
+
+export function gib(mib: number | null): string {
+  return mib === null ? '?' : `${(mib / 1024).toFixed(1)} GiB`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const u = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < u.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(v >= 100 ? 0 : 1)} ${u[i]}`;
+}
+
+const na = (v: number | null, unit: string) => (v === null ? '—' : `${v}${unit}`);
+
+export function formatProbe(p: ProbeResult): string {
+  const L: string[] = [];
+  L.push(`${p.node} (${p.hostname ?? '?'}) — ${p.os ?? 'unknown OS'}, ${p.kernel ?? ''}`);
+  L.push(`  CPU: ${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'} cores · RAM ${p.memTotalKiB ? gib(p.memTotalKiB / 1024) : '?'}`);
+  if (p.gpuState !== 'ok') {
+    L.push(`  GPUs: none — ${p.gpuMessage}`);
+  } else {
+    L.push(`  GPUs: ${p.gpus.length} · driver ${p.driverVersion ?? '?'} · CUDA ${p.cudaVersion ?? '?'}`);
+    for (const g of p.gpus) {
+      L.push(`    [${g.index}] ${g.name}  ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB  util ${na(g.utilizationPct, '%')}  ${na(g.temperatureC, '°C')}  ${na(g.powerW, ' W')}`);
+    }
+  }
+  L.push(`  SGLang servers: ${p.servers.length}`);
+  for (const s of p.servers) {
+    const par = [s.tp > 1 ? `TP${s.tp}` : '', s.dp > 1 ? `DP${s.dp}` : ''].filter(Boolean).join(' ');
+    L.push(`    :${s.port}  pid ${s.pid}  ${s.modelPath ?? '?'}${par ? '  ' + par : ''}${s.speculativeAlgorithm ? '  spec ' + s.speculativeAlgorithm : ''}${s.gpus.length ? '  gpu ' + s.gpus.join(',') : ''}${s.logFile ? '  log ' + s.logFile : ''}`);
+  }
+  L.push(`  Artifacts: ${p.artifacts.length}${p.artifactsTruncated ? ' (truncated; raise the limit to see all)' : ''}`);
+  const kinds = new Map<string, number>();
+  for (const a of p.artifacts) kinds.set(a.kind, (kinds.get(a.kind) ?? 0) + 1);
+  for (const [k, n] of kinds) L.push(`    ${k}: ${n}`);
+  L.push(`  (probed in ${p.durationMs} ms, one round trip)`);
+  return L.join('\n') + '\n';
+}

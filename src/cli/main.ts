@@ -1,0 +1,292 @@
+/**
+ * gpu-sessions: the headless CLI. Calls the same core as the extension.
+ * Exit codes: 0 ok, 2 usage, 3 host-key problem, 4 unreachable or auth failure, 5 unsafe (salvage), 1 other.
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/errors';
+import { stderrLogger } from '../core/logger';
+import { defaultKnownHostsFiles } from '../core/session';
+import { KnownHostsStore } from '../core/knownHosts';
+import { listNodes, resolveNode } from '../core/nodes';
+import { runOperation } from '../core/operation';
+import { ConnectionPool } from '../core/pool';
+import { ProbeResult, probeOperation } from '../core/probe';
+import type { NodeSpec } from '../core/sshConfig';
+import type { HostKeyPrompt } from '../core/transport';
+import { formatProbe } from './format';
+
+const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
+
+Usage:
+  gpu-sessions nodes [--json]                 list nodes from ssh config
+  gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
+  gpu-sessions demo [--keep] [--json]         start the embedded demo node (simulated 7x B200) and probe it
+
+NODE is a Host alias from ssh config or [user@]host[:port].
+
+Global options:
+  --ssh-config FILE     ssh client config (default ~/.ssh/config)
+  --known-hosts FILE    known_hosts file to check and append to (default ~/.ssh/known_hosts)
+  --identity FILE       private key to try first (repeatable)
+  --accept-new          accept and record an unknown host key (a changed key is always refused)
+  --roots DIR,...       directories to scan for artifacts (default: the remote home)
+  --timeout SECONDS     connect timeout (default 15)
+  -v, --verbose         log connection details to stderr
+  -h, --help            this help
+
+Exit codes: 0 ok, 2 usage, 3 host-key problem, 4 unreachable or auth failure.`;
+
+export interface CliIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  isTTY: boolean;
+  ask?: (question: string) => Promise<string>;
+}
+
+const defaultIo: CliIo = {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+  isTTY: Boolean(process.stdin.isTTY && process.stderr.isTTY),
+  ask: async (q) => {
+    const rl = (await import('node:readline')).createInterface({ input: process.stdin, output: process.stderr });
+    return new Promise((resolve) => rl.question(q, (a) => (rl.close(), resolve(a))));
+  },
+};
+
+export interface GlobalOpts {
+  sshConfig?: string;
+  knownHosts?: string;
+  identity: string[];
+  acceptNew: boolean;
+  json: boolean;
+  verbose: boolean;
+  roots?: string[];
+  timeoutS?: number;
+}
+
+function usageError(msg: string): never {
+  throw new GpuSessionsError('usage', `${msg}\nRun 'gpu-sessions --help' for usage.`);
+}
+
+export function makePool(g: GlobalOpts, io: CliIo, node?: NodeSpec): ConnectionPool {
+  const files = g.knownHosts ? [g.knownHosts] : defaultKnownHostsFiles(node);
+  const knownHosts = new KnownHostsStore(files);
+  const listing = listNodes({ sshConfigFile: g.sshConfig });
+  return new ConnectionPool({
+    knownHosts,
+    resolveHop: (spec) => resolveNode(spec, listing),
+    extraIdentityFiles: g.identity,
+    connectTimeoutMs: (g.timeoutS ?? 15) * 1000,
+    log: stderrLogger(g.verbose),
+    confirmHostKey: async (p: HostKeyPrompt) => {
+      const where = p.port === 22 ? p.host : `[${p.host}]:${p.port}`;
+      if (g.acceptNew) {
+        io.err(`Warning: permanently adding ${where} (${p.keyType} ${p.fingerprint}) to ${files[0]}\n`);
+        return true;
+      }
+      if (io.isTTY && io.ask) {
+        io.err(`The authenticity of host '${where}' can't be established.\n${p.keyType} key fingerprint is ${p.fingerprint}.\n`);
+        if (p.otherKnown.length) io.err(`Other keys known for this host:\n  ${p.otherKnown.join('\n  ')}\n`);
+        const a = (await io.ask('Are you sure you want to continue connecting (y/N)? ')).trim().toLowerCase();
+        return a === 'y' || a === 'yes';
+      }
+      return false;
+    },
+    askPassphrase: io.isTTY && io.ask ? async (file) => (await io.ask!(`Enter passphrase for key '${file}': `)) || undefined : undefined,
+  });
+}
+
+function nodeFor(arg: string | undefined, g: GlobalOpts): NodeSpec {
+  if (!arg) usageError('Missing NODE.');
+  const listing = listNodes({ sshConfigFile: g.sshConfig });
+  const node = resolveNode(arg, listing);
+  if (!node) usageError(`Unknown node "${arg}": not a Host alias in ${g.sshConfig ?? '~/.ssh/config'} and not [user@]host[:port].`);
+  if (g.roots) node.roots = g.roots;
+  return node;
+}
+
+export async function probeNode(node: NodeSpec, pool: ConnectionPool, opts: { maxDepth?: number; maxArtifacts?: number } = {}): Promise<ProbeResult> {
+  const t = pool.get(node);
+  return runOperation(t, probeOperation(node.name, { roots: node.roots, ...opts }));
+}
+
+export function probeJson(p: ProbeResult): Record<string, unknown> {
+  return {
+    node: p.node,
+    hostname: p.hostname,
+    os: p.os,
+    kernel: p.kernel,
+    uptimeS: p.uptimeS,
+    cpuModel: p.cpuModel,
+    cpuCores: p.cpuCores,
+    memTotalKiB: p.memTotalKiB,
+    memAvailableKiB: p.memAvailableKiB,
+    disks: p.disks,
+    gpuState: p.gpuState,
+    gpuMessage: p.gpuMessage,
+    driverVersion: p.driverVersion,
+    cudaVersion: p.cudaVersion,
+    gpus: p.gpus,
+    gpuProcesses: p.gpuProcesses,
+    servers: p.servers.map((s) => ({
+      pid: s.pid,
+      port: s.port,
+      host: s.host,
+      modelPath: s.modelPath,
+      servedModelName: s.servedModelName,
+      tp: s.tp,
+      dp: s.dp,
+      speculativeAlgorithm: s.speculativeAlgorithm,
+      reasoningParser: s.reasoningParser,
+      enableMetrics: s.enableMetrics,
+      logFile: s.logFile,
+      gpus: s.gpus,
+      args: s.args,
+      flags: s.flags,
+    })),
+    artifacts: p.artifacts,
+    artifactsTruncated: p.artifactsTruncated,
+    homeDir: p.homeDir,
+    probedAt: p.probedAt,
+    durationMs: p.durationMs,
+  };
+}
+
+async function cmdNodes(g: GlobalOpts, io: CliIo): Promise<number> {
+  const listing = listNodes({ sshConfigFile: g.sshConfig });
+  for (const d of listing.diagnostics) io.err(`warning: ${d.file}:${d.line}: ${d.message}\n`);
+  if (g.json) {
+    io.out(JSON.stringify(listing.nodes.map((n) => ({ name: n.name, host: n.host, user: n.user ?? null, port: n.port, proxyJump: n.proxyJump ?? null })), null, 2) + '\n');
+  } else if (listing.nodes.length === 0) {
+    io.out(`No nodes. Add Host entries to ${g.sshConfig ?? '~/.ssh/config'} or gpuSessions.nodes in VS Code settings.\n`);
+  } else {
+    for (const n of listing.nodes) io.out(`${n.name}\t${n.user ? n.user + '@' : ''}${n.host}:${n.port}${n.proxyJump ? `\tvia ${n.proxyJump}` : ''}\n`);
+  }
+  return 0;
+}
+
+async function cmdProbe(args: string[], g: GlobalOpts, io: CliIo): Promise<number> {
+  if (args.length !== 1) usageError('probe takes exactly one NODE.');
+  const node = nodeFor(args[0], g);
+  const pool = makePool(g, io, node);
+  try {
+    const p = await probeNode(node, pool);
+    io.out(g.json ? JSON.stringify(probeJson(p), null, 2) + '\n' : formatProbe(p));
+    return 0;
+  } finally {
+    pool.dispose();
+  }
+}
+
+async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean): Promise<number> {
+  const { startDemoNode } = await import('../sim/demoServer');
+  const dir = args[0] ?? path.join(os.tmpdir(), `gpu-sessions-demo-${os.userInfo().uid}`);
+  io.err(`Starting the demo node (simulated 7x NVIDIA B200, 7 SGLang servers) in ${dir} ...\n`);
+  const demo = await startDemoNode({ dir, log: (m) => io.err(m + '\n') });
+  const cleanup = async () => {
+    await demo.stop();
+  };
+  try {
+    io.err(
+      `Demo node "${demo.alias}" listening on 127.0.0.1:${demo.port} (host key ${demo.hostKeyFingerprint}).\n` +
+        `  ssh config:  ${demo.sshConfigFile}\n  known_hosts: ${demo.knownHostsFile}\n` +
+        `  try:         node dist/cli.js --ssh-config ${demo.sshConfigFile} probe ${demo.alias}\n` +
+        `               ssh -F ${demo.sshConfigFile} ${demo.alias} nvidia-smi\n`,
+    );
+    // Give the simulated servers a moment to come up before probing.
+    await new Promise((r) => setTimeout(r, 2500));
+    const dg: GlobalOpts = { ...g, sshConfig: demo.sshConfigFile, knownHosts: demo.knownHostsFile };
+    const node = nodeFor(demo.alias, dg);
+    const pool = makePool(dg, io, node);
+    try {
+      const p = await probeNode(node, pool);
+      io.out(g.json ? JSON.stringify(probeJson(p), null, 2) + '\n' : formatProbe(p));
+    } finally {
+      pool.dispose();
+    }
+    if (keep) {
+      io.err('Demo node is running. Press Ctrl-C to stop it.\n');
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
+    }
+    return 0;
+  } finally {
+    await cleanup();
+  }
+}
+
+export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        'ssh-config': { type: 'string' },
+        'known-hosts': { type: 'string' },
+        identity: { type: 'string', multiple: true },
+        'accept-new': { type: 'boolean' },
+        json: { type: 'boolean' },
+        keep: { type: 'boolean' },
+        roots: { type: 'string' },
+        timeout: { type: 'string' },
+        verbose: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    io.err(`${errorMessage(e)}\nRun 'gpu-sessions --help' for usage.\n`);
+    return 2;
+  }
+  const v = parsed.values;
+  const [cmd, ...rest] = parsed.positionals;
+  if (v.help || !cmd) {
+    (v.help ? io.out : io.err)(USAGE + '\n');
+    return v.help ? 0 : 2;
+  }
+  const timeoutS = v.timeout !== undefined ? Number(v.timeout) : undefined;
+  if (timeoutS !== undefined && !(timeoutS > 0)) {
+    io.err(`--timeout must be a positive number of seconds.\n`);
+    return 2;
+  }
+  const g: GlobalOpts = {
+    sshConfig: v['ssh-config'] ? path.resolve(v['ssh-config']) : undefined,
+    knownHosts: v['known-hosts'] ? path.resolve(v['known-hosts']) : undefined,
+    identity: (v.identity ?? []).map((f) => path.resolve(f)),
+    acceptNew: Boolean(v['accept-new']),
+    json: Boolean(v.json),
+    verbose: Boolean(v.verbose),
+    roots: v.roots ? v.roots.split(',').filter(Boolean) : undefined,
+    timeoutS,
+  };
+  try {
+    switch (cmd) {
+      case 'nodes':
+        return await cmdNodes(g, io);
+      case 'probe':
+        return await cmdProbe(rest, g, io);
+      case 'demo':
+        return await cmdDemo(rest, g, io, Boolean(v.keep));
+      default:
+        usageError(`Unknown command "${cmd}".`);
+    }
+  } catch (e) {
+    io.err(`error: ${errorMessage(e)}\n`);
+    return exitCodeFor(e);
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      process.stderr.write(`error: ${errorMessage(e)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,202 @@
+/**
+ * GPU Sessions — the thin VS Code layer over src/core. Every registration goes into
+ * context.subscriptions; long-lived objects dispose their timers and channels.
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { Fleet } from '../core/fleet';
+import { KnownHostsStore } from '../core/knownHosts';
+import type { Logger } from '../core/logger';
+import { listNodes, resolveNode } from '../core/nodes';
+import { ConnectionPool, LOCAL_NODE_NAME } from '../core/pool';
+import { defaultKnownHostsFiles } from '../core/session';
+import type { NodeSpec } from '../core/sshConfig';
+import type { HostKeyPrompt } from '../core/transport';
+import { NodesTreeProvider, TreeNode } from './tree';
+
+interface DemoHandle {
+  node: NodeSpec;
+  knownHostsFile: string;
+  stop(): Promise<void>;
+}
+
+export interface GpuSessionsApi {
+  fleet: Fleet;
+  tree: NodesTreeProvider;
+  reloadNodes(): void;
+  demo(): DemoHandle | undefined;
+}
+
+function cfg<T>(key: string, def: T): T {
+  return vscode.workspace.getConfiguration('gpuSessions').get<T>(key, def);
+}
+
+function expandHome(p: string): string {
+  return p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
+}
+
+export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
+  const channel = vscode.window.createOutputChannel('GPU Sessions', { log: true });
+  context.subscriptions.push(channel);
+  const log: Logger = {
+    trace: (m) => channel.trace(m),
+    info: (m) => channel.info(m),
+    warn: (m) => channel.warn(m),
+    error: (m) => channel.error(m),
+  };
+  let demo: DemoHandle | undefined;
+  const knownHostsFor = (node?: NodeSpec) => {
+    const custom = cfg<string>('knownHostsFile', '');
+    if (custom) return [expandHome(custom)];
+    if (demo && node?.name === demo.node.name) return [demo.knownHostsFile];
+    return defaultKnownHostsFiles(node);
+  };
+  let listing = listNodes({ sshConfigFile: cfg<string>('sshConfigFile', '') ? expandHome(cfg<string>('sshConfigFile', '')) : undefined });
+
+  const secretKey = (file: string) => `gpuSessions.passphrase:${file}`;
+  const pools = new Map<string, ConnectionPool>();
+  const poolFor = (files: string[]) => {
+    const k = files.join('\n');
+    let p = pools.get(k);
+    if (!p) {
+      p = new ConnectionPool({
+        knownHosts: new KnownHostsStore(files),
+        resolveHop: (spec) => resolveNode(spec, listing),
+        connectTimeoutMs: cfg<number>('connectTimeoutSeconds', 15) * 1000,
+        log,
+        confirmHostKey: async (pr: HostKeyPrompt) => {
+          const where = pr.port === 22 ? pr.host : `[${pr.host}]:${pr.port}`;
+          const accept = 'Accept and Connect';
+          const detail = `The authenticity of host ${where} can't be established.\n\n${pr.keyType} key fingerprint:\n${pr.fingerprint}\n\nCompare it with the fingerprint your provider shows. Accepting adds it to ${files[0]}.${pr.otherKnown.length ? `\n\nOther keys known for this host:\n${pr.otherKnown.join('\n')}` : ''}`;
+          const choice = await vscode.window.showWarningMessage(`GPU Sessions: unknown host key for ${where}`, { modal: true, detail }, accept);
+          return choice === accept;
+        },
+        askPassphrase: async (file) => {
+          const stored = await context.secrets.get(secretKey(file));
+          if (stored) return stored;
+          return vscode.window.showInputBox({ title: 'GPU Sessions', prompt: `Passphrase for ${file}`, password: true, ignoreFocusOut: true });
+        },
+        passphraseAccepted: (file, pass) => void context.secrets.store(secretKey(file), pass),
+      });
+      pools.set(k, p);
+    }
+    return p;
+  };
+  context.subscriptions.push({ dispose: () => pools.forEach((p) => p.dispose()) });
+
+  // The fleet routes each node to the pool for its known_hosts files.
+  const routingPool = {
+    get: (node: NodeSpec) => poolFor(knownHostsFor(node)).get(node),
+    forget: (node: NodeSpec) => poolFor(knownHostsFor(node)).forget(node),
+  } as unknown as ConnectionPool;
+  const fleet = new Fleet(routingPool, { maxDepth: cfg('artifacts.maxDepth', 6), maxArtifacts: cfg('artifacts.maxCount', 2000) });
+  context.subscriptions.push({ dispose: () => fleet.dispose() });
+
+  const reloadNodes = () => {
+    const file = cfg<string>('sshConfigFile', '');
+    listing = listNodes({ sshConfigFile: file ? expandHome(file) : undefined, settingsNodes: cfg<unknown[]>('nodes', []) });
+    for (const d of listing.diagnostics) {
+      log.warn(`${d.file}:${d.line}: ${d.message}`);
+    }
+    if (listing.diagnostics.length) {
+      const d = listing.diagnostics[0];
+      void vscode.window.showWarningMessage(`GPU Sessions: ${d.file}:${d.line}: ${d.message}${listing.diagnostics.length > 1 ? ` (and ${listing.diagnostics.length - 1} more; see the log)` : ''}`, 'Show Log').then((c) => c && channel.show());
+    }
+    const nodes: NodeSpec[] = [];
+    if (cfg<boolean>('showLocalMachine', false)) nodes.push({ name: LOCAL_NODE_NAME, host: 'localhost', port: 0, identityFiles: [], source: 'local' });
+    if (demo) nodes.push(demo.node);
+    const fromConfig = cfg<boolean>('includeSshConfigHosts', true) ? listing.nodes : listing.nodes.filter((n) => n.source !== 'ssh-config');
+    nodes.push(...fromConfig.filter((n) => !demo || n.name !== demo.node.name));
+    fleet.setNodes(nodes);
+    fleet.setOptions({ maxDepth: cfg('artifacts.maxDepth', 6), maxArtifacts: cfg('artifacts.maxCount', 2000) });
+  };
+  reloadNodes();
+
+  const tree = new NodesTreeProvider(fleet);
+  const view = vscode.window.createTreeView<TreeNode>('gpuSessions.nodes', { treeDataProvider: tree, showCollapseAll: true });
+  context.subscriptions.push(tree, view);
+
+  // Automatic refresh only while the view is visible, and only of nodes already probed.
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+    const secs = cfg<number>('refreshIntervalSeconds', 30);
+    if (!view.visible || !(secs > 0)) return;
+    timer = setInterval(() => {
+      for (const n of fleet.nodes()) if (fleet.status(n.name).state !== 'unknown') void fleet.refresh(n.name);
+    }, secs * 1000);
+  };
+  context.subscriptions.push(view.onDidChangeVisibility(schedule), { dispose: () => timer && clearInterval(timer) });
+  schedule();
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('gpuSessions')) {
+        pools.forEach((p) => p.dispose());
+        pools.clear();
+        reloadNodes();
+        schedule();
+      }
+    }),
+    vscode.commands.registerCommand('gpuSessions.refresh', async () => {
+      reloadNodes();
+      await fleet.refreshAll();
+    }),
+    vscode.commands.registerCommand('gpuSessions.refreshNode', async (el?: TreeNode) => {
+      if (el?.type === 'node') await fleet.refresh(el.node.name);
+    }),
+    vscode.commands.registerCommand('gpuSessions.showLog', () => channel.show()),
+    vscode.commands.registerCommand('gpuSessions.openSettings', () => vscode.commands.executeCommand('workbench.action.openSettings', 'gpuSessions')),
+    vscode.commands.registerCommand('gpuSessions.copyPath', async (el?: TreeNode) => {
+      const p = el?.type === 'artifact' ? el.artifact.path : el?.type === 'server' ? el.server.logFile ?? el.server.args.join(' ') : undefined;
+      if (p) await vscode.env.clipboard.writeText(p);
+    }),
+    vscode.commands.registerCommand('gpuSessions.showProbe', async (el?: TreeNode) => {
+      const name = el?.type === 'node' ? el.node.name : undefined;
+      const p = name ? fleet.status(name).probe : undefined;
+      if (!p) return;
+      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: JSON.stringify(p, null, 2) });
+      await vscode.window.showTextDocument(doc, { preview: true });
+    }),
+    vscode.commands.registerCommand('gpuSessions.forgetPassphrases', async () => {
+      for (const n of fleet.nodes()) for (const f of n.identityFiles) await context.secrets.delete(secretKey(f));
+      void vscode.window.showInformationMessage('GPU Sessions: stored key passphrases forgotten.');
+    }),
+    vscode.commands.registerCommand('gpuSessions.startDemoNode', async () => {
+      if (demo) {
+        void vscode.window.showInformationMessage(`GPU Sessions: the demo node "${demo.node.name}" is already running.`);
+        return demo.node.name;
+      }
+      return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'GPU Sessions: starting the demo node (7× simulated B200)…' }, async () => {
+        const { startDemoNode } = await import('../sim/demoServer');
+        const dir = path.join(context.globalStorageUri.fsPath, 'demo');
+        const d = await startDemoNode({ dir, log: (m) => log.info(`demo: ${m}`) });
+        const node: NodeSpec = { name: d.alias, host: '127.0.0.1', port: d.port, user: 'demo', identityFiles: [d.identityFile], source: 'demo' };
+        demo = { node, knownHostsFile: d.knownHostsFile, stop: d.stop };
+        log.info(`Demo node on 127.0.0.1:${d.port}, host key ${d.hostKeyFingerprint}, config ${d.sshConfigFile}`);
+        reloadNodes();
+        await new Promise((r) => setTimeout(r, 2000));
+        await fleet.refresh(node.name);
+        return node.name;
+      });
+    }),
+    vscode.commands.registerCommand('gpuSessions.stopDemoNode', async () => {
+      if (!demo) return;
+      const d = demo;
+      poolFor(knownHostsFor(d.node)).forget(d.node);
+      demo = undefined;
+      await d.stop();
+      reloadNodes();
+    }),
+    { dispose: () => void demo?.stop() },
+  );
+
+  log.info(`GPU Sessions activated: ${fleet.nodes().length} node(s).`);
+  return { fleet, tree, reloadNodes, demo: () => demo };
+}
+
+export function deactivate(): void {
+  /* everything is disposed through context.subscriptions */
+}

@@ -1,0 +1,231 @@
+/**
+ * The embedded demo node: an SSH server built on ssh2's server side, listening on 127.0.0.1 only,
+ * with freshly generated throwaway keys. Its exec runs /bin/sh in a sandbox home built by
+ * buildSimHome (fake nvidia-smi on PATH, simulated SGLang servers, seed-like artifacts).
+ * No root, no OpenSSH needed. It writes a ready ssh config and known_hosts for itself.
+ */
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import type { Server } from 'ssh2';
+import { buildSimHome, SimNodeLayout, SimNodeOptions } from './home';
+import { loadSsh2 } from '../core/transport';
+
+export interface DemoNodeOptions {
+  /** Folder for keys, config and the sandbox home. */
+  dir: string;
+  /** SSH port; 0 picks a free one. */
+  port?: number;
+  alias?: string;
+  sim?: SimNodeOptions;
+  /** Start the simulated SGLang servers (default true). */
+  startServers?: boolean;
+  log?: (msg: string) => void;
+}
+
+export interface DemoNode {
+  alias: string;
+  port: number;
+  dir: string;
+  home: string;
+  sshConfigFile: string;
+  knownHostsFile: string;
+  identityFile: string;
+  layout: SimNodeLayout;
+  hostKeyFingerprint: string;
+  stop(): Promise<void>;
+}
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** First base port >= wanted whose `count` consecutive ports are free on 127.0.0.1. */
+export async function findFreePortBlock(wanted: number, count: number): Promise<number> {
+  for (let base = wanted; base < wanted + 2000; base += count) {
+    let ok = true;
+    for (let i = 0; i < count && ok; i++) ok = await portFree(base + i);
+    if (ok) return base;
+  }
+  throw new Error(`No block of ${count} free ports found from ${wanted}.`);
+}
+
+export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
+  const { Server: SshServer, utils } = loadSsh2();
+  const { createHash } = await import('node:crypto');
+  const log = opts.log ?? (() => undefined);
+  const alias = opts.alias ?? 'gpu-demo';
+  const dir = path.resolve(opts.dir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const home = path.join(dir, 'home');
+
+  // Throwaway keys, regenerated on every start.
+  const hostKey = utils.generateKeyPairSync('ed25519');
+  const clientKey = utils.generateKeyPairSync('ed25519');
+  const identityFile = path.join(dir, 'id_ed25519');
+  writeFileSync(identityFile, clientKey.private, { mode: 0o600 });
+  chmodSync(identityFile, 0o600);
+  writeFileSync(identityFile + '.pub', clientKey.public + '\n');
+  const allowed = utils.parseKey(clientKey.public);
+  if (allowed instanceof Error) throw allowed;
+  const hostPub = utils.parseKey(hostKey.public);
+  if (hostPub instanceof Error) throw hostPub;
+  const hostBlob = hostPub.getPublicSSH();
+  const fp = 'SHA256:' + createHash('sha256').update(hostBlob).digest('base64').replace(/=+$/, '');
+
+  const basePort = await findFreePortBlock(opts.sim?.basePort ?? 30000, opts.sim?.gpuCount ?? 7);
+  if (basePort !== (opts.sim?.basePort ?? 30000)) log(`Ports ${opts.sim?.basePort ?? 30000}+ are busy; the simulated servers use ${basePort}+.`);
+  const layout = buildSimHome(home, { ...opts.sim, basePort });
+  const shellEnv: NodeJS.ProcessEnv = {
+    ...layout.env,
+    HOME: home,
+    USER: 'demo',
+    LOGNAME: 'demo',
+    SHELL: '/bin/sh',
+    LANG: 'C.UTF-8',
+  };
+
+  const children = new Set<ChildProcess>();
+  const clients = new Set<{ end(): void }>();
+  const server: Server = new SshServer({ hostKeys: [hostKey.private] }, (client) => {
+    clients.add(client);
+    client.on('close', () => clients.delete(client));
+    client.on('error', () => undefined);
+    client.on('authentication', (ctx) => {
+      if (ctx.method === 'publickey' && ctx.username === 'demo' && ctx.key.algo === allowed.type && ctx.key.data.equals(allowed.getPublicSSH())) {
+        if (!ctx.signature) return ctx.accept();
+        if (ctx.blob && allowed.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true) return ctx.accept();
+      }
+      ctx.reject(['publickey']);
+    });
+    client.on('ready', () => {
+      client.on('session', (acceptSession) => {
+        const session = acceptSession();
+        session.on('exec', (accept, _reject, info) => {
+          const ch = accept();
+          const child = spawn('/bin/sh', ['-c', info.command], { cwd: home, env: shellEnv, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+          children.add(child);
+          child.stdout.pipe(ch, { end: false });
+          child.stderr.pipe(ch.stderr, { end: false });
+          ch.pipe(child.stdin).on('error', () => undefined);
+          child.stdin.on('error', () => undefined);
+          let outDone = 0;
+          let exitCode: number | null = null;
+          let exitSig: string | null = null;
+          let exited = false;
+          const finish = () => {
+            if (!exited || outDone < 2) return;
+            try {
+              if (exitSig) ch.exit(exitSig.replace(/^SIG/, ''), false, '');
+              else ch.exit(exitCode ?? 0);
+            } catch {
+              /* channel already gone */
+            }
+            ch.end();
+          };
+          child.stdout.on('end', () => {
+            outDone++;
+            finish();
+          });
+          child.stderr.on('end', () => {
+            outDone++;
+            finish();
+          });
+          child.on('exit', (code, sig) => {
+            children.delete(child);
+            exitCode = code;
+            exitSig = sig;
+            exited = true;
+            finish();
+          });
+          child.on('error', () => {
+            exited = true;
+            exitCode = 127;
+            outDone = 2;
+            finish();
+          });
+          const kill = () => {
+            if (child.exitCode === null && child.pid) {
+              try {
+                process.kill(-child.pid, 'SIGTERM');
+              } catch {
+                /* gone */
+              }
+            }
+          };
+          ch.on('close', kill);
+          session.on('signal', kill as never);
+        });
+        session.on('signal', (accept) => accept?.());
+      });
+      // Port forwards (direct-tcpip): loopback destinations only.
+      client.on('tcpip', (accept, reject, info) => {
+        if (!['127.0.0.1', 'localhost', '::1'].includes(info.destIP)) return reject();
+        const sock = net.connect(info.destPort, info.destIP === 'localhost' ? '127.0.0.1' : info.destIP);
+        sock.once('connect', () => {
+          const ch = accept();
+          ch.pipe(sock).pipe(ch);
+          ch.on('close', () => sock.destroy());
+          sock.on('close', () => ch.close());
+        });
+        sock.once('error', () => reject());
+      });
+    });
+  });
+
+  const want = opts.port ?? 0;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(want, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
+  });
+
+  const knownHostsFile = path.join(dir, 'known_hosts');
+  writeFileSync(knownHostsFile, `[127.0.0.1]:${port} ${hostPub.type} ${hostBlob.toString('base64')}\n`, { mode: 0o600 });
+  const sshConfigFile = path.join(dir, 'ssh_config');
+  writeFileSync(
+    sshConfigFile,
+    [
+      `# GPU Sessions demo node (throwaway keys; regenerated at every start)`,
+      `Host ${alias}`,
+      `  HostName 127.0.0.1`,
+      `  Port ${port}`,
+      `  User demo`,
+      `  IdentityFile ${identityFile}`,
+      `  IdentitiesOnly yes`,
+      `  UserKnownHostsFile ${knownHostsFile}`,
+      ``,
+    ].join('\n'),
+  );
+
+  if (opts.startServers !== false) {
+    const r = spawnSync('/bin/sh', [layout.launchScript], { cwd: home, env: shellEnv, stdio: 'ignore', timeout: 30_000 });
+    if (r.status !== 0) log(`launch script exited ${r.status}`);
+  }
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    spawnSync('/bin/sh', [layout.stopScript], { cwd: home, env: shellEnv, stdio: 'ignore', timeout: 15_000 });
+    for (const c of children) {
+      try {
+        if (c.pid) process.kill(-c.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
+    for (const c of clients) c.end();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return { alias, port, dir, home, sshConfigFile, knownHostsFile, identityFile, layout, hostKeyFingerprint: fp, stop };
+}
+
+/** True when a previous demo wrote its config in `dir` (used by the extension to offer it again). */
+export function demoConfigExists(dir: string): boolean {
+  return existsSync(path.join(dir, 'ssh_config')) && readFileSync(path.join(dir, 'ssh_config'), 'utf8').includes('GPU Sessions demo node');
+}

@@ -1,0 +1,65 @@
+/**
+ * A simulated GPU node behind a real OpenSSH sshd: an unprivileged user whose home is built by
+ * buildSimHome, with the simulated SGLang servers started over ssh exactly as a user would
+ * (`bash ~/launch_all.sh`), so they run as that user with `python3 -m sglang.launch_server ...` argv.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { findFreePortBlock } from '../../src/sim/demoServer';
+import { SimNodeLayout, SimNodeOptions, buildSimHome } from '../../src/sim/home';
+import { TestSshd, ensureUser } from './sshd';
+
+export const SIM_USER = 'gpusim';
+
+export interface SimNode {
+  sshd: TestSshd;
+  layout: SimNodeLayout;
+  home: string;
+  user: string;
+  stop(): Promise<void>;
+}
+
+/** Empty a home directory (keeps the directory itself). */
+export function wipeHome(home: string): void {
+  for (const e of readdirSync(home)) rmSync(path.join(home, e), { recursive: true, force: true });
+}
+
+export async function startSimNode(opts: SimNodeOptions & { startServers?: boolean; user?: string } = {}): Promise<SimNode> {
+  const user = opts.user ?? SIM_USER;
+  const { home } = ensureUser(user);
+  // Stop anything a previous run left behind for this user.
+  spawnSync('pkill', ['-u', user, '-f', 'sglang.launch_server']);
+  wipeHome(home);
+  const basePort = opts.basePort ?? (await findFreePortBlock(31000 + Math.floor(Math.random() * 2000), opts.gpuCount ?? 7));
+  const layout = buildSimHome(home, { ...opts, basePort });
+  execFileSync('chown', ['-R', `${user}:${user}`, home]);
+  const sshd = await TestSshd.start({ user });
+  if (opts.startServers !== false) {
+    const r = sshd.ssh('bash ~/launch_all.sh');
+    if (r.status !== 0) throw new Error(`launch_all.sh failed over ssh: ${r.stderr}`);
+    await waitFor(() => {
+      const h = sshd.ssh(`ls ~/.sim/run/ 2>/dev/null | wc -l`);
+      return Number(h.stdout.trim()) >= layout.ports.length;
+    }, 20_000, 'simulated servers to write their pid files');
+  }
+  return {
+    sshd,
+    layout,
+    home,
+    user,
+    stop: async () => {
+      spawnSync('pkill', ['-u', user, '-f', 'sglang.launch_server']);
+      await sshd.dispose();
+    },
+  };
+}
+
+export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
+}
