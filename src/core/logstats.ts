@@ -11,8 +11,10 @@
 // "new fill batch. #seq: N. #cached_token: N. ..." prefill line.
 //
 // Performance notes: no regular expression here can backtrack super-linearly; every scan is an indexOf or a
-// bounded loop, so a 100 MB line of garbage is handled in linear time. Non-stat lines are rejected by a
-// cheap indexOf(' batch') / indexOf('gen throughput') prefilter.
+// bounded loop, so any line is handled in linear time, and lines longer than HEAD_LIMIT (1 Mi chars) are judged
+// on their head only (a 100 MB line of garbage returns in milliseconds). Non-stat lines are rejected by a cheap
+// indexOf(' batch') / indexOf('gen throughput') prefilter. Known keys are matched in place (no slicing), and
+// the rank-tag part of the header is cached, so a decode line costs about 1 µs.
 //
 // This module must not import `vscode`.
 
@@ -258,9 +260,7 @@ function storeRankCache(text: string, ranks: Record<string, number>, label: stri
 }
 
 function copyRanks(r: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k in r) out[k] = r[k];
-  return out;
+  return { ...r };
 }
 
 function hasKeys(o: Record<string, number>): boolean {
@@ -326,17 +326,9 @@ function parseHeaderBefore(s: string, end: number): HeaderInfo {
     while (p > 0 && isSpace(s.charCodeAt(p - 1))) p--;
     if (p === 0 || s.charCodeAt(p - 1) !== 93 /* ] */) break;
     const close = p - 1;
-    let open = -1;
-    const limit = Math.max(0, close - MAX_BRACKET);
-    for (let k = close - 1; k >= limit; k--) {
-      const c = s.charCodeAt(k);
-      if (c === 91 /* [ */) {
-        open = k;
-        break;
-      }
-      if (c === 93) break;
-    }
-    if (open < 0) break;
+    // nearest "[" (at most 6 backward scans per line, so linear even on hostile input)
+    const open = close > 0 ? s.lastIndexOf('[', close - 1) : -1;
+    if (open < 0 || close - open > MAX_BRACKET) break;
     const h = parseHeaderBracket(s, open + 1, close);
     if (h) {
       if (time === null && h.time !== null) time = h.time;
@@ -660,51 +652,45 @@ function typedValue(v: string): string | number | boolean {
 /**
  * Parse "key: value<sep>key: value..." from s[from..] into rec. Returns the number of pairs seen.
  * sep is ", " (all versions since mid-2024) or ". " (early-2024 "new fill batch" lines).
- * One forward scan in which every character is visited once (linear on any input); known keys are matched
- * in place, only unknown keys/values are sliced out.
+ * Scanning uses indexOf (vectorised in V8); the next ": " is cached so a hostile line stays linear. Known keys
+ * are matched in place, only unknown keys/values are sliced out.
  */
 function parseBody(s: string, from: number, sep: string, rec: StatRecord): number {
   const n = s.length;
-  const sepCode = sep.charCodeAt(0);
-  const legacy = sepCode === 46;
+  const legacy = sep === '. ';
   let pos = from;
   let pairs = 0;
   let hybrid: Array<number | null> | null = null;
+  let colon = -2; // cached position of the next ": " at/after pos; -1 = none left
   while (pos < n) {
-    while (pos < n && s.charCodeAt(pos) === 32) pos++;
+    while (pos < n && isSpace(s.charCodeAt(pos))) pos++;
     if (pos >= n) break;
-    // key: up to ": "; a fragment that reaches a separator first has no value: skip it
-    let k = pos;
-    let colon = -1;
-    for (; k < n; k++) {
-      const c = s.charCodeAt(k);
-      if (c === 58 /* : */) {
-        if (s.charCodeAt(k + 1) === 32) {
-          colon = k;
-          break;
-        }
-      } else if (c === sepCode && s.charCodeAt(k + 1) === 32) break;
+    if (colon < pos) {
+      colon = s.indexOf(': ', pos);
+      if (colon < 0) break; // no further pair on this line
     }
-    if (colon < 0) {
-      pos = k + 2;
+    let next = s.indexOf(sep, pos);
+    if (next >= 0 && next < colon) {
+      pos = next + 2; // fragment without ": " (e.g. garbage): skip it
       continue;
     }
-    // value: up to the next separator (or a "," ending the line); a "[...]" list keeps its inner ", "
     let va = colon + 2;
-    while (va < n && s.charCodeAt(va) === 32) va++;
-    let v = va;
-    if (s.charCodeAt(v) === 91 /* [ */) {
-      const close = boundedIndexOf(s, ']', v + 1, 4096);
-      if (close > 0) v = close + 1;
+    while (va < n && isSpace(s.charCodeAt(va))) va++;
+    if (s.charCodeAt(va) === 91 /* [ */) {
+      // list value such as "#running-req per DP: [3, 4, 5]": the list's ", " are not separators
+      const close = boundedIndexOf(s, ']', va + 1, 4096);
+      if (close > 0) next = s.indexOf(sep, close);
+    } else if (next >= 0 && next < va) {
+      next = s.indexOf(sep, va);
     }
-    for (; v < n; v++) {
-      const c = s.charCodeAt(v);
-      if (c === sepCode && (v + 1 === n || s.charCodeAt(v + 1) === 32)) break;
-      if (c === 44 && v + 1 === n) break;
-    }
-    const next = v;
+    if (next < 0) next = n;
     let vb = next;
     while (vb > va && isSpace(s.charCodeAt(vb - 1))) vb--;
+    if (next === n && vb > va) {
+      // trailing "," (a trailing ", " minus its space) or "." (early 2024 "...69.16%.")
+      const last = s.charCodeAt(vb - 1);
+      if (last === 44 || (legacy && last === 46)) vb--;
+    }
     let ke = colon;
     while (ke > pos && isSpace(s.charCodeAt(ke - 1))) ke--;
     if (ke > pos) {
@@ -815,26 +801,23 @@ function findStatKeyword(s: string): StatKeyword | null {
 }
 
 function parseStatFrom(s: string): { stat: StatRecord; msgStart: number } | null {
-  // Fast prefilter: every stat line contains " batch" or (early 2024 bare decode) "gen throughput".
+  // findStatKeyword is an indexOf(' batch') scan: the cheap prefilter that rejects most non-stat lines
   const kw = findStatKeyword(s);
-  {
-    if (kw) {
-      const rec = newRecord(kw.kind);
-      if (kw.mixedFrom >= 0) {
-        // "mixed #running-req: 3" → the decode requests mixed into this prefill batch
-        const inner = s.slice(kw.mixedFrom, kw.mixedTo).trim();
-        const sp = inner.startsWith('mixed ') ? 6 : 0;
-        parseBody(inner, sp, ', ', rec);
+  if (kw) {
+    const rec = newRecord(kw.kind);
+    if (kw.mixedFrom >= 0) {
+      // "mixed #running-req: 3" → the decode requests mixed into this prefill batch
+      const inner = s.slice(kw.mixedFrom, kw.mixedTo).trim();
+      parseBody(inner, inner.startsWith('mixed ') ? 6 : 0, ', ', rec);
+    }
+    if (parseBody(s, kw.bodyStart, kw.sep, rec) > 0) {
+      const h = parseHeaderBefore(s, kw.msgStart);
+      rec.time = h.time;
+      if (h.ranks) {
+        rec.ranks = h.ranks;
+        rec.rank = h.label ?? rankLabel(h.ranks);
       }
-      if (parseBody(s, kw.bodyStart, kw.sep, rec) > 0) {
-        const h = parseHeaderBefore(s, kw.msgStart);
-        rec.time = h.time;
-        if (h.ranks) {
-          rec.ranks = h.ranks;
-          rec.rank = h.label ?? rankLabel(h.ranks);
-        }
-        return { stat: rec, msgStart: kw.msgStart };
-      }
+      return { stat: rec, msgStart: kw.msgStart };
     }
   }
   if (s.indexOf('gen throughput') >= 0) {
@@ -893,6 +876,8 @@ const STARTUP_MARKS = [
   'Uvicorn running on',
   'Init torch distributed',
   'Memory pool end',
+  'server_args=ServerArgs(',
+  'Loading safetensors checkpoint shards',
 ];
 
 const ERROR_MARKS = [
@@ -934,17 +919,50 @@ function startsWithExceptionName(m: string): boolean {
   if (j === 0) return false;
   if (j < m.length) {
     const c = m.charCodeAt(j);
-    if (c !== 58 /* : */) return false;
+    // "ValueError: x", "AssertionError", "Exception in thread ..."
+    if (c !== 58 /* : */ && c !== 32) return false;
   }
   const name = m.slice(0, j);
   return name.endsWith('Error') || name.endsWith('Exception') || name === 'KeyboardInterrupt';
 }
 
+/**
+ * "...: ValueError: x" / "[rank0]: KeyError: 'y'" — an exception class name followed by ": " anywhere in the
+ * message (the name must start with an upper-case letter, so "import error: " does not count).
+ */
+function containsExceptionName(m: string): boolean {
+  for (const suffix of ['Error: ', 'Exception: ']) {
+    let i = m.indexOf(suffix);
+    let guard = 0;
+    while (i > 0 && guard++ < 16) {
+      // walk back over the identifier (letters, digits, '_', '.') to its first letter
+      let k = i;
+      while (k > 0 && k > i - 80) {
+        const c = m.charCodeAt(k - 1);
+        if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || isDigit(c) || c === 95 || c === 46) k--;
+        else break;
+      }
+      // module path "torch.distributed.DistBackendError": judge the last component
+      let first = k;
+      for (let d = i - 1; d >= k; d--) {
+        if (m.charCodeAt(d) === 46) {
+          first = d + 1;
+          break;
+        }
+      }
+      const c0 = m.charCodeAt(first);
+      if (first < i && c0 >= 65 && c0 <= 90) return true;
+      i = m.indexOf(suffix, i + suffix.length);
+    }
+  }
+  return false;
+}
+
 function isErrorMessage(m: string): boolean {
   if (startsWithExceptionName(m)) return true;
-  if (m.startsWith('ERROR') || m.startsWith('CRITICAL')) return true;
+  if (m.startsWith('ERROR') || m.startsWith('CRITICAL') || m === 'Killed') return true;
   for (const mark of ERROR_MARKS) if (m.indexOf(mark) >= 0) return true;
-  return false;
+  return containsExceptionName(m);
 }
 
 /** Classify one log line. Never throws. */

@@ -738,6 +738,7 @@ function writeArtifacts(w: HomeWriter, ports: number[]): void {
         `${((1640000000 * s) / 62820 / 1e9).toFixed(2)}B tok | failed ${failed} | eta ${Math.floor(eta / 3600)}h${pad(Math.floor((eta % 3600) / 60), 2)}m`,
     );
   }
+  lines.sort(); // every line starts with its timestamp: sorting puts them in time order
   w.file('logs/generate.log', lines.join('\n') + '\n');
 
   w.file(
