@@ -880,23 +880,21 @@ const STARTUP_MARKS = [
   'Loading safetensors checkpoint shards',
 ];
 
-const ERROR_MARKS = [
-  'CUDA out of memory',
+/** Error markers that contain "rror" (checked only when the message does). */
+const ERROR_MARKS_RROR = [
   'OutOfMemoryError',
   'RuntimeError',
   'CUDA error',
   'NCCL error',
-  'NCCL WARN',
   'ncclInternalError',
   'ncclSystemError',
   'ncclUnhandledCudaError',
   'ncclRemoteError',
-  '[ERROR]',
-  ' ERROR ',
   'Fatal Python error',
-  'Segmentation fault',
-  'Received sigquit',
 ];
+
+/** Other error markers. */
+const ERROR_MARKS_OTHER = ['CUDA out of memory', 'NCCL WARN', '[ERROR]', ' ERROR ', 'Segmentation fault', 'Received sigquit'];
 
 /** uvicorn access line: `INFO:     127.0.0.1:40052 - "POST /v1/chat/completions HTTP/1.1" 200 OK` */
 function isAccessMessage(m: string): boolean {
@@ -961,8 +959,10 @@ function containsExceptionName(m: string): boolean {
 function isErrorMessage(m: string): boolean {
   if (startsWithExceptionName(m)) return true;
   if (m.startsWith('ERROR') || m.startsWith('CRITICAL') || m === 'Killed') return true;
-  for (const mark of ERROR_MARKS) if (m.indexOf(mark) >= 0) return true;
-  return containsExceptionName(m);
+  for (const mark of ERROR_MARKS_OTHER) if (m.indexOf(mark) >= 0) return true;
+  const hasRror = m.indexOf('rror') >= 0;
+  if (hasRror) for (const mark of ERROR_MARKS_RROR) if (m.indexOf(mark) >= 0) return true;
+  return (hasRror || m.indexOf('Exception: ') >= 0) && containsExceptionName(m);
 }
 
 /** Classify one log line. Never throws. */
