@@ -22,7 +22,13 @@ const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
 Usage:
   gpu-sessions nodes [--json]                 list nodes from ssh config
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
-  gpu-sessions demo [--keep] [--json]         start the embedded demo node (simulated 7x B200) and probe it
+  gpu-sessions salvage NODE --dest DIR [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]
+                                              download everything of value, verify every byte, check S3,
+                                              snapshot the environment, and say whether NODE is safe to shut down
+      [--include-large] [--size-threshold MiB] [--keep-secrets]
+  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
+                                              start the embedded demo node (simulated 7x B200), probe it, and
+                                              salvage it against a local S3 (s3rver) that holds part of its data
 
 NODE is a Host alias from ssh config or [user@]host[:port].
 
@@ -36,7 +42,7 @@ Global options:
   -v, --verbose         log connection details to stderr
   -h, --help            this help
 
-Exit codes: 0 ok, 2 usage, 3 host-key problem, 4 unreachable or auth failure.`;
+Exit codes: 0 ok, 2 usage, 3 host-key problem, 4 unreachable or auth failure, 5 salvage verdict unsafe.`;
 
 export interface CliIo {
   out: (s: string) => void;
@@ -180,7 +186,7 @@ async function cmdProbe(args: string[], g: GlobalOpts, io: CliIo): Promise<numbe
   }
 }
 
-async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean): Promise<number> {
+async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, salvage: boolean, dest?: string): Promise<number> {
   const { startDemoNode } = await import('../sim/demoServer');
   const dir = args[0] ?? path.join(os.tmpdir(), `gpu-sessions-demo-${os.userInfo().uid}`);
   io.err(`Starting the demo node (simulated 7x NVIDIA B200, 7 SGLang servers) in ${dir} ...\n`);
@@ -200,9 +206,29 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean):
     const dg: GlobalOpts = { ...g, sshConfig: demo.sshConfigFile, knownHosts: demo.knownHostsFile };
     const node = nodeFor(demo.alias, dg);
     const pool = makePool(dg, io, node);
+    let code = 0;
     try {
       const p = await probeNode(node, pool);
-      io.out(g.json ? JSON.stringify(probeJson(p), null, 2) + '\n' : formatProbe(p));
+      if (!g.json) io.out(formatProbe(p));
+      if (salvage) {
+        const { startDemoS3 } = await import('../sim/demoS3');
+        const s3 = await startDemoS3(demo.home, (m) => io.err(m + '\n'));
+        try {
+          if (s3) io.err(`Demo S3 (s3rver) at ${s3.endpoint}: s3://${s3.bucket}/${s3.prefix} already holds ${s3.uploaded.length} completion batch(es).\n`);
+          io.err(`\nThe generation job is done: waiting for the servers to go idle…\n`);
+          await demo.finishJob();
+          io.err(`Salvaging ${demo.alias} (the node is about to be shut down)…\n`);
+          const { cmdSalvage } = await import('./cmdSalvage');
+          code = await cmdSalvage(
+            pool.get(node),
+            node.name,
+            { dest: dest ?? path.join(dir, 'salvage'), s3: s3 ? `s3://${s3.bucket}/${s3.prefix}` : undefined, s3Endpoint: s3?.endpoint, yes: true, json: g.json, includeLarge: false, keepSecrets: false },
+            io,
+          );
+        } finally {
+          await s3?.stop();
+        }
+      } else if (g.json) io.out(JSON.stringify(probeJson(p), null, 2) + '\n');
     } finally {
       pool.dispose();
     }
@@ -213,7 +239,8 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean):
         process.once('SIGTERM', () => resolve());
       });
     }
-    return 0;
+    // The demo's verdict is informative: exit 0 when it ran (5 would read as a failure of `npm run demo`).
+    return code === 5 ? 0 : code;
   } finally {
     await cleanup();
   }
@@ -233,6 +260,14 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'accept-new': { type: 'boolean' },
         json: { type: 'boolean' },
         keep: { type: 'boolean' },
+        'no-salvage': { type: 'boolean' },
+        dest: { type: 'string' },
+        s3: { type: 'string' },
+        's3-endpoint': { type: 'string' },
+        yes: { type: 'boolean', short: 'y' },
+        'include-large': { type: 'boolean' },
+        'size-threshold': { type: 'string' },
+        'keep-secrets': { type: 'boolean' },
         roots: { type: 'string' },
         timeout: { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
@@ -271,7 +306,31 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
       case 'probe':
         return await cmdProbe(rest, g, io);
       case 'demo':
-        return await cmdDemo(rest, g, io, Boolean(v.keep));
+        return await cmdDemo(rest, g, io, Boolean(v.keep), !v['no-salvage'], v.dest ? path.resolve(v.dest) : undefined);
+      case 'salvage': {
+        if (rest.length !== 1) usageError('salvage takes exactly one NODE.');
+        if (!v.dest) usageError('salvage needs --dest DIR (the salvage goes to DIR/<node>/<timestamp>/).');
+        const thr = v['size-threshold'] !== undefined ? Number(v['size-threshold']) : undefined;
+        if (thr !== undefined && !(thr > 0)) usageError('--size-threshold is a positive number of MiB.');
+        const node = nodeFor(rest[0], g);
+        const pool = makePool(g, io, node);
+        const ac = new AbortController();
+        const onSig = () => ac.abort();
+        process.once('SIGINT', onSig);
+        try {
+          const { cmdSalvage } = await import('./cmdSalvage');
+          return await cmdSalvage(
+            pool.get(node),
+            node.name,
+            { dest: path.resolve(v.dest), s3: v.s3, s3Endpoint: v['s3-endpoint'], yes: Boolean(v.yes), json: g.json, includeLarge: Boolean(v['include-large']), sizeThreshold: thr ? thr * 1048576 : undefined, roots: g.roots, keepSecrets: Boolean(v['keep-secrets']) },
+            io,
+            ac.signal,
+          );
+        } finally {
+          process.off('SIGINT', onSig);
+          pool.dispose();
+        }
+      }
       default:
         usageError(`Unknown command "${cmd}".`);
     }

@@ -72,7 +72,10 @@ export interface ProbeOptions {
   maxArtifacts?: number;
 }
 
-/** Directories never descended into when looking for artifacts. */
+/**
+ * Directories never descended into when looking for artifacts — besides these, every hidden directory
+ * below a root (tool state such as ~/.cache, ~/.ssh, ~/.aws, ~/.config: not artifacts, and some of it secret).
+ */
 export const PRUNE_DIRS = ['.git', 'node_modules', '__pycache__', '.cache', 'site-packages', 'venv', '.venv', 'miniconda3', 'anaconda3', '.conda', '.npm', '.cargo', '.rustup', '.local', '.vscode-server', '.triton', '.nv', 'proc', 'sys'];
 
 const NAME_PATTERNS = ['*.log', 'nohup.out', '*.sh', '*.py', 'progress.json', '.done_indices', '*progress*.json', 'config.json', 'generation_config.json', '*.yaml', '*.yml', '*.patch', '*.diff'];
@@ -120,7 +123,7 @@ done
 sec artifacts
 for r in ${roots}; do
   [ -d "$r" ] || { printf 'E\\t0\\t0\\t%s\\000' "$r"; continue; }
-  find "$r" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) -o \\( -type d \\( ${prune} \\) -prune \\) -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
+  find "$r" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
 done | head -z -n ${max + 1} 2>/dev/null
 wait
 sec gpus; cat "$T/q" 2>/dev/null

@@ -3,7 +3,7 @@
  * so names we did not write (file names, model paths, flags read from a node) cannot inject commands.
  */
 export function shq(arg: string): string {
-  if (arg.length > 0 && /^[A-Za-z0-9_\-+=.,/:@%]+$/.test(arg) && !arg.startsWith('-')) return arg;
+  if (arg.length > 0 && /^[A-Za-z0-9_\-+=.,/:@%]+$/.test(arg)) return arg;
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -52,13 +52,19 @@ export interface ExecStream {
   close(): void;
 }
 
+export interface StreamOptions {
+  signal?: AbortLike;
+  /** Written to the command's stdin, which is then closed. */
+  stdin?: string | Buffer;
+}
+
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'disconnected' | 'failed';
 
 export interface Transport {
   readonly label: string;
   exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
   /** A long-running command whose output is consumed as a stream (tails). Holds one channel until closed. */
-  stream(command: string, opts?: { signal?: AbortLike }): Promise<ExecStream>;
+  stream(command: string, opts?: StreamOptions): Promise<ExecStream>;
   /** A TCP connection to host:port as seen from the node (SSH direct-tcpip on the pooled connection). */
   connectTcp(host: string, port: number): Promise<Duplex>;
   /** Details for reports: host, port, user, host-key fingerprint. Never key material. */
@@ -145,7 +151,7 @@ abstract class BaseTransport implements Transport {
     return () => this.listeners.delete(fn);
   }
   abstract exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
-  abstract stream(command: string, opts?: { signal?: AbortLike }): Promise<ExecStream>;
+  abstract stream(command: string, opts?: StreamOptions): Promise<ExecStream>;
   abstract connectTcp(host: string, port: number): Promise<Duplex>;
   abstract describe(): Record<string, string | number | undefined>;
   abstract dispose(): void;
@@ -187,8 +193,10 @@ export class LocalTransport extends BaseTransport {
       child.stdin.end(opts.stdin ?? '');
     });
   }
-  async stream(command: string): Promise<ExecStream> {
-    const child = spawn('/bin/sh', ['-c', command], { env: this.env ?? process.env, cwd: this.cwd ?? os.homedir(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  async stream(command: string, opts: StreamOptions = {}): Promise<ExecStream> {
+    const child = spawn('/bin/sh', ['-c', command], { env: this.env ?? process.env, cwd: this.cwd ?? os.homedir(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(opts.stdin ?? '');
     const done = new Promise<{ code: number | null; signal?: string }>((resolve) => child.on('close', (code, sig) => resolve({ code, signal: sig ?? undefined })));
     return {
       stdout: child.stdout,
@@ -634,7 +642,7 @@ export class SshTransport extends BaseTransport {
     });
   }
 
-  async stream(command: string, opts: { signal?: AbortLike } = {}): Promise<ExecStream> {
+  async stream(command: string, opts: StreamOptions = {}): Promise<ExecStream> {
     const { ch } = await this.openExec(command);
     let code: number | null = null;
     let sig: string | undefined;
@@ -654,7 +662,8 @@ export class SshTransport extends BaseTransport {
       ch.close();
     };
     opts.signal?.addEventListener('abort', close, { once: true });
-    ch.end();
+    if (opts.stdin !== undefined) ch.end(opts.stdin);
+    else ch.end();
     return { stdout: ch, stderr: ch.stderr, done, close };
   }
 

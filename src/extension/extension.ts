@@ -13,6 +13,7 @@ import { ConnectionPool, LOCAL_NODE_NAME } from '../core/pool';
 import { defaultKnownHostsFiles } from '../core/session';
 import type { NodeSpec } from '../core/sshConfig';
 import type { HostKeyPrompt } from '../core/transport';
+import { salvageNodeCommand } from './salvageCommand';
 import { NodesTreeProvider, TreeNode } from './tree';
 
 interface DemoHandle {
@@ -181,6 +182,20 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
         await fleet.refresh(node.name);
         return node.name;
       });
+    }),
+    vscode.commands.registerCommand('gpuSessions.salvageNode', async (el?: TreeNode | string, opts?: { assumeYes?: boolean }) => {
+      const name = typeof el === 'string' ? el : el?.type === 'node' ? el.node.name : undefined;
+      return salvageNodeCommand(
+        {
+          fleet,
+          transportFor: (n) => routingPool.get(fleet.node(n)!),
+          log,
+          verdicts: tree.verdicts,
+          onVerdict: () => tree.refreshView(),
+        },
+        name,
+        opts,
+      );
     }),
     vscode.commands.registerCommand('gpuSessions.stopDemoNode', async () => {
       if (!demo) return;

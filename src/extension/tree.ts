@@ -89,6 +89,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   private readonly nodeItems = new Map<string, TreeNode>();
   /** Per-server extra text (latest decode stats), keyed by `node:port`. */
   serverStats = new Map<string, string>();
+  /** Latest salvage verdict per node. */
+  readonly verdicts = new Map<string, { verdict: 'safe' | 'unsafe'; dest: string; at: number }>();
 
   constructor(private readonly fleet: Fleet) {
     this.unsubscribe = fleet.onDidChange((name) => {
@@ -108,7 +110,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const p = st.probe;
         const item = new vscode.TreeItem(el.node.name, vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `node:${el.node.name}`;
-        item.description = nodeDescription(p, st);
+        const v = this.verdicts.get(el.node.name);
+        item.description = nodeDescription(p, st) + (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
         item.contextValue = st.state === 'error' ? 'node.error' : st.state === 'ok' ? 'node.ok' : 'node';
         item.iconPath =
           st.state === 'error'
@@ -126,6 +129,7 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
           md.appendMarkdown(`\nProbed ${new Date(p.probedAt).toLocaleTimeString()} in ${p.durationMs} ms`);
         }
         if (st.error) md.appendMarkdown(`\n\n$(error) ${st.error.message.replace(/\n/g, '  \n')}`);
+        if (v) md.appendMarkdown(`\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → \`${v.dest}\``);
         item.tooltip = md;
         return item;
       }

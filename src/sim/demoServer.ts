@@ -5,7 +5,7 @@
  * No root, no OpenSSH needed. It writes a ready ssh config and known_hosts for itself.
  */
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Server } from 'ssh2';
@@ -34,6 +34,8 @@ export interface DemoNode {
   identityFile: string;
   layout: SimNodeLayout;
   hostKeyFingerprint: string;
+  /** The generation job ends: the servers' load drains and their logs go quiet (bounded wait). */
+  finishJob(maxWaitMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -222,7 +224,22 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
     for (const c of clients) c.end();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
-  return { alias, port, dir, home, sshConfigFile, knownHostsFile, identityFile, layout, hostKeyFingerprint: fp, stop };
+  const finishJob = async (maxWaitMs = 20_000) => {
+    writeFileSync(path.join(home, '.sim', 'pause_load'), 'the demo generation job finished\n');
+    const sizes = () => layout.logFiles.map((f) => (existsSync(f) ? statSync(f).size : 0)).join(',');
+    const deadline = Date.now() + maxWaitMs;
+    let last = sizes();
+    let quietSince = Date.now();
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      const now = sizes();
+      if (now !== last) {
+        last = now;
+        quietSince = Date.now();
+      } else if (Date.now() - quietSince >= 2500) return;
+    }
+  };
+  return { alias, port, dir, home, sshConfigFile, knownHostsFile, identityFile, layout, hostKeyFingerprint: fp, finishJob, stop };
 }
 
 /** True when a previous demo wrote its config in `dir` (used by the extension to offer it again). */

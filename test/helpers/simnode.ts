@@ -4,7 +4,7 @@
  * (`bash ~/launch_all.sh`), so they run as that user with `python3 -m sglang.launch_server ...` argv.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { findFreePortBlock } from '../../src/sim/demoServer';
 import { SimNodeLayout, SimNodeOptions, buildSimHome } from '../../src/sim/home';
@@ -25,7 +25,15 @@ export function wipeHome(home: string): void {
   for (const e of readdirSync(home)) rmSync(path.join(home, e), { recursive: true, force: true });
 }
 
-export async function startSimNode(opts: SimNodeOptions & { startServers?: boolean; user?: string } = {}): Promise<SimNode> {
+export interface StartSimNodeOptions extends SimNodeOptions {
+  startServers?: boolean;
+  /** Unprivileged user whose home becomes the node (default gpusim). Its home is wiped first. */
+  user?: string;
+  /** Called with the home after it is built and before anything starts (plant files, secrets…). */
+  beforeStart?: (home: string) => void;
+}
+
+export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimNode> {
   const user = opts.user ?? SIM_USER;
   const { home } = ensureUser(user);
   // Stop anything a previous run left behind for this user.
@@ -33,7 +41,8 @@ export async function startSimNode(opts: SimNodeOptions & { startServers?: boole
   wipeHome(home);
   const basePort = opts.basePort ?? (await findFreePortBlock(31000 + Math.floor(Math.random() * 2000), opts.gpuCount ?? 7));
   const layout = buildSimHome(home, { ...opts, basePort });
-  execFileSync('chown', ['-R', `${user}:${user}`, home]);
+  opts.beforeStart?.(home);
+  execFileSync('chown', ['-Rh', `${user}:${user}`, home]);
   const sshd = await TestSshd.start({ user });
   if (opts.startServers !== false) {
     const r = sshd.ssh('bash ~/launch_all.sh');
@@ -42,6 +51,7 @@ export async function startSimNode(opts: SimNodeOptions & { startServers?: boole
       const h = sshd.ssh(`ls ~/.sim/run/ 2>/dev/null | wc -l`);
       return Number(h.stdout.trim()) >= layout.ports.length;
     }, 20_000, 'simulated servers to write their pid files');
+    await waitFor(() => layout.logFiles.every((f) => existsSync(f) && readFileSync(f, 'utf8').includes('ready to roll')), 30_000, 'simulated servers to be ready');
   }
   return {
     sshd,

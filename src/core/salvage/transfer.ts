@@ -1,0 +1,310 @@
+/**
+ * Verified downloads over the pooled connection.
+ *
+ * - Small files travel in batches as one `tar` stream per channel (thousands of files, few round trips).
+ * - Large files travel alone as `cat`, while the node hashes them on a second channel in parallel.
+ * - Every file is hashed locally (SHA-256, and MD5 for S3 ETags) while it streams, written under a
+ *   temporary name, compared with the node's SHA-256, and renamed only when they match.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { GpuSessionsError, errorMessage } from '../errors';
+import { shq } from '../quote';
+import type { AbortLike, Transport } from '../transport';
+import { TarReader } from '../tar';
+import { ensureParent, insideDest } from './paths';
+
+export interface TransferItem {
+  remotePath: string;
+  /** Relative to dest. */
+  localPath: string;
+  size: number;
+}
+
+export interface TransferResult {
+  remotePath: string;
+  ok: boolean;
+  sha256: string | null;
+  md5: string | null;
+  remoteSha256: string | null;
+  bytes: number;
+  reason: string | null;
+  /** Local disk problem (ENOSPC, EACCES, EROFS): stop the whole salvage. */
+  fatal?: boolean;
+}
+
+/** `sha256sum -z` output: `<hex>  <path>\0` (no escaping with -z). */
+export function parseHashList(out: Buffer, hexLen: number): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const rec of out.toString('utf8').split('\0')) {
+    if (rec.length < hexLen + 2) continue;
+    const hex = rec.slice(0, hexLen);
+    if (!/^[0-9a-f]+$/.test(hex)) continue;
+    m.set(rec.slice(hexLen + 2), hex);
+  }
+  return m;
+}
+
+/** Hash many remote files in one exec; paths travel on stdin (NUL-separated), never on a command line. */
+export async function remoteHashes(t: Transport, paths: string[], algo: 'sha256' | 'md5', signal?: AbortLike): Promise<Map<string, string>> {
+  if (paths.length === 0) return new Map();
+  const tool = algo === 'sha256' ? 'sha256sum' : 'md5sum';
+  const r = await t.exec(`xargs -0 -r ${tool} -z --`, { stdin: Buffer.from(paths.join('\0') + '\0'), timeoutMs: 30 * 60_000, signal, maxOutputBytes: 64 * 1024 * 1024 });
+  return parseHashList(r.stdout, algo === 'sha256' ? 64 : 32);
+}
+
+/**
+ * SHA-256 of the first N bytes of each file (one exec; paths quoted into the script). Used for files that
+ * grew while they were read: what we received must equal the node's file up to what we received.
+ */
+export async function prefixHashes(t: Transport, entries: Array<{ path: string; size: number }>, signal?: AbortLike): Promise<Map<string, string>> {
+  if (entries.length === 0) return new Map();
+  const lines = entries.map((e, i) => `printf '%s ' ${i}; head -c ${Math.max(0, Math.floor(e.size))} -- ${shq(e.path)} 2>/dev/null | sha256sum`);
+  const r = await t.exec('sh -s', { stdin: lines.join('\n') + '\n', timeoutMs: 30 * 60_000, signal });
+  const out = new Map<string, string>();
+  for (const l of r.stdout.toString().split('\n')) {
+    const m = /^(\d+) ([0-9a-f]{64})/.exec(l);
+    if (m && entries[Number(m[1])]) out.set(entries[Number(m[1])].path, m[2]);
+  }
+  return out;
+}
+
+/** Current size and mtime of files (one exec, NUL-separated paths on stdin). */
+export async function remoteStats(t: Transport, paths: string[], signal?: AbortLike): Promise<Map<string, { size: number; mtime: number }>> {
+  const out = new Map<string, { size: number; mtime: number }>();
+  if (paths.length === 0) return out;
+  const r = await t.exec(`xargs -0 -r stat --printf '%s\\t%Y\\t%n\\0' --`, { stdin: Buffer.from(paths.join('\0') + '\0'), timeoutMs: 10 * 60_000, signal, maxOutputBytes: 64 * 1024 * 1024 });
+  for (const rec of r.stdout.toString('utf8').split('\0')) {
+    const a = rec.indexOf('\t');
+    const b = rec.indexOf('\t', a + 1);
+    if (a < 0 || b < 0) continue;
+    out.set(rec.slice(b + 1), { size: Number(rec.slice(0, a)), mtime: Number(rec.slice(a + 1, b)) });
+  }
+  return out;
+}
+
+function fsProblem(e: unknown): { fatal: boolean; reason: string } {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOSPC') return { fatal: true, reason: 'local disk full (ENOSPC): free space or choose another destination, then run salvage again; verified files are kept' };
+  if (code === 'EACCES' || code === 'EPERM') return { fatal: true, reason: `destination not writable (${code}): choose a folder you can write to` };
+  if (code === 'EROFS') return { fatal: true, reason: 'destination is on a read-only file system (EROFS)' };
+  if (code === 'EDQUOT') return { fatal: true, reason: 'disk quota exceeded (EDQUOT)' };
+  return { fatal: false, reason: errorMessage(e) };
+}
+
+/** Writes one file: temp name, hashes on the fly, rename after verification. */
+class VerifiedWriter {
+  private fd: number | null = null;
+  private readonly sha = createHash('sha256');
+  private readonly md5 = createHash('md5');
+  bytes = 0;
+  readonly abs: string;
+  readonly tmp: string;
+  error: unknown = null;
+
+  constructor(dest: string, rel: string) {
+    this.abs = insideDest(dest, rel);
+    this.tmp = insideDest(dest, rel + '.gs-partial');
+    try {
+      ensureParent(dest, this.abs);
+      this.fd = openSync(this.tmp, 'w', 0o644);
+    } catch (e) {
+      this.error = e;
+    }
+  }
+
+  write(chunk: Buffer): void {
+    this.sha.update(chunk);
+    this.md5.update(chunk);
+    this.bytes += chunk.length;
+    if (this.error || this.fd === null) return;
+    try {
+      let off = 0;
+      while (off < chunk.length) off += writeSync(this.fd, chunk, off, chunk.length - off);
+    } catch (e) {
+      this.error = e;
+    }
+  }
+
+  /** Close and, when the hash matches, move into place. */
+  /** The SHA-256 of what was received, before finish() (finish consumes the digest). */
+  peekSha(): string {
+    return this.sha.copy().digest('hex');
+  }
+
+  finish(expectedSha: string | null, expectedSize: number | null): TransferResult & { localPath?: string } {
+    const sha256 = this.sha.digest('hex');
+    const md5 = this.md5.digest('hex');
+    const base = { sha256, md5, remoteSha256: expectedSha, bytes: this.bytes };
+    if (this.fd !== null) {
+      try {
+        fsyncSync(this.fd);
+      } catch (e) {
+        this.error ??= e;
+      }
+      try {
+        closeSync(this.fd);
+      } catch (e) {
+        this.error ??= e;
+      }
+      this.fd = null;
+    }
+    if (this.error) {
+      this.discard();
+      const p = fsProblem(this.error);
+      return { ...base, remotePath: '', ok: false, reason: p.reason, fatal: p.fatal };
+    }
+    if (!expectedSha) {
+      this.discard();
+      return { ...base, remotePath: '', ok: false, reason: 'the node did not report a SHA-256 for this file (unreadable or vanished)' };
+    }
+    if (expectedSha !== sha256) {
+      this.discard();
+      const changed = expectedSize !== null && expectedSize !== this.bytes;
+      return { ...base, remotePath: '', ok: false, reason: changed ? `changed on the node during the transfer (listed ${expectedSize} B, received ${this.bytes} B); run salvage again` : 'SHA-256 mismatch between the node and the received bytes (the file changed during the transfer?); run salvage again' };
+    }
+    try {
+      renameSync(this.tmp, this.abs);
+    } catch (e) {
+      this.discard();
+      const p = fsProblem(e);
+      return { ...base, remotePath: '', ok: false, reason: p.reason, fatal: p.fatal };
+    }
+    return { ...base, remotePath: '', ok: true, reason: null };
+  }
+
+  discard(): void {
+    if (this.fd !== null) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        /* ignore */
+      }
+      this.fd = null;
+    }
+    rmSync(this.tmp, { force: true });
+  }
+}
+
+/** Download one (large) file with `cat` while the node computes its SHA-256 on a second channel. */
+export async function downloadOne(t: Transport, dest: string, item: TransferItem, onBytes: (n: number) => void, signal?: AbortLike): Promise<TransferResult> {
+  const w = new VerifiedWriter(dest, item.localPath);
+  if (w.error) {
+    const p = fsProblem(w.error);
+    return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: p.reason, fatal: p.fatal };
+  }
+  const q = shq(item.remotePath);
+  // Exactly the listed size: a log that grows meanwhile is read up to the size we planned, and the node
+  // hashes that same prefix in parallel. A file that shrank yields fewer bytes and fails the check.
+  const n = Math.max(0, Math.floor(item.size));
+  const hashP = prefixHashes(t, [{ path: item.remotePath, size: n }], signal).catch(() => new Map<string, string>());
+  let stderr = '';
+  try {
+    const s = await t.stream(`f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then exec head -c ${n} -- "$f"; else echo "not a regular file" >&2; exit 3; fi`, { signal });
+    s.stdout.on('data', (b: Buffer) => {
+      w.write(b);
+      onBytes(b.length);
+    });
+    s.stderr.on('data', (b: Buffer) => (stderr += b.toString()).slice(0, 2000));
+    const done = await s.done;
+    if (done.code !== 0) {
+      w.discard();
+      return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: w.bytes, reason: `the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}` };
+    }
+  } catch (e) {
+    w.discard();
+    throw e;
+  }
+  if (signal?.aborted) {
+    w.discard();
+    throw new GpuSessionsError('cancelled', 'Cancelled.');
+  }
+  const hashes = await hashP;
+  const r = w.finish(hashes.get(item.remotePath) ?? null, item.size);
+  return { ...r, remotePath: item.remotePath };
+}
+
+/**
+ * Download many small files as one tar stream (GNU tar: NUL-separated names on stdin, taken verbatim,
+ * absolute names kept, no recursion). The node's SHA-256 list is fetched in parallel on another channel.
+ */
+export async function downloadBatch(t: Transport, dest: string, items: TransferItem[], onBytes: (n: number) => void, onFile: (r: TransferResult) => void, signal?: AbortLike): Promise<void> {
+  if (items.length === 0) return;
+  const byPath = new Map(items.map((i) => [i.remotePath, i]));
+  const list = Buffer.from(items.map((i) => i.remotePath).join('\0') + '\0');
+  const hashP = remoteHashes(t, items.map((i) => i.remotePath), 'sha256', signal).catch(() => new Map<string, string>());
+  const finished: Array<{ item: TransferItem; w: VerifiedWriter }> = [];
+  const seen = new Set<string>();
+  let cur: { item: TransferItem; w: VerifiedWriter } | null = null;
+  let fatal: TransferResult | null = null;
+  const reader = new TarReader({
+    entry: (e) => {
+      const item = byPath.get(e.path);
+      if (!item || seen.has(e.path)) return false;
+      seen.add(e.path);
+      if (e.type !== '0' && e.type !== '\0' && e.type !== '7') {
+        onFile({ remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more' });
+        return false;
+      }
+      if (fatal) return false;
+      const w = new VerifiedWriter(dest, item.localPath);
+      if (w.error) {
+        const p = fsProblem(w.error);
+        fatal = { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: p.reason, fatal: p.fatal };
+        onFile(fatal);
+        return false;
+      }
+      cur = { item, w };
+      return true;
+    },
+    data: (b) => {
+      cur?.w.write(b);
+      onBytes(b.length);
+    },
+    end: () => {
+      if (cur) finished.push(cur);
+      cur = null;
+    },
+  });
+  let stderr = '';
+  let parseError: unknown = null;
+  const s = await t.stream('exec tar --null --verbatim-files-from --no-recursion -P -T - -cf -', { stdin: list, signal });
+  s.stdout.on('data', (b: Buffer) => {
+    if (parseError) return;
+    try {
+      reader.push(b);
+    } catch (e) {
+      parseError = e;
+      s.close();
+    }
+  });
+  s.stderr.on('data', (b: Buffer) => {
+    if (stderr.length < 8000) stderr += b.toString();
+  });
+  await s.done;
+  const hashes = await hashP;
+  // A file that grew between the node's hashing and tar's read (a live log): compare the prefix we got.
+  const differing = finished.filter((f) => hashes.get(f.item.remotePath) !== f.w.peekSha());
+  if (differing.length) {
+    const pre = await prefixHashes(t, differing.map((f) => ({ path: f.item.remotePath, size: f.w.bytes })), signal).catch(() => new Map<string, string>());
+    for (const f of differing) {
+      const h = pre.get(f.item.remotePath);
+      if (h) hashes.set(f.item.remotePath, h);
+    }
+  }
+  for (const f of finished) {
+    const r = f.w.finish(hashes.get(f.item.remotePath) ?? null, f.w.bytes);
+    onFile({ ...r, remotePath: f.item.remotePath });
+  }
+  const partial = cur as { item: TransferItem; w: VerifiedWriter } | null;
+  if (partial) {
+    partial.w.discard();
+    onFile({ remotePath: partial.item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: partial.w.bytes, reason: 'transfer interrupted mid-file; run salvage again' });
+  }
+  if (signal?.aborted) throw new GpuSessionsError('cancelled', 'Cancelled.');
+  for (const i of items) {
+    if (seen.has(i.remotePath)) continue;
+    const why = /No such file/.test(stderr) && stderr.includes(i.remotePath) ? 'vanished from the node' : parseError ? `transfer stream broke: ${errorMessage(parseError)}` : stderr.includes(i.remotePath) ? stderr.split('\n').find((l) => l.includes(i.remotePath))!.trim() : `not received (${stderr.trim().split('\n')[0] || 'connection dropped?'})`;
+    onFile({ remotePath: i.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: why });
+  }
+}

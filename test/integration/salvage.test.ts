@@ -1,0 +1,198 @@
+/**
+ * Salvage over a REAL OpenSSH sshd with the simulated node: byte-identical downloads (hostile names
+ * included, nothing injected), symlinks not followed, resume after a dropped connection, secrets kept
+ * out of the salvage folder, and the verdict.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { KnownHostsStore } from '../../src/core/knownHosts';
+import { listNodes } from '../../src/core/nodes';
+import { ConnectionPool } from '../../src/core/pool';
+import { Salvager } from '../../src/core/salvage/salvage';
+import type { SshTransport } from '../../src/core/transport';
+import { cli } from '../helpers/cli';
+import { SimNode, startSimNode } from '../helpers/simnode';
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...walk(p));
+    else out.push(p);
+  }
+  return out;
+}
+
+const HOSTILE = ['a b.log', `q'uote".log`, '$(touch PWNED).log', '`touch PWNED2`.log', 'new\nline.log', '-leading-dash.log', '日本語 ünïcødé.log', 'semi;colon&amp.sh', 'back\\slash.log', 'tab\tname.log'];
+const SECRETS = { HF_TOKEN: 'hf_ZyXwVuTsRqPoNmLkJiHgFeDcBa0123456789', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYzz', AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPL3', WANDB_API_KEY: 'a3f9c2d1e4b5a6978877665544332211aabbccdd' };
+
+describe('salvage over a real OpenSSH sshd', function () {
+  this.timeout(240_000);
+  let sim: SimNode;
+  let base: string;
+
+  before(async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    sim = await startSimNode({
+      beforeStart: (home: string) => {
+        // Hostile names, a symlink leading outside the roots, planted secrets.
+        const h = path.join(home, 'hostile');
+        mkdirSync(h, { recursive: true });
+        HOSTILE.forEach((n, i) => writeFileSync(path.join(h, n), `content ${i} of ${JSON.stringify(n)}\n` + randomBytes(100 + i * 37).toString('base64')));
+        symlinkSync('/etc/passwd', path.join(home, 'outside-link.log'));
+        writeFileSync(path.join(home, 'launch_secret.sh'), `#!/bin/bash\nexport HF_TOKEN=${SECRETS.HF_TOKEN}\nexport WANDB_API_KEY=${SECRETS.WANDB_API_KEY}\npython3 -m sglang.launch_server --model-path /m --api-key ${SECRETS.HF_TOKEN}\n`);
+        const envFile = path.join(home, '.sim', 'env.sh');
+        // Idle servers (the job is done): their logs do not grow while they are salvaged.
+        writeFileSync(envFile, readFileSync(envFile, 'utf8') + Object.entries(SECRETS).map(([k, v]) => `export ${k}=${v}\n`).join('') + 'export SGLANG_SIM_RUNNING=0\n');
+      },
+    });
+    base = mkdtempSync(path.join(os.tmpdir(), 'gs-salvage-'));
+  });
+  after(async () => {
+    await sim?.stop();
+    if (base) rmSync(base, { recursive: true, force: true });
+  });
+
+  const args = () => ['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile];
+
+  it('downloads everything byte-identical, hostile names included, no command injected; verdict safe', async () => {
+    const dest = path.join(base, 'run1');
+    const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json'], { timeoutMs: 180_000 });
+    assert.equal(r.code, 0, r.stderr + r.stdout.slice(0, 3000));
+    const rep = JSON.parse(r.stdout);
+    assert.equal(rep.verdict, 'safe');
+    assert.ok(rep.dest.startsWith(path.join(dest, 'simnode') + path.sep));
+    const byRemote = new Map<string, { localPath: string; status: string; sha256: string; kind: string; redacted?: boolean; reason: string }>(rep.items.map((i: { remotePath: string }) => [i.remotePath, i]));
+    for (const n of HOSTILE) {
+      const remote = path.join(sim.home, 'hostile', n);
+      const it = byRemote.get(remote);
+      assert.ok(it, `item for ${JSON.stringify(n)}`);
+      assert.equal(it.status, 'verified', `${JSON.stringify(n)}: ${it.reason}`);
+      const want = readFileSync(remote);
+      const got = readFileSync(it.localPath);
+      assert.ok(got.equals(want), `${JSON.stringify(n)} byte-identical`);
+      assert.equal(it.sha256, sha(want));
+    }
+    assert.equal(existsSync(path.join(sim.home, 'hostile', 'PWNED')), false);
+    assert.equal(existsSync(path.join(sim.home, 'PWNED')), false);
+    assert.equal(existsSync(path.join(sim.home, 'PWNED2')), false);
+    // The seed artifacts are there and identical.
+    for (const rel of ['launch_all.sh', 'launch_tuned.sh', 'completions/progress.json', 'completions/.done_indices', 'logs/generate.log']) {
+      const it = byRemote.get(path.join(sim.home, rel))!;
+      assert.equal(it.status, 'verified', rel);
+      assert.ok(readFileSync(it.localPath).equals(readFileSync(path.join(sim.home, rel))), rel);
+    }
+    // Logs may grow while being salvaged; they are verified as of the moment they were hashed.
+    assert.equal(byRemote.get(sim.layout.logFiles[0])?.status, 'verified');
+    // Running servers captured as a script; environment recorded; report written.
+    const folder = rep.dest as string;
+    const servers = readFileSync(path.join(folder, 'running-servers.sh'), 'utf8');
+    // (The node's process table is this machine's: count the servers of this node's ports.)
+    for (const port of sim.layout.ports) assert.match(servers, new RegExp(`--port ${port}\\b`));
+    assert.ok(existsSync(path.join(folder, 'environment.json')));
+    assert.ok(existsSync(path.join(folder, 'environment.md')));
+    const md = readFileSync(path.join(folder, 'SALVAGE.md'), 'utf8');
+    assert.match(md, /Safe to shut down/);
+    const manifest = JSON.parse(readFileSync(path.join(folder, 'salvage-manifest.json'), 'utf8'));
+    assert.equal(manifest.verdict, 'safe');
+    for (const it of manifest.items) assert.ok(['verified', 'failed', 'skipped'].includes(it.status));
+    // No temporary files left behind; nothing written outside the folder.
+    assert.deepEqual(walk(dest).filter((f) => f.endsWith('.gs-partial') || f.endsWith('.gs-tmp')), []);
+    for (const f of walk(dest)) assert.ok(f.startsWith(folder + path.sep), f);
+  });
+
+  it('does not follow a symlink that leads outside the roots', () => {
+    const folder = readdirSync(path.join(base, 'run1', 'simnode')).map((d) => path.join(base, 'run1', 'simnode', d))[0];
+    const manifest = JSON.parse(readFileSync(path.join(folder, 'salvage-manifest.json'), 'utf8'));
+    const link = manifest.items.find((i: { remotePath: string }) => i.remotePath === path.join(sim.home, 'outside-link.log'));
+    assert.ok(link, 'the symlink is listed');
+    assert.equal(link.status, 'skipped');
+    assert.match(link.reason, /not followed/);
+    const passwd = readFileSync('/etc/passwd');
+    for (const f of walk(folder)) assert.ok(!readFileSync(f).equals(passwd), `${f} is not /etc/passwd`);
+  });
+
+  it('keeps planted secrets out of everything in the salvage folder', () => {
+    const folder = path.join(base, 'run1');
+    for (const f of walk(folder)) {
+      const text = readFileSync(f).toString('latin1');
+      for (const [k, v] of Object.entries(SECRETS)) assert.ok(!text.includes(v), `${k} leaked into ${f}`);
+    }
+  });
+
+  it('resumes after the connection drops mid-transfer without re-downloading verified files', async () => {
+    const big = path.join(sim.home, 'big', 'hidden_states.jsonl');
+    mkdirSync(path.dirname(big), { recursive: true });
+    writeFileSync(big, randomBytes(96 * 1024 * 1024));
+    chownSync(path.dirname(big), Number(execFileSync('id', ['-u', sim.user]).toString()), Number(execFileSync('id', ['-g', sim.user]).toString()));
+    const dest = path.join(base, 'run2');
+    const pool = new ConnectionPool({ knownHosts: new KnownHostsStore([sim.sshd.knownHostsFile]) });
+    try {
+      const node = listNodes({ sshConfigFile: sim.sshd.sshConfigFile }).nodes[0];
+      const t = pool.get(node) as SshTransport;
+      let dropped = false;
+      const first = new Salvager({
+        node: 'simnode',
+        transport: t,
+        base: dest,
+        concurrency: 1,
+        snapshot: async () => ({ json: {}, markdown: '', summary: 'skipped in this test' }),
+        onProgress: (p) => {
+          if (!dropped && p.bytesDone > 20 * 1024 * 1024) {
+            dropped = true;
+            sim.sshd.dropConnections();
+          }
+        },
+      });
+      const m1 = await first.run();
+      assert.ok(dropped, 'the connection was dropped during the transfer');
+      assert.equal(m1.verdict, 'unsafe');
+      const bigItem1 = m1.items.find((i) => i.remotePath === big)!;
+      assert.notEqual(bigItem1.status, 'verified');
+      const verified1 = m1.items.filter((i) => i.status === 'verified' && i.kind !== 'server-cmdline' && i.kind !== 'git-state').map((i) => i.remotePath);
+      assert.ok(verified1.length > 5, 'small files were verified before the drop');
+      // The manifest on disk is consistent: nothing partial is called verified.
+      const onDisk = JSON.parse(readFileSync(path.join(first.dir, 'salvage-manifest.json'), 'utf8'));
+      for (const it of onDisk.items) if (it.status === 'verified' && it.localPath && it.kind !== 'git-state') assert.equal(sha(readFileSync(path.join(first.dir, it.localPath))), it.localSha256 ?? it.sha256);
+      // Rerun: same folder, verified files skipped, the rest completes.
+      let bytes = 0;
+      const second = new Salvager({ node: 'simnode', transport: t, base: dest, snapshot: async () => ({ json: {}, markdown: '', summary: 'skipped' }), onProgress: (p) => (bytes = p.bytesDone) });
+      assert.equal(second.dir, first.dir, 'the rerun resumes the same folder');
+      const m2 = await second.run();
+      assert.equal(m2.verdict, 'safe', JSON.stringify(m2.lost));
+      const bigItem2 = m2.items.find((i) => i.remotePath === big)!;
+      assert.equal(bigItem2.status, 'verified');
+      assert.ok(readFileSync(path.join(second.dir, bigItem2.localPath!)).equals(readFileSync(big)));
+      for (const p of verified1) {
+        const it = m2.items.find((i) => i.remotePath === p)!;
+        if (/sglang_gpu\d\.log$|generate\.log$/.test(p)) continue; // live logs grow: re-downloaded by design
+        assert.match(it.reason ?? '', /previous run|redacted/, `${p} was not re-downloaded`);
+      }
+      assert.ok(bytes < 96 * 1024 * 1024 + 8 * 1024 * 1024, `second run transferred ${bytes} bytes`);
+    } finally {
+      pool.dispose();
+    }
+  });
+
+  it('lists large files without downloading them, and the verdict names what would be lost', async () => {
+    const dest = path.join(base, 'run3');
+    const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--size-threshold', '10'], { timeoutMs: 180_000 });
+    const rep = JSON.parse(r.stdout);
+    const big = rep.items.find((i: { remotePath: string }) => i.remotePath.endsWith('big/hidden_states.jsonl'));
+    assert.equal(big.status, 'skipped');
+    assert.match(big.reason, /threshold/);
+    assert.equal(existsSync(path.join(rep.dest, 'files', big.remotePath.slice(1))), false);
+    // Not selected → not counted against the verdict, but reported as left on the node.
+    assert.equal(rep.verdict, 'safe');
+    assert.equal(r.code, 0);
+    const md = readFileSync(path.join(rep.dest, 'SALVAGE.md'), 'utf8');
+    assert.match(md, /Left on the node by choice/);
+    assert.ok(statSync(path.join(rep.dest, 'salvage-manifest.json')).size > 0);
+  });
+});
