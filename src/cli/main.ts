@@ -26,6 +26,10 @@ Usage:
                                               download everything of value, verify every byte, check S3,
                                               snapshot the environment, and say whether NODE is safe to shut down
       [--include-large] [--size-threshold MiB] [--keep-secrets]
+  gpu-sessions parse-log [FILE...] [--json | --summary]
+                                              SGLang log lines → stats (stdin when no FILE)
+  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
+                                              follow a remote log; --stats prints a live one-line summary
   gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data
@@ -262,6 +266,10 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         keep: { type: 'boolean' },
         'no-salvage': { type: 'boolean' },
         dest: { type: 'string' },
+        summary: { type: 'boolean' },
+        lines: { type: 'string', short: 'n' },
+        follow: { type: 'boolean', short: 'f' },
+        stats: { type: 'boolean' },
         s3: { type: 'string' },
         's3-endpoint': { type: 'string' },
         yes: { type: 'boolean', short: 'y' },
@@ -307,6 +315,29 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         return await cmdProbe(rest, g, io);
       case 'demo':
         return await cmdDemo(rest, g, io, Boolean(v.keep), !v['no-salvage'], v.dest ? path.resolve(v.dest) : undefined);
+      case 'parse-log': {
+        const { cmdParseLog } = await import('./cmdParseLog');
+        return await cmdParseLog(rest, { json: g.json, summary: Boolean(v.summary) }, { out: io.out, err: io.err });
+      }
+      case 'tail': {
+        if (rest.length !== 2) usageError('tail takes NODE and PATH.');
+        const n = v.lines !== undefined ? Number(v.lines) : 10;
+        if (!Number.isInteger(n) || n < 0) usageError('--lines must be a whole number.');
+        const node = nodeFor(rest[0], g);
+        const pool = makePool(g, io, node);
+        const ac = new AbortController();
+        const onSig = () => ac.abort();
+        process.once('SIGINT', onSig);
+        process.once('SIGTERM', onSig);
+        try {
+          const { cmdTail } = await import('./cmdTail');
+          return await cmdTail(pool.get(node), rest[1], { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats) }, { out: io.out, err: io.err, isTTY: process.stdout.isTTY }, ac.signal);
+        } finally {
+          process.off('SIGINT', onSig);
+          process.off('SIGTERM', onSig);
+          pool.dispose();
+        }
+      }
       case 'salvage': {
         if (rest.length !== 1) usageError('salvage takes exactly one NODE.');
         if (!v.dest) usageError('salvage needs --dest DIR (the salvage goes to DIR/<node>/<timestamp>/).');
@@ -341,6 +372,11 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
 }
 
 if (require.main === module) {
+  // `gpu-sessions parse-log big.log | head` closes our stdout early: that is not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {

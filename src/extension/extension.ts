@@ -13,7 +13,10 @@ import { ConnectionPool, LOCAL_NODE_NAME } from '../core/pool';
 import { defaultKnownHostsFiles } from '../core/session';
 import type { NodeSpec } from '../core/sshConfig';
 import type { HostKeyPrompt } from '../core/transport';
+import { NodeMonitor } from '../core/monitor';
+import { LogViews } from './logView';
 import { salvageNodeCommand } from './salvageCommand';
+import { ThroughputStatus } from './statusBar';
 import { NodesTreeProvider, TreeNode } from './tree';
 
 interface DemoHandle {
@@ -118,6 +121,36 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const view = vscode.window.createTreeView<TreeNode>('gpuSessions.nodes', { treeDataProvider: tree, showCollapseAll: true });
   context.subscriptions.push(tree, view);
 
+  // Live monitoring: one log-tail channel per node with servers, health, progress → tree + status bar.
+  const monitors = new Map<string, NodeMonitor>();
+  const status = new ThroughputStatus();
+  const logViews = new LogViews();
+  context.subscriptions.push(status, logViews, { dispose: () => monitors.forEach((m) => m.dispose()) });
+  tree.liveFor = (n) => monitors.get(n)?.live();
+  const refreshLive = () => {
+    status.update([...monitors.values()].map((m) => m.live()));
+    tree.refreshView();
+  };
+  context.subscriptions.push({
+    dispose: fleet.onDidChange((name) => {
+      if (!name) {
+        for (const [n, m] of monitors) if (!fleet.node(n)) (m.dispose(), monitors.delete(n));
+        return;
+      }
+      const st = fleet.status(name);
+      if (st.state !== 'ok' || !st.probe || !cfg<boolean>('followServerLogs', true)) return;
+      let m = monitors.get(name);
+      if (!m) {
+        const node = fleet.node(name);
+        if (!node) return;
+        m = new NodeMonitor(name, routingPool.get(node));
+        m.onDidChange(refreshLive);
+        monitors.set(name, m);
+      }
+      m.update(st.probe).catch((e) => log.warn(`Monitoring ${name}: ${e instanceof Error ? e.message : String(e)}`));
+    }),
+  });
+
   // Automatic refresh only while the view is visible, and only of nodes already probed.
   let timer: NodeJS.Timeout | undefined;
   const schedule = () => {
@@ -182,6 +215,40 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
         await fleet.refresh(node.name);
         return node.name;
       });
+    }),
+    vscode.commands.registerCommand('gpuSessions.tailLog', async (el?: TreeNode | string, remotePath?: string) => {
+      let nodeName: string | undefined;
+      let file: string | undefined;
+      if (typeof el === 'string') {
+        nodeName = el;
+        file = remotePath;
+      } else if (el?.type === 'server') {
+        nodeName = el.node;
+        file = el.server.logFile ?? undefined;
+      } else if (el?.type === 'artifact') {
+        nodeName = el.node;
+        file = el.artifact.path;
+      }
+      if (!nodeName || !file) {
+        void vscode.window.showInformationMessage('GPU Sessions: choose a server or a log file in the GPU Sessions view (this server has no log file on disk).');
+        return;
+      }
+      const node = fleet.node(nodeName);
+      if (!node) return;
+      return logViews.open(node.name, routingPool.get(node), [file]);
+    }),
+    vscode.commands.registerCommand('gpuSessions.tailAllGpuLogs', async (el?: TreeNode | string) => {
+      const nodeName = typeof el === 'string' ? el : el?.type === 'node' ? el.node.name : undefined;
+      const node = nodeName ? fleet.node(nodeName) : undefined;
+      if (!node) return;
+      const p = fleet.status(node.name).probe ?? (await fleet.refresh(node.name)).probe;
+      let files = [...new Set((p?.servers ?? []).map((s) => s.logFile).filter((f): f is string => !!f))];
+      if (!files.length) files = (p?.artifacts ?? []).filter((a) => a.kind === 'log' && /gpu\d+|sglang/i.test(a.path)).map((a) => a.path).slice(0, 16);
+      if (!files.length) {
+        void vscode.window.showInformationMessage(`GPU Sessions: no SGLang server logs found on ${node.name}.`);
+        return;
+      }
+      return logViews.open(node.name, routingPool.get(node), files, `all GPU logs (${files.length})`);
     }),
     vscode.commands.registerCommand('gpuSessions.salvageNode', async (el?: TreeNode | string, opts?: { assumeYes?: boolean }) => {
       const name = typeof el === 'string' ? el : el?.type === 'node' ? el.node.name : undefined;

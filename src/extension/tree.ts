@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import type { Fleet, NodeStatus } from '../core/fleet';
+import type { NodeLive } from '../core/monitor';
 import type { Artifact, ArtifactKind, ProbeResult } from '../core/probe';
 import type { GpuInfo } from '../core/parsers/nvidiaSmi';
 import type { SglangServer } from '../core/parsers/sglangProcess';
@@ -87,8 +88,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly unsubscribe: () => void;
   private readonly nodeItems = new Map<string, TreeNode>();
-  /** Per-server extra text (latest decode stats), keyed by `node:port`. */
-  serverStats = new Map<string, string>();
+  /** Live figures per node (log stats, health, progress), supplied by the extension. */
+  liveFor: (node: string) => NodeLive | undefined = () => undefined;
   /** Latest salvage verdict per node. */
   readonly verdicts = new Map<string, { verdict: 'safe' | 'unsafe'; dest: string; at: number }>();
 
@@ -174,15 +175,28 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const s = el.server;
         const item = new vscode.TreeItem(serverLabel(s), vscode.TreeItemCollapsibleState.None);
         item.id = `${el.node}:server:${s.port}:${s.pid}`;
-        item.description = serverDescription(s, this.serverStats.get(`${el.node}:${s.port}`));
+        const live = this.liveFor(el.node)?.servers.find((x) => x.port === s.port);
+        item.description = serverDescription(s, live?.stats || undefined);
         const md = new vscode.MarkdownString();
         md.appendMarkdown(`**${s.modelPath ?? '?'}** on ${s.host}:${s.port} (pid ${s.pid})\n\n`);
         md.appendMarkdown(`TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`);
         if (s.logFile) md.appendMarkdown(`Log: \`${s.logFile}\`\n\n`);
         md.appendCodeblock(s.args.join(' '), 'shell');
         item.tooltip = md;
-        item.iconPath = new vscode.ThemeIcon('pulse', new vscode.ThemeColor('charts.green'));
+        const health = live?.health ?? 'unknown';
+        item.iconPath =
+          health === 'healthy'
+            ? new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('charts.green'))
+            : health === 'busy'
+              ? new vscode.ThemeIcon('watch', new vscode.ThemeColor('charts.orange'))
+              : health === 'starting'
+                ? new vscode.ThemeIcon('loading~spin', new vscode.ThemeColor('charts.yellow'))
+                : health === 'dead'
+                  ? new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'))
+                  : new vscode.ThemeIcon('pulse');
+        if (live) md.appendMarkdown(`\n\nHealth: **${health}**${live.healthDetail ? ` (${live.healthDetail})` : ''}${live.stats ? ` · ${live.stats} (from ${live.source})` : ''}`);
         item.contextValue = s.logFile ? 'server.log' : 'server';
+        if (s.logFile) item.command = { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [el] };
         return item;
       }
       case 'kind': {
@@ -228,6 +242,16 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         if (st.state === 'error' && st.error) out.push({ type: 'error', node: name, code: st.error.code, message: st.error.message });
         const p = st.probe;
         if (!p) return out;
+        const live = this.liveFor(name);
+        const pr = live?.progress?.progress;
+        const di = live?.progress?.doneIndices;
+        if (pr && pr.ok) {
+          const eta = pr.etaS !== null && pr.status !== 'done' ? ` · ETA ${(pr.etaS / 3600).toFixed(1)} h` : '';
+          out.push({ type: 'info', node: name, label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`, detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`, icon: 'graph' });
+        } else if (pr && !pr.ok) {
+          out.push({ type: 'info', node: name, label: 'progress.json unreadable', detail: pr.error, icon: 'warning' });
+        }
+        if (di) out.push({ type: 'info', node: name, label: '.done_indices', detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`, icon: 'checklist' });
         if (p.gpuState !== 'ok') out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
         else out.push({ type: 'group', node: name, group: 'gpus' });
         out.push({ type: 'group', node: name, group: 'servers' });

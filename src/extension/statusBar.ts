@@ -1,0 +1,66 @@
+/**
+ * Status-bar throughput: total tok/s summed over the latest value of every followed server of every
+ * node, plus running requests and generation progress; the tooltip is a per-node/per-server table;
+ * clicking focuses the GPU Sessions view.
+ */
+import * as vscode from 'vscode';
+import type { NodeLive } from '../core/monitor';
+
+function n0(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function eta(s: number | null): string {
+  if (s === null || !Number.isFinite(s) || s < 0) return '';
+  if (s < 90) return `${Math.round(s)}s`;
+  if (s < 5400) return `${Math.round(s / 60)}m`;
+  if (s < 86400 * 2) return `${(s / 3600).toFixed(1)}h`;
+  return `${(s / 86400).toFixed(1)}d`;
+}
+
+export function progressText(l: NodeLive): string | null {
+  const p = l.progress?.progress;
+  if (p && p.ok && p.percent !== null) return `${p.percent.toFixed(1)}%${p.etaS !== null && p.status !== 'done' ? ` ETA ${eta(p.etaS)}` : ''}${p.status === 'done' ? ' done' : ''}`;
+  const d = l.progress?.doneIndices;
+  if (d) return `${n0(d.count)} done`;
+  return null;
+}
+
+export class ThroughputStatus implements vscode.Disposable {
+  readonly item: vscode.StatusBarItem;
+
+  constructor() {
+    this.item = vscode.window.createStatusBarItem('gpuSessions.throughput', vscode.StatusBarAlignment.Left, 50);
+    this.item.name = 'GPU Sessions Throughput';
+    this.item.command = 'gpuSessions.nodes.focus';
+  }
+
+  update(lives: NodeLive[]): void {
+    const withServers = lives.filter((l) => l.servers.length > 0 || l.progress);
+    if (withServers.length === 0) {
+      this.item.hide();
+      return;
+    }
+    const tok = withServers.reduce((a, b) => a + b.genThroughput, 0);
+    const run = withServers.reduce((a, b) => a + b.runningReqs, 0);
+    const prog = withServers.map(progressText).find((x) => x);
+    this.item.text = `$(pulse) ${n0(tok)} tok/s · ${n0(run)} run${prog ? ` · ${prog}` : ''}`;
+    const md = new vscode.MarkdownString(undefined, true);
+    md.appendMarkdown(`**GPU Sessions** — ${n0(tok)} tok/s over ${withServers.reduce((a, b) => a + b.servers.length, 0)} server(s)\n\n`);
+    md.appendMarkdown('| node | server | tok/s | running | queue | health |\n|---|---|---:|---:|---:|---|\n');
+    for (const l of withServers) {
+      for (const s of l.servers) md.appendMarkdown(`| ${l.node} | :${s.port} | ${n0(s.genThroughput)} | ${n0(s.runningReqs)} | ${n0(s.queueReqs)} | ${s.health} |\n`);
+      const p = l.progress?.progress;
+      if (p && p.ok) md.appendMarkdown(`\n**${l.node} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${p.status})` : ''}\n`);
+      else if (p && !p.ok) md.appendMarkdown(`\n**${l.node} progress.json:** ${p.error}\n`);
+      const d = l.progress?.doneIndices;
+      if (d) md.appendMarkdown(`\n**${l.node} .done_indices:** ${n0(d.count)} done, highest ${d.highest ?? '—'}, ${n0(d.gaps)} gap(s)\n`);
+    }
+    this.item.tooltip = md;
+    this.item.show();
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
