@@ -38,9 +38,17 @@ export function insideDest(dest: string, rel: string): string {
   return abs;
 }
 
+/** Folders this process created or checked (so thousands of files in one folder cost one check). */
+const checkedDirs = new Set<string>();
+
+export function forgetCheckedDirs(): void {
+  checkedDirs.clear();
+}
+
 /** mkdir -p for the parent of `abs`, refusing to pass through a symlink below `dest`. */
 export function ensureParent(dest: string, abs: string): void {
   const root = path.resolve(dest);
+  if (checkedDirs.has(path.dirname(abs))) return;
   const rel = path.relative(root, path.dirname(abs));
   let cur = root;
   for (const part of rel.split(path.sep).filter(Boolean)) {
@@ -54,4 +62,6 @@ export function ensureParent(dest: string, abs: string): void {
       else throw e;
     }
   }
+  if (checkedDirs.size > 100_000) checkedDirs.clear();
+  checkedDirs.add(path.dirname(abs));
 }

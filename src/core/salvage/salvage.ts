@@ -514,7 +514,7 @@ export class Salvager {
         const job = jobs.shift();
         if (!job) return;
         if (job.kind === 'one') {
-          const r = await downloadOne(t, this.dir, { remotePath: job.item.remotePath, localPath: job.item.localPath!, size: job.item.size }, onBytes, this.o.signal);
+          const r = await downloadOne(t, this.dir, { remotePath: job.item.remotePath, localPath: job.item.localPath!, size: job.item.size }, onBytes, this.o.signal, { md5: !!this.o.s3 });
           this.markItem(job.item, r, REDACT_KINDS.has(job.item.kind));
         } else {
           await downloadBatch(
@@ -527,6 +527,7 @@ export class Salvager {
               if (it) this.markItem(it, r, REDACT_KINDS.has(it.kind));
             },
             this.o.signal,
+            { md5: !!this.o.s3 },
           );
         }
       }

@@ -12,7 +12,7 @@ import { GpuSessionsError, errorMessage } from '../errors';
 import { shq } from '../quote';
 import type { AbortLike, Transport } from '../transport';
 import { TarReader } from '../tar';
-import { ensureParent, insideDest } from './paths';
+import { ensureParent, forgetCheckedDirs, insideDest } from './paths';
 
 export interface TransferItem {
   remotePath: string;
@@ -96,18 +96,28 @@ function fsProblem(e: unknown): { fatal: boolean; reason: string } {
 class VerifiedWriter {
   private fd: number | null = null;
   private readonly sha = createHash('sha256');
-  private readonly md5 = createHash('md5');
+  /** MD5 only when S3 ETags will be compared (it costs CPU on the hot path). */
+  private readonly md5: ReturnType<typeof createHash> | null;
   bytes = 0;
   readonly abs: string;
   readonly tmp: string;
   error: unknown = null;
 
-  constructor(dest: string, rel: string) {
+  constructor(dest: string, rel: string, withMd5: boolean, private readonly durable: boolean) {
+    this.md5 = withMd5 ? createHash('md5') : null;
     this.abs = insideDest(dest, rel);
     this.tmp = insideDest(dest, rel + '.gs-partial');
     try {
       ensureParent(dest, this.abs);
-      this.fd = openSync(this.tmp, 'w', 0o644);
+      try {
+        this.fd = openSync(this.tmp, 'w', 0o644);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        // The folder vanished since we checked it (someone cleaned up): check and create again.
+        forgetCheckedDirs();
+        ensureParent(dest, this.abs);
+        this.fd = openSync(this.tmp, 'w', 0o644);
+      }
     } catch (e) {
       this.error = e;
     }
@@ -115,7 +125,7 @@ class VerifiedWriter {
 
   write(chunk: Buffer): void {
     this.sha.update(chunk);
-    this.md5.update(chunk);
+    this.md5?.update(chunk);
     this.bytes += chunk.length;
     if (this.error || this.fd === null) return;
     try {
@@ -134,13 +144,17 @@ class VerifiedWriter {
 
   finish(expectedSha: string | null, expectedSize: number | null): TransferResult & { localPath?: string } {
     const sha256 = this.sha.digest('hex');
-    const md5 = this.md5.digest('hex');
+    const md5 = this.md5 ? this.md5.digest('hex') : null;
     const base = { sha256, md5, remoteSha256: expectedSha, bytes: this.bytes };
     if (this.fd !== null) {
-      try {
-        fsyncSync(this.fd);
-      } catch (e) {
-        this.error ??= e;
+      // Large files are flushed to disk before they count as salvaged; small ones rely on the
+      // file system's rename ordering (fsync per file would dominate thousands of small files).
+      if (this.durable) {
+        try {
+          fsyncSync(this.fd);
+        } catch (e) {
+          this.error ??= e;
+        }
       }
       try {
         closeSync(this.fd);
@@ -187,8 +201,13 @@ class VerifiedWriter {
 }
 
 /** Download one (large) file with `cat` while the node computes its SHA-256 on a second channel. */
-export async function downloadOne(t: Transport, dest: string, item: TransferItem, onBytes: (n: number) => void, signal?: AbortLike): Promise<TransferResult> {
-  const w = new VerifiedWriter(dest, item.localPath);
+export interface TransferOptions {
+  /** Compute MD5 too (for S3 ETag comparison). */
+  md5?: boolean;
+}
+
+export async function downloadOne(t: Transport, dest: string, item: TransferItem, onBytes: (n: number) => void, signal?: AbortLike, o: TransferOptions = {}): Promise<TransferResult> {
+  const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, true);
   if (w.error) {
     const p = fsProblem(w.error);
     return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: p.reason, fatal: p.fatal };
@@ -228,7 +247,7 @@ export async function downloadOne(t: Transport, dest: string, item: TransferItem
  * Download many small files as one tar stream (GNU tar: NUL-separated names on stdin, taken verbatim,
  * absolute names kept, no recursion). The node's SHA-256 list is fetched in parallel on another channel.
  */
-export async function downloadBatch(t: Transport, dest: string, items: TransferItem[], onBytes: (n: number) => void, onFile: (r: TransferResult) => void, signal?: AbortLike): Promise<void> {
+export async function downloadBatch(t: Transport, dest: string, items: TransferItem[], onBytes: (n: number) => void, onFile: (r: TransferResult) => void, signal?: AbortLike, o: TransferOptions = {}): Promise<void> {
   if (items.length === 0) return;
   const byPath = new Map(items.map((i) => [i.remotePath, i]));
   const list = Buffer.from(items.map((i) => i.remotePath).join('\0') + '\0');
@@ -247,7 +266,7 @@ export async function downloadBatch(t: Transport, dest: string, items: TransferI
         return false;
       }
       if (fatal) return false;
-      const w = new VerifiedWriter(dest, item.localPath);
+      const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, false);
       if (w.error) {
         const p = fsProblem(w.error);
         fatal = { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: p.reason, fatal: p.fatal };
