@@ -338,7 +338,17 @@ export class SshTransport extends BaseTransport {
         const wait = this.lastFailureAt + this.backoffMs() - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         try {
-          const c = await this.doConnect();
+          let c: Client;
+          try {
+            c = await this.doConnect();
+          } catch (first) {
+            // A busy sshd drops excess unauthenticated connections (MaxStartups) with a reset during the
+            // handshake: one quick retry with jitter, not for refusals or host-key/auth problems.
+            const m = errorMessage(first);
+            if (!(first instanceof GpuSessionsError && first.code === 'unreachable' && /ECONNRESET|before handshake|during setup|Connection lost/i.test(m))) throw first;
+            await new Promise((r) => setTimeout(r, 150 + Math.random() * 350));
+            c = await this.doConnect();
+          }
           this.failures = 0;
           return c;
         } catch (e) {

@@ -115,6 +115,8 @@ export class TestSshd {
         `PermitUserEnvironment yes`,
         `AllowTcpForwarding yes`,
         `LogLevel VERBOSE`,
+        // Fleet tests open 20+ connections at once to this one server (real fleets are 20 servers).
+        `MaxStartups 200:30:400`,
         ...(this.opts.extraConfig ?? []),
         '',
       ].join('\n'),
