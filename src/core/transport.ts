@@ -287,6 +287,7 @@ export class SshTransport extends BaseTransport {
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
   private readonly channels: Semaphore;
+  /** Host key verified for the current connection (re-keys must present the same one). */
   private pinnedKey: Buffer | undefined;
   private failures = 0;
   private lastFailureAt = 0;
@@ -389,6 +390,8 @@ export class SshTransport extends BaseTransport {
     const node = this.opts.node;
     this.setState('connecting');
     this.connectCount++;
+    // Every new connection is verified against known_hosts again; the pin only guards re-keys within it.
+    this.pinnedKey = undefined;
     // OpenSSH looks a HostKeyAlias up on its own, without [alias]:port.
     const hostForKeys = node.hostKeyAlias ?? node.host;
     const portForKeys = node.hostKeyAlias ? 22 : node.port;

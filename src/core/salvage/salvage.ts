@@ -10,7 +10,7 @@
  * and whose remote size and mtime did not change are skipped.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../errors';
 import type { Logger } from '../logger';
@@ -257,8 +257,15 @@ export class Salvager {
 
   /** List the node and build the plan (with preselection). */
   async plan(): Promise<SalvageItem[]> {
-    mkdirSync(this.dir, { recursive: true });
-    this.save(true);
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      writeAtomic(path.join(this.dir, 'salvage-manifest.json'), JSON.stringify(this.manifest, null, 2) + '\n');
+    } catch (e0) {
+      const e = diagnoseWrite(this.dir, e0);
+      const code = (e as NodeJS.ErrnoException).code ?? '';
+      throw new GpuSessionsError('io', `Cannot write the salvage folder ${this.dir} (${code || errorMessage(e)}): ${code === 'ENOSPC' ? 'the disk is full' : code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(e)}. Choose another destination (CLI --dest, setting gpuSessions.salvage.folder); nothing was downloaded.`);
+    }
+    this.lastWrite = Date.now();
     this.progress('plan', 'Listing files on the node…');
     const t = this.o.transport;
     this.listing = await runOperation(t, salvageListOperation({ roots: this.o.roots, maxDepth: this.o.maxDepth, maxFiles: this.o.maxFiles }), this.o.signal);
@@ -669,6 +676,20 @@ export class Salvager {
     }
     this.progress('verdict', m.verdict === 'safe' ? 'Safe to shut down.' : `Not safe: ${lost.length} item(s) would be lost.`);
   }
+}
+
+/** Node's recursive mkdir can report ENOENT for a read-only or unwritable parent: find the real cause. */
+function diagnoseWrite(dir: string, e: unknown): unknown {
+  if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return e;
+  let p = path.dirname(dir);
+  while (!existsSync(p) && path.dirname(p) !== p) p = path.dirname(p);
+  try {
+    mkdirSync(path.join(p, `.gs-write-test-${process.pid}`));
+    rmSync(path.join(p, `.gs-write-test-${process.pid}`), { recursive: true, force: true });
+  } catch (e2) {
+    return e2;
+  }
+  return e;
 }
 
 async function defaultSnapshot(t: Transport, node: string, servers: SglangServer[]): Promise<{ json: unknown; markdown: string; summary: string }> {
