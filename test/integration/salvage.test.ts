@@ -180,6 +180,42 @@ describe('salvage over a real OpenSSH sshd', function () {
     }
   });
 
+  it('checks S3 (s3rver): present, mismatch and missing batches, cross-checked with awscli', async () => {
+    const { startS3rver, putObjects, s3Env, awsCli, awsLsRecursive } = await import('../helpers/s3rver');
+    const s3 = await startS3rver();
+    try {
+      const comp = path.join(sim.home, 'completions');
+      const batches = readdirSync(comp).filter((f) => /^batch_.*\.jsonl$/.test(f)).sort();
+      assert.ok(batches.length >= 3);
+      const uploaded = batches.slice(0, -1);
+      await putObjects(s3.endpoint, 'train-dflash', [
+        ...uploaded.slice(1).map((f) => ({ key: `qwen36/completions/${f}`, body: readFileSync(path.join(comp, f)) })),
+        // Same key, different bytes of the same length: an ETag (MD5) mismatch.
+        { key: `qwen36/completions/${uploaded[0]}`, body: Buffer.from(readFileSync(path.join(comp, uploaded[0])).toString('latin1').replace(/./, 'X'), 'latin1') },
+      ]);
+      const dest = path.join(base, 'run-s3');
+      const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--s3', 's3://train-dflash/qwen36/', '--s3-endpoint', s3.endpoint], { timeoutMs: 180_000, env: s3Env() });
+      assert.ok(r.code === 0 || r.code === 5, r.stderr);
+      const rep = JSON.parse(r.stdout);
+      const st = (f: string) => rep.items.find((i: { remotePath: string }) => i.remotePath === path.join(comp, f))?.s3;
+      for (const f of uploaded.slice(1)) assert.equal(st(f), 'present', f);
+      assert.equal(st(uploaded[0]), 'mismatch');
+      assert.equal(st(batches[batches.length - 1]), 'missing');
+      assert.equal(rep.s3.objects, uploaded.length);
+      assert.equal(rep.steps.s3.status, 'done');
+      // Everything selected is verified locally, so the node is safe even though one batch is not in S3.
+      assert.equal(rep.verdict, 'safe');
+      const aws = awsCli();
+      if (aws) {
+        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
+        for (const f of uploaded) assert.equal(ls.keys.get(`qwen36/completions/${f}`), statSync(path.join(comp, f)).size, `awscli agrees on ${f}`);
+        assert.equal(ls.keys.size, uploaded.length);
+      }
+    } finally {
+      await s3.stop();
+    }
+  });
+
   it('lists large files without downloading them, and the verdict names what would be lost', async () => {
     const dest = path.join(base, 'run3');
     const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--size-threshold', '10'], { timeoutMs: 180_000 });
