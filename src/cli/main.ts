@@ -30,6 +30,11 @@ Usage:
                                               SGLang log lines → stats (stdin when no FILE)
   gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
                                               follow a remote log; --stats prints a live one-line summary
+  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--json]
+                                              start a launch profile's servers and wait until they are ready
+                                              (--dry-run prints the exact script and starts nothing)
+  gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
+  gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
   gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data
@@ -46,7 +51,8 @@ Global options:
   -v, --verbose         log connection details to stderr
   -h, --help            this help
 
-Exit codes: 0 ok, 2 usage, 3 host-key problem, 4 unreachable or auth failure, 5 salvage verdict unsafe.`;
+Exit codes: 0 ok, 2 usage or invalid profile, 3 host-key problem, 4 unreachable or auth failure,
+5 salvage verdict unsafe, 6 launch refused by preflight, 7 a launched instance did not become ready.`;
 
 export interface CliIo {
   out: (s: string) => void;
@@ -267,6 +273,14 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'no-salvage': { type: 'boolean' },
         dest: { type: 'string' },
         summary: { type: 'boolean' },
+        profile: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        override: { type: 'boolean' },
+        'ready-timeout': { type: 'string' },
+        out: { type: 'string' },
+        port: { type: 'string' },
+        drain: { type: 'boolean' },
+        'drain-timeout': { type: 'string' },
         lines: { type: 'string', short: 'n' },
         follow: { type: 'boolean', short: 'f' },
         stats: { type: 'boolean' },
@@ -335,6 +349,34 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         } finally {
           process.off('SIGINT', onSig);
           process.off('SIGTERM', onSig);
+          pool.dispose();
+        }
+      }
+      case 'launch':
+      case 'capture':
+      case 'stop': {
+        if (rest.length !== 1) usageError(`${cmd} takes exactly one NODE.`);
+        if (cmd === 'launch' && !v.profile) usageError('launch needs --profile FILE (a .gpu-sessions/launch/*.json profile).');
+        if (cmd === 'capture' && !v.out) usageError('capture needs --out FILE.');
+        const port = v.port !== undefined ? Number(v.port) : NaN;
+        if (cmd === 'stop' && !(Number.isInteger(port) && port > 0 && port < 65536)) usageError('stop needs --port PORT (1-65535).');
+        const readyS = v['ready-timeout'] !== undefined ? Number(v['ready-timeout']) : undefined;
+        if (readyS !== undefined && !(readyS > 0)) usageError('--ready-timeout is a positive number of seconds.');
+        const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : undefined;
+        if (drainS !== undefined && !(drainS > 0)) usageError('--drain-timeout is a positive number of seconds.');
+        const node = nodeFor(rest[0], g);
+        const pool = makePool(g, io, node);
+        const ac = new AbortController();
+        const onSig = () => ac.abort();
+        process.once('SIGINT', onSig);
+        try {
+          const L = await import('./cmdLaunch');
+          const t = pool.get(node);
+          if (cmd === 'launch') return await L.cmdLaunch(t, node.name, { profileFile: path.resolve(v.profile!), dryRun: Boolean(v['dry-run']), json: g.json, override: Boolean(v.override), timeoutS: readyS }, io, ac.signal);
+          if (cmd === 'capture') return await L.cmdCapture(t, node.name, { out: path.resolve(v.out!) }, io);
+          return await L.cmdStop(t, node.name, { port, drain: Boolean(v.drain), json: g.json, drainTimeoutS: drainS }, io, ac.signal);
+        } finally {
+          process.off('SIGINT', onSig);
           pool.dispose();
         }
       }

@@ -14,6 +14,7 @@ import { defaultKnownHostsFiles } from '../core/session';
 import type { NodeSpec } from '../core/sshConfig';
 import type { HostKeyPrompt } from '../core/transport';
 import { NodeMonitor } from '../core/monitor';
+import { registerLaunchCommands } from './launchCommands';
 import { LogViews } from './logView';
 import { salvageNodeCommand } from './salvageCommand';
 import { ThroughputStatus } from './statusBar';
@@ -274,6 +275,8 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     }),
     { dispose: () => void demo?.stop() },
   );
+
+  registerLaunchCommands(context, { fleet, transportFor: (n) => routingPool.get(fleet.node(n)!), log });
 
   log.info(`GPU Sessions activated: ${fleet.nodes().length} node(s).`);
   return { fleet, tree, reloadNodes, demo: () => demo };

@@ -1,0 +1,211 @@
+/**
+ * `gpu-sessions launch NODE --profile FILE [--dry-run] [--json] [--override] [--ready-timeout SECONDS]`
+ * `gpu-sessions capture NODE --out FILE`
+ * `gpu-sessions stop NODE --port PORT [--drain] [--json]`
+ *
+ * Exit codes: 0 ok, 1 other (capture found nothing, stop did not stop), 2 usage / invalid profile (the
+ * field is named), 6 preflight refused, 7 an instance failed to become ready.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { errorMessage } from '../core/errors';
+import { LaunchResult, launch, scanServers, stopServer } from '../core/launch/launch';
+import { captureProfile, parseProfileText, profileToJson, validateProfile } from '../core/launch/profile';
+import type { AbortLike, Transport } from '../core/transport';
+
+export const EXIT_REFUSED = 6;
+export const EXIT_NOT_READY = 7;
+
+export interface LaunchIo {
+  out(s: string): void;
+  err(s: string): void;
+  isTTY?: boolean;
+}
+
+export interface LaunchCliOptions {
+  profileFile: string;
+  dryRun: boolean;
+  json: boolean;
+  override: boolean;
+  /** Readiness timeout in seconds (default 900). */
+  timeoutS?: number;
+}
+
+function launchJson(node: string, file: string, r: LaunchResult): Record<string, unknown> {
+  return {
+    node,
+    profile: file,
+    outcome: r.outcome,
+    scriptPath: r.scriptPath,
+    script: r.script,
+    previousScript: r.previousScript,
+    durationMs: r.durationMs,
+    preflight: {
+      ok: r.preflight.ok,
+      refusals: r.preflight.refusals,
+      warnings: r.preflight.warnings,
+      gpus: r.preflight.gpus,
+      ports: r.preflight.ports,
+      sglangVersion: r.preflight.sglangVersion,
+    },
+    instances: r.instances.map((i) => ({
+      port: i.port,
+      gpus: i.gpus,
+      pid: i.pid,
+      logFile: i.logFile,
+      state: i.state,
+      ready: i.ready,
+      readyVia: i.readyVia,
+      readyAfterMs: i.readyAfterMs,
+      error: i.error,
+      lastLines: i.lastLines,
+      argv: i.argv,
+    })),
+  };
+}
+
+/** Read and validate a profile file; errors are printed as `FILE: field: message`. */
+export function loadProfileFile(file: string, io: LaunchIo): ReturnType<typeof validateProfile> & { text?: string } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const msg = `${file}: cannot read the profile: ${errorMessage(e)}`;
+    io.err(`error: ${msg}\n`);
+    return { errors: [msg] };
+  }
+  const v = parseProfileText(text);
+  if (v.errors.length) {
+    io.err(`error: ${file} is not a valid launch profile:\n`);
+    for (const e of v.errors) io.err(`  ${file}: ${e}\n`);
+  }
+  return { ...v, text };
+}
+
+export async function cmdLaunch(t: Transport, nodeName: string, opts: LaunchCliOptions, io: LaunchIo, signal?: AbortLike): Promise<number> {
+  const v = loadProfileFile(opts.profileFile, io);
+  if (!v.profile) return 2;
+  const profile = v.profile;
+  const fallbackName = path.basename(opts.profileFile).replace(/\.json$/i, '');
+  let lastLine = 0;
+  const r = await launch(t, profile, {
+    dryRun: opts.dryRun,
+    override: opts.override,
+    timeoutMs: (opts.timeoutS ?? 900) * 1000,
+    fallbackName,
+    signal,
+    onProgress: (p) => {
+      if (opts.json) return;
+      const now = Date.now();
+      if (p.phase === 'wait' && now - lastLine < 2000) return;
+      lastLine = now;
+      io.err(`[${p.phase}] ${p.message}\n`);
+    },
+  });
+  const pf = r.preflight;
+  if (opts.json) {
+    io.out(JSON.stringify(launchJson(nodeName, opts.profileFile, r), null, 2) + '\n');
+  } else {
+    for (const w of pf.warnings) io.err(`warning: ${w.message}\n`);
+    for (const x of pf.refusals) io.err(`refused: ${x.message}\n`);
+    if (r.outcome === 'dry-run') {
+      io.out(r.script);
+      if (pf.ok) io.err(`Dry run: nothing was started on ${nodeName}. ${r.instances.length} instance(s) would start (ports ${r.instances.map((i) => i.port).join(', ')}).\n`);
+      else io.err(`Dry run: a launch on ${nodeName} would be refused (see above).\n`);
+    } else if (r.outcome === 'refused') {
+      io.err(`Launch on ${nodeName} refused by the preflight; nothing was started.\n`);
+    } else {
+      io.out(`Launched ${profile.name ?? fallbackName} on ${nodeName}: script ${r.scriptPath}\n`);
+      for (const i of r.instances) {
+        const head = `  port ${i.port}  GPU ${i.gpus.join(',')}  pid ${i.pid ?? '-'}  `;
+        if (i.ready) io.out(`${head}ready in ${((i.readyAfterMs ?? 0) / 1000).toFixed(1)} s (${i.readyVia === 'log' ? 'readiness line' : '/health 200'})  log ${i.logFile}\n`);
+        else {
+          io.out(`${head}${i.state.toUpperCase()}: ${i.error}\n    log ${i.logFile}\n`);
+          for (const l of i.lastLines) io.out(`    | ${l}\n`);
+        }
+      }
+      const ready = r.instances.filter((i) => i.ready).length;
+      io.out(`${ready}/${r.instances.length} ready in ${(r.durationMs / 1000).toFixed(1)} s.\n`);
+    }
+  }
+  switch (r.outcome) {
+    case 'dry-run':
+      return pf.ok ? 0 : EXIT_REFUSED;
+    case 'refused':
+      return EXIT_REFUSED;
+    case 'ready':
+      return 0;
+    default:
+      return EXIT_NOT_READY;
+  }
+}
+
+export interface CaptureCliOptions {
+  out: string;
+  /** Only these ports (default: every server of the SSH user). */
+  ports?: number[];
+}
+
+/** Running servers → profile file. Only the SSH user's own servers are considered (others cannot be relaunched from here). */
+export async function cmdCapture(t: Transport, nodeName: string, opts: CaptureCliOptions, io: LaunchIo, signal?: AbortLike): Promise<number> {
+  const scan = await scanServers(t, signal);
+  let servers = scan.servers.filter((s) => scan.ownUid === null || scan.ownUid === 0 || s.uid === scan.ownUid);
+  if (opts.ports?.length) servers = servers.filter((s) => opts.ports!.includes(s.port));
+  if (!servers.length) {
+    const others = scan.servers.length - servers.length;
+    io.err(`error: no SGLang server${opts.ports?.length ? ` on port ${opts.ports.join(', ')}` : ''} of this account is running on ${nodeName}${others > 0 ? ` (${others} of other users or ports are)` : ''}.\n`);
+    return 1;
+  }
+  const name = path.basename(opts.out).replace(/\.json$/i, '');
+  let res;
+  try {
+    res = captureProfile(servers, {
+      name: /^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(name) ? name : undefined,
+      virtualEnv: Object.fromEntries(servers.map((s) => [s.pid, s.virtualEnv ?? undefined])),
+      env: Object.fromEntries(servers.map((s) => [s.pid, s.env])),
+    });
+  } catch (e) {
+    io.err(`error: ${errorMessage(e)}\n`);
+    return 1;
+  }
+  const json = profileToJson(res.profile);
+  mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
+  writeFileSync(opts.out, json);
+  for (const w of res.warnings) io.err(`warning: ${w}\n`);
+  const check = validateProfile(JSON.parse(json));
+  for (const e of check.errors) io.err(`warning: the captured profile needs an edit: ${e}\n`);
+  const ports = servers.filter((s) => res.captured.includes(s.pid)).map((s) => s.port);
+  io.out(`Captured ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${nodeName} (port${ports.length > 1 ? 's' : ''} ${ports.join(', ')}) into ${opts.out}\n`);
+  return check.errors.length ? 1 : 0;
+}
+
+export interface StopCliOptions {
+  port: number;
+  drain: boolean;
+  json: boolean;
+  /** Seconds to wait for the drain (default 600). */
+  drainTimeoutS?: number;
+}
+
+export async function cmdStop(t: Transport, nodeName: string, opts: StopCliOptions, io: LaunchIo, signal?: AbortLike): Promise<number> {
+  if (!Number.isInteger(opts.port) || opts.port < 1 || opts.port > 65535) {
+    io.err(`error: --port must be a port number (got ${opts.port}).\n`);
+    return 2;
+  }
+  let prev = '';
+  const r = await stopServer(t, {
+    port: opts.port,
+    drain: opts.drain,
+    drainTimeoutMs: opts.drainTimeoutS !== undefined ? opts.drainTimeoutS * 1000 : undefined,
+    signal,
+    onProgress: opts.json
+      ? undefined
+      : (m) => {
+          if (m !== prev) io.err(`${m}\n`);
+          prev = m;
+        },
+  });
+  if (opts.json) io.out(JSON.stringify({ node: nodeName, ...r }, null, 2) + '\n');
+  else io.out(r.message + '\n');
+  return r.stopped ? 0 : 1;
+}
