@@ -1,0 +1,53 @@
+/**
+ * Live monitoring over a real sshd: the node total equals the sum of the simulator's configured
+ * rates (within its jitter), health comes through the SSH port forward, progress is read.
+ */
+import assert from 'node:assert/strict';
+import { KnownHostsStore } from '../../src/core/knownHosts';
+import { NodeMonitor } from '../../src/core/monitor';
+import { listNodes } from '../../src/core/nodes';
+import { runOperation } from '../../src/core/operation';
+import { ConnectionPool } from '../../src/core/pool';
+import { probeOperation } from '../../src/core/probe';
+import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+
+describe('live monitoring of a node', function () {
+  this.timeout(120_000);
+  let sim: SimNode;
+  const RATE = 1800;
+  before(async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    sim = await startSimNode({ user: 'gsmon', gpuCount: 4, genTokPerSec: RATE, enableMetrics: true });
+  });
+  after(async () => sim?.stop());
+
+  it('sums the latest decode throughput of every server, reports health and progress', async () => {
+    const pool = new ConnectionPool({ knownHosts: new KnownHostsStore([sim.sshd.knownHostsFile]) });
+    const node = listNodes({ sshConfigFile: sim.sshd.sshConfigFile }).nodes[0];
+    const t = pool.get(node);
+    const mon = new NodeMonitor('simnode', t);
+    try {
+      const probe = await runOperation(t, probeOperation('simnode'));
+      probe.servers = probe.servers.filter((s) => sim.layout.ports.includes(s.port));
+      assert.equal(probe.servers.length, 4);
+      await mon.update(probe);
+      await waitFor(() => mon.live().servers.every((s) => s.genThroughput > 0), 30_000, 'decode lines from every server');
+      const live = mon.live();
+      const expected = 4 * RATE;
+      assert.ok(Math.abs(live.genThroughput - expected) <= expected * 0.06, `total ${live.genThroughput} vs ${expected}`);
+      for (const s of live.servers) {
+        assert.equal(s.health, 'healthy', `${s.port}: ${s.healthDetail}`);
+        assert.equal(s.source, 'log');
+        assert.match(s.stats, /tok\/s/);
+      }
+      assert.ok(live.runningReqs > 0);
+      assert.ok(live.progress?.progress?.ok, 'progress.json read');
+      assert.ok((live.progress?.doneIndices?.count ?? 0) > 0, '.done_indices summarized');
+      // One channel holds every log: the pool's other channels stay free.
+      await runOperation(t, probeOperation('simnode'));
+    } finally {
+      mon.dispose();
+      pool.dispose();
+    }
+  });
+});
