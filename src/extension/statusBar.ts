@@ -10,7 +10,7 @@ function n0(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
 
-function eta(s: number | null): string {
+export function eta(s: number | null): string {
   if (s === null || !Number.isFinite(s) || s < 0) return '';
   if (s < 90) return `${Math.round(s)}s`;
   if (s < 5400) return `${Math.round(s / 60)}m`;

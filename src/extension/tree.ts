@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { Fleet, NodeStatus } from '../core/fleet';
 import type { NodeLive } from '../core/monitor';
+import { eta as formatEta } from './statusBar';
 import type { Artifact, ArtifactKind, ProbeResult } from '../core/probe';
 import type { GpuInfo } from '../core/parsers/nvidiaSmi';
 import type { SglangServer } from '../core/parsers/sglangProcess';
@@ -246,7 +247,7 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const pr = live?.progress?.progress;
         const di = live?.progress?.doneIndices;
         if (pr && pr.ok) {
-          const eta = pr.etaS !== null && pr.status !== 'done' ? ` · ETA ${(pr.etaS / 3600).toFixed(1)} h` : '';
+          const eta = pr.etaS !== null && pr.status !== 'done' ? ` · ETA ${formatEta(pr.etaS)}` : '';
           out.push({ type: 'info', node: name, label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`, detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`, icon: 'graph' });
         } else if (pr && !pr.ok) {
           out.push({ type: 'info', node: name, label: 'progress.json unreadable', detail: pr.error, icon: 'warning' });
