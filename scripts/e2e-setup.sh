@@ -21,7 +21,7 @@ since() { echo "$(( $(date +%s) - ${1:-$t0} ))s"; }
 log() { echo "e2e-setup: $*"; }
 
 # --- Debian packages -----------------------------------------------------------------------------
-pkgs=(libkrb5-dev libsecret-1-dev libxkbfile-dev libx11-dev ripgrep chromium python3 make g++ pkg-config)
+pkgs=(libkrb5-dev libsecret-1-dev libxkbfile-dev libx11-dev ripgrep chromium fonts-noto-color-emoji python3 make g++ pkg-config)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")

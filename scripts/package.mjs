@@ -1,11 +1,12 @@
 // Builds the .vsix: `npm run package` (options: --out FILE, --no-minify, --quiet).
 //
-// The dev build (scripts/build.mjs) keeps ssh2 external so its optional native binding can be used
-// from node_modules. A .vsix has no node_modules (`vsce --no-dependencies`), so the extension is
-// bundled a second time here with ssh2 inside (only its `.node` binding and cpu-features stay
-// out: ssh2 catches their absence and uses its JS/WASM ciphers), which also keeps the .vsix
-// platform-neutral. Shipping production node_modules instead (vsce with dependencies) would add
-// @aws-sdk/client-s3 a second time (it is already in the bundle) and a linux-x64 binding.
+// The dev build (scripts/build.mjs) keeps ssh2 and @aws-sdk/* external: they load lazily from
+// node_modules. A .vsix has no node_modules (`vsce --no-dependencies`), so the extension is bundled
+// a second time here and every such external becomes its own minified bundle in dist/vendor/
+// (loaded by the same lazy require). ssh2's `.node` binding and cpu-features are not shipped: ssh2
+// catches their absence and uses its JS/WASM ciphers, which keeps the .vsix platform-neutral.
+// Shipping production node_modules instead (vsce with dependencies) would add ~20 MB of
+// @aws-sdk/@smithy files and a linux-x64 binding.
 //
 // vsce runs in a staging folder (.tmp/vsix-stage) holding only what is shipped, so the repository's
 // dist/ is never overwritten; .vscodeignore (an allow-list) applies there and to a plain
@@ -14,7 +15,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { builtinModules } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -45,8 +46,16 @@ run(process.execPath, [path.join(root, 'scripts', 'build.mjs')], root);
 
 // 2. Stage: only what is shipped.
 rmSync(stage, { recursive: true, force: true });
-mkdirSync(path.join(stage, 'dist'), { recursive: true });
-const result = await build({
+mkdirSync(path.join(stage, 'dist', 'vendor'), { recursive: true });
+
+// What the dev build leaves external (other than vscode and Node's own modules) is loaded lazily from
+// node_modules (ssh2 on the first connection, @aws-sdk/client-s3 when a salvage checks S3). The
+// .vsix has no node_modules: each becomes its own bundle in dist/vendor/, required by the same
+// lazy call, so activation still parses none of them.
+const devBundle = readFileSync(path.join(root, 'dist', 'extension.js'), 'utf8');
+const vendored = [...new Set([...devBundle.matchAll(/require\("([^".][^"]*)"\)/g)].map((m) => m[1]))].filter((n) => n !== 'vscode' && !isBuiltin(n)).sort();
+const vendorFile = (name) => `${name.replace(/^@/, '').replace(/[^a-zA-Z0-9.-]+/g, '-')}.js`;
+const common = {
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -56,14 +65,27 @@ const result = await build({
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,
+  // ssh2's optional native binding and cpu-features: ssh2 catches their absence (JS/WASM ciphers).
   external: ['vscode', '*.node', 'cpu-features'],
-  entryPoints: [path.join(root, 'src/extension/extension.ts')],
-  outfile: path.join(stage, 'dist', 'extension.js'),
-});
-const stray = Object.keys(result.metafile.outputs).filter((f) => !f.endsWith('dist/extension.js'));
-if (stray.length) throw new Error(`unexpected extra outputs: ${stray.join(', ')}`);
-const notBundled = Object.values(result.metafile.outputs)[0].imports.filter((i) => i.external && !/^(node:|vscode$)/.test(i.path) && !isBuiltin(i.path));
-say(`extension bundle ${kib(statSync(path.join(stage, 'dist', 'extension.js')).size)} (${minify ? 'minified' : 'not minified'}, ssh2 inside); left out: ${notBundled.map((i) => i.path).join(', ') || 'nothing'}`);
+};
+const vendorPlugin = {
+  name: 'vendor',
+  setup(b) {
+    for (const name of vendored) {
+      b.onResolve({ filter: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`) }, () => ({ path: `./vendor/${vendorFile(name)}`, external: true }));
+    }
+  },
+};
+const req = createRequire(path.join(root, 'package.json'));
+const builds = [
+  build({ ...common, entryPoints: [path.join(root, 'src/extension/extension.ts')], outfile: path.join(stage, 'dist', 'extension.js'), plugins: [vendorPlugin] }),
+  ...vendored.map((name) => build({ ...common, entryPoints: [req.resolve(name)], outfile: path.join(stage, 'dist', 'vendor', vendorFile(name)) })),
+];
+const results = await Promise.all(builds);
+const left = new Set();
+for (const r of results) for (const o of Object.values(r.metafile.outputs)) for (const i of o.imports) if (i.external && !isBuiltin(i.path) && i.path !== 'vscode' && !i.path.startsWith('./vendor/')) left.add(i.path);
+const sizeOf = (f) => statSync(path.join(stage, 'dist', f)).size;
+say(`extension.js ${kib(sizeOf('extension.js'))}${vendored.map((n) => `, vendor/${vendorFile(n)} ${kib(sizeOf(path.join('vendor', vendorFile(n))))}`).join('')} (${minify ? 'minified' : 'not minified'}); not shipped: ${[...left].join(', ') || 'nothing'}`);
 
 for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) {
   if (existsSync(path.join(root, f))) cpSync(path.join(root, f), path.join(stage, f));
@@ -71,6 +93,8 @@ for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) {
 const skip = (src) => !/(^|\/)(__pycache__|\.pytest_cache)(\/|$)|\.py[co]$/.test(src);
 cpSync(path.join(root, 'media'), path.join(stage, 'media'), { recursive: true, filter: skip });
 cpSync(path.join(root, 'sim'), path.join(stage, 'sim'), { recursive: true, filter: skip });
+// The launch-profile JSON schema (contributes.jsonValidation).
+cpSync(path.join(root, 'schemas'), path.join(stage, 'schemas'), { recursive: true, filter: skip });
 const shipped = { ...pkg };
 if (shipped.scripts) {
   // The stage has no sources: a prepublish hook would try to build there.
@@ -94,5 +118,6 @@ function kib(n) {
   return n >= 1048576 ? `${(n / 1048576).toFixed(2)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
 }
 function isBuiltin(p) {
-  return builtinModules.includes(p) || builtinModules.includes(p.replace(/\/.*/, ''));
+  const n = p.replace(/^node:/, '');
+  return builtinModules.includes(n) || builtinModules.includes(n.replace(/\/.*/, ''));
 }

@@ -2,6 +2,7 @@
  * GPU Sessions — the thin VS Code layer over src/core. Every registration goes into
  * context.subscriptions; long-lived objects dispose their timers and channels.
  */
+import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -104,9 +105,12 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     for (const d of listing.diagnostics) {
       log.warn(`${d.file}:${d.line}: ${d.message}`);
     }
-    if (listing.diagnostics.length) {
-      const d = listing.diagnostics[0];
-      void vscode.window.showWarningMessage(`GPU Sessions: ${d.file}:${d.line}: ${d.message}${listing.diagnostics.length > 1 ? ` (and ${listing.diagnostics.length - 1} more; see the log)` : ''}`, 'Show Log').then((c) => c && channel.show());
+    // A missing ~/.ssh/config is normal (nodes may come from settings): log it, do not nag. A missing
+    // file the user configured, or a malformed line, is worth a notification.
+    const notable = listing.diagnostics.filter((d) => !(d.line === 0 && !file && !existsSync(d.file.replace(/^~(?=\/)/, os.homedir()))));
+    if (notable.length) {
+      const d = notable[0];
+      void vscode.window.showWarningMessage(`GPU Sessions: ${d.file}${d.line ? `:${d.line}` : ''}: ${d.message}${notable.length > 1 ? ` (and ${notable.length - 1} more; see the log)` : ''}`, 'Show Log').then((c) => c && channel.show());
     }
     const nodes: NodeSpec[] = [];
     if (cfg<boolean>('showLocalMachine', false)) nodes.push({ name: LOCAL_NODE_NAME, host: 'localhost', port: 0, identityFiles: [], source: 'local' });

@@ -4,7 +4,7 @@
  * buildSimHome (fake nvidia-smi on PATH, simulated SGLang servers, seed-like artifacts).
  * No root, no OpenSSH needed. It writes a ready ssh config and known_hosts for itself.
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -39,6 +39,18 @@ export interface DemoNode {
   stop(): Promise<void>;
 }
 
+/**
+ * ssh2's generateKeyPairSync('ed25519') drops a leading zero byte of the public key (about 1 key in 256),
+ * producing a blob nobody can parse: generate until both halves parse.
+ */
+export function generateEd25519(utils: ReturnType<typeof loadSsh2>['utils']): { private: string; public: string } {
+  for (let i = 0; i < 32; i++) {
+    const k = utils.generateKeyPairSync('ed25519');
+    if (!(utils.parseKey(k.public) instanceof Error) && !(utils.parseKey(k.private) instanceof Error)) return k;
+  }
+  throw new Error('Could not generate an ed25519 key pair.');
+}
+
 async function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.createServer();
@@ -67,8 +79,8 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
   const home = path.join(dir, 'home');
 
   // Throwaway keys, regenerated on every start.
-  const hostKey = utils.generateKeyPairSync('ed25519');
-  const clientKey = utils.generateKeyPairSync('ed25519');
+  const hostKey = generateEd25519(utils);
+  const clientKey = generateEd25519(utils);
   const identityFile = path.join(dir, 'id_ed25519');
   writeFileSync(identityFile, clientKey.private, { mode: 0o600 });
   chmodSync(identityFile, 0o600);
@@ -204,16 +216,24 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
     ].join('\n'),
   );
 
+  // Asynchronously: the demo may live inside the VS Code extension host, which must not block.
+  const runScript = (script: string, timeoutMs: number) =>
+    new Promise<number | null>((resolve) => {
+      const c = spawn('/bin/sh', [script], { cwd: home, env: shellEnv, stdio: 'ignore' });
+      const timer = setTimeout(() => c.kill('SIGKILL'), timeoutMs);
+      c.on('close', (code) => (clearTimeout(timer), resolve(code)));
+      c.on('error', () => (clearTimeout(timer), resolve(127)));
+    });
   if (opts.startServers !== false) {
-    const r = spawnSync('/bin/sh', [layout.launchScript], { cwd: home, env: shellEnv, stdio: 'ignore', timeout: 30_000 });
-    if (r.status !== 0) log(`launch script exited ${r.status}`);
+    const code = await runScript(layout.launchScript, 30_000);
+    if (code !== 0) log(`launch script exited ${code}`);
   }
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    spawnSync('/bin/sh', [layout.stopScript], { cwd: home, env: shellEnv, stdio: 'ignore', timeout: 15_000 });
+    await runScript(layout.stopScript, 20_000);
     for (const c of children) {
       try {
         if (c.pid) process.kill(-c.pid, 'SIGTERM');

@@ -1,0 +1,239 @@
+/**
+ * Inside the real extension host: activation, contributed commands registered, the demo node's tree
+ * (shape and labels through the extension's API), a live tail, throughput, an unreachable node's
+ * error item, and Salvage Node run through the command with its files checked on disk.
+ * Tests build on each other (one demo node for the suite); it is stopped at the end.
+ */
+import * as assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { GpuSessionsApi } from '../../../src/extension/extension';
+import type { TreeNode } from '../../../src/extension/tree';
+
+const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
+const DEMO = 'gpu-demo';
+
+function label(item: vscode.TreeItem): string {
+  return typeof item.label === 'string' ? item.label : item.label?.label ?? '';
+}
+
+async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 250): Promise<NonNullable<T>> {
+  const t0 = Date.now();
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+      last = v;
+    } catch (e) {
+      last = e instanceof Error ? e.message : e;
+    }
+    if (Date.now() - t0 > timeoutMs) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last).slice(0, 300)})`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+async function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+describe('GPU Sessions in the extension host', function () {
+  this.timeout(120_000);
+  let api: GpuSessionsApi;
+
+  /** The demo node's home (its known_hosts file sits next to it). */
+  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
+  const children = async (el?: TreeNode) => (await api.tree.getChildren(el)) ?? [];
+  const find = async (parent: TreeNode | undefined, pred: (el: TreeNode, item: vscode.TreeItem) => boolean) => {
+    for (const el of await children(parent)) if (pred(el, await api.tree.getTreeItem(el))) return el;
+    return undefined;
+  };
+
+  after(async function () {
+    this.timeout(60_000);
+    await vscode.workspace.getConfiguration('gpuSessions').update('nodes', undefined, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors').then(undefined, () => undefined);
+    await vscode.commands.executeCommand('gpuSessions.stopDemoNode').then(undefined, () => undefined);
+  });
+
+  it('activates and exports its API', async () => {
+    const ext = vscode.extensions.getExtension<GpuSessionsApi>(EXTENSION_ID);
+    assert.ok(ext, `${EXTENSION_ID} is installed`);
+    api = await ext.activate();
+    assert.ok(ext.isActive);
+    assert.ok(api?.fleet && api?.tree, 'exports { fleet, tree, ... }');
+    assert.equal(typeof api.reloadNodes, 'function');
+  });
+
+  it('registers every contributed command', async () => {
+    const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
+    const contributed: string[] = ext.packageJSON.contributes.commands.map((c: { command: string }) => c.command);
+    assert.ok(contributed.length >= 10, `contributes ${contributed.length} commands`);
+    const registered = new Set(await vscode.commands.getCommands(true));
+    const missing = contributed.filter((c) => !registered.has(c));
+    assert.deepEqual(missing, [], `contributed but not registered: ${missing.join(', ')}`);
+    for (const c of ['gpuSessions.startDemoNode', 'gpuSessions.salvageNode', 'gpuSessions.tailLog']) assert.ok(contributed.includes(c), c);
+  });
+
+  it('starts the demo node through its command; the tree lists it', async () => {
+    const t0 = Date.now();
+    const name = await vscode.commands.executeCommand<string>('gpuSessions.startDemoNode');
+    assert.equal(name, DEMO);
+    assert.ok(api.demo(), 'api.demo() is set');
+    const st = await waitFor('demo probe', () => (api.fleet.status(DEMO).state === 'ok' && api.fleet.status(DEMO).probe ? api.fleet.status(DEMO) : undefined));
+    assert.equal(st.probe!.gpuState, 'ok');
+    const roots = await children();
+    const node = roots.find((el) => el.type === 'node' && el.node.name === DEMO);
+    assert.ok(node, `root items: ${roots.map((r) => (r.type === 'node' ? r.node.name : r.type)).join(', ')}`);
+    const item = await api.tree.getTreeItem(node);
+    assert.equal(label(item), DEMO);
+    assert.match(String(item.description), /^7× NVIDIA B200 · \d+ servers$/);
+    assert.equal(item.collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
+    console.log(`      demo node up and probed in ${Date.now() - t0} ms: ${item.description}`);
+  });
+
+  it('the demo node has GPUs, Servers and Artifacts with the expected labels', async () => {
+    const node = (await find(undefined, (el) => el.type === 'node' && el.node.name === DEMO))!;
+    const groups = await children(node);
+    const groupItems = await Promise.all(groups.map((g) => api.tree.getTreeItem(g)));
+    assert.deepEqual(groupItems.map(label), ['GPUs', 'Servers', 'Artifacts']);
+    assert.equal(groupItems[0].description, '7');
+    assert.ok(Number(groupItems[1].description) >= 7, `servers: ${groupItems[1].description}`);
+    assert.ok(Number(groupItems[2].description) >= 20, `artifacts: ${groupItems[2].description}`);
+
+    const gpus = await Promise.all((await children(groups[0])).map((g) => api.tree.getTreeItem(g)));
+    assert.deepEqual(gpus.map(label), [0, 1, 2, 3, 4, 5, 6].map((i) => `GPU ${i} · NVIDIA B200`));
+    for (const g of gpus) assert.match(String(g.description), /^[\d.]+\/179\.1 GiB · \d+% · \d+°C/);
+
+    // The demo node is this machine: a concurrent run's simulated servers would show too, so the
+    // checks are on this demo's seven (their logs live in its home).
+    const serverEls = (await children(groups[1])).filter((el) => el.type === 'server' && el.server.logFile?.startsWith(demoHome() + '/'));
+    const servers = await Promise.all(serverEls.map((s) => api.tree.getTreeItem(s)));
+    const base = Math.min(...serverEls.map((el) => (el.type === 'server' ? el.server.port : 0)));
+    assert.deepEqual(servers.map(label).sort(), [0, 1, 2, 3, 4, 5, 6].map((i) => `:${base + i} qwen3.6-27b`));
+    if (Number(groupItems[1].description) !== 7) console.log(`      note: ${groupItems[1].description} SGLang servers on this machine (other runs' simulated servers)`);
+    for (const s of servers) {
+      assert.match(String(s.description), /^GPU \d/);
+      assert.match(String(s.description), /NEXTN/);
+      assert.equal(s.contextValue, 'server.log');
+      assert.equal(s.command?.command, 'gpuSessions.tailLog');
+    }
+
+    const kinds = await children(groups[2]);
+    const kindLabels = (await Promise.all(kinds.map((k) => api.tree.getTreeItem(k)))).map(label);
+    for (const k of ['Launch scripts', 'Logs', 'Progress files']) assert.ok(kindLabels.includes(k), `artifact kinds: ${kindLabels.join(', ')}`);
+    const logs = kinds.find((k) => k.type === 'kind' && k.kind === 'log')!;
+    const logNames = (await Promise.all((await children(logs)).map((a) => api.tree.getTreeItem(a)))).map(label);
+    for (let i = 0; i < 7; i++) assert.ok(logNames.includes(`sglang_gpu${i}.log`), `logs: ${logNames.join(', ')}`);
+  });
+
+  it('gpuSessions.tailLog opens a live, growing log document', async () => {
+    const probe = api.fleet.status(DEMO).probe!;
+    const logFile = probe.servers.find((s) => s.logFile === path.join(demoHome(), 'logs', 'sglang_gpu0.log'))?.logFile;
+    assert.ok(logFile, 'the GPU 0 server has a log file');
+    const editor = await vscode.commands.executeCommand<vscode.TextEditor>('gpuSessions.tailLog', DEMO, logFile);
+    assert.ok(editor?.document, 'tailLog returns the editor');
+    const doc = editor.document;
+    assert.match(doc.uri.path, /sglang_gpu0\.log$/);
+    assert.equal(doc.languageId, 'log');
+    const first = await waitFor('tail lines', () => (doc.lineCount > 5 ? doc.lineCount : 0), 30_000);
+    const later = await waitFor('more tail lines', () => (doc.lineCount > first ? doc.lineCount : 0), 30_000);
+    assert.match(doc.getText(), /Decode batch/);
+    console.log(`      tail: ${first} lines, then ${later}`);
+  });
+
+  it('live throughput of the demo node is above zero', async () => {
+    const live = await waitFor('throughput > 0', () => {
+      const l = api.tree.liveFor(DEMO);
+      return l && l.genThroughput > 0 ? l : undefined;
+    }, 60_000, 500);
+    assert.ok(live.servers.length >= 7, `followed servers: ${live.servers.length}`);
+    console.log(`      ${Math.round(live.genThroughput)} tok/s, ${live.runningReqs} running`);
+  });
+
+  it('an unreachable node (closed loopback port) shows an error item', async () => {
+    const port = await closedPort();
+    await vscode.workspace.getConfiguration('gpuSessions').update('nodes', [{ name: 'unreachable-node', host: '127.0.0.1', port, user: 'nobody' }], vscode.ConfigurationTarget.Global);
+    await waitFor('node from settings', () => api.fleet.node('unreachable-node'));
+    const st = await api.fleet.refresh('unreachable-node');
+    assert.equal(st.state, 'error');
+    assert.equal(st.error?.code, 'unreachable', st.error?.message);
+    const node = (await find(undefined, (el) => el.type === 'node' && el.node.name === 'unreachable-node'))!;
+    assert.match(String((await api.tree.getTreeItem(node)).description), /Unreachable/);
+    const kids = await children(node);
+    assert.equal(kids[0]?.type, 'error');
+    const item = await api.tree.getTreeItem(kids[0]);
+    assert.equal(label(item), 'Unreachable');
+    assert.equal(item.command?.command, 'gpuSessions.showLog');
+    // The demo node is unaffected.
+    assert.equal(api.fleet.status(DEMO).state, 'ok');
+  });
+
+  type Manifest = { verdict: string | null; dest: string; items: { status: string; localPath: string | null; kind: string; remotePath: string }[]; lost: { remotePath: string; why: string }[] };
+
+  function checkSalvageFiles(m: Manifest): void {
+    const ws = vscode.workspace.workspaceFolders![0];
+    assert.ok(m.dest.startsWith(path.join(ws.uri.fsPath, 'salvage', DEMO) + path.sep), m.dest);
+    for (const f of ['SALVAGE.md', 'salvage-manifest.json', 'running-servers.sh', 'environment.json']) assert.ok(existsSync(path.join(m.dest, f)), f);
+    const onDisk = JSON.parse(readFileSync(path.join(m.dest, 'salvage-manifest.json'), 'utf8'));
+    assert.equal(onDisk.verdict, m.verdict);
+    const verified = m.items.filter((i) => i.status === 'verified' && i.localPath);
+    assert.ok(verified.length >= 20, `verified: ${verified.length}`);
+    for (const i of verified) assert.ok(existsSync(path.isAbsolute(i.localPath!) ? i.localPath! : path.join(m.dest, i.localPath!)), i.localPath!);
+  }
+
+  it('gpuSessions.salvageNode while the job still runs: only logs still being written can be at risk', async () => {
+    assert.ok(vscode.workspace.workspaceFolders?.[0], 'a workspace folder is open');
+    const t0 = Date.now();
+    const m = await vscode.commands.executeCommand<Manifest>('gpuSessions.salvageNode', DEMO, { assumeYes: true });
+    assert.ok(m, 'salvageNode returns the manifest');
+    console.log(`      salvage (job running): verdict ${m.verdict}, ${m.lost.length} at risk, in ${Date.now() - t0} ms → ${m.dest}`);
+    checkSalvageFiles(m);
+    // Safe or not depends on whether a log grew between its verification and the end: both are
+    // right; what may be at risk is only what is still being written.
+    assert.ok(m.verdict === 'safe' || m.verdict === 'unsafe', String(m.verdict));
+    assert.equal(m.verdict === 'unsafe', m.lost.length > 0);
+    for (const l of m.lost) {
+      assert.match(l.remotePath, /\.log$/, JSON.stringify(l));
+      assert.match(l.why, /still being written|changed/, JSON.stringify(l));
+    }
+    assert.match(readFileSync(path.join(m.dest, 'SALVAGE.md'), 'utf8'), m.verdict === 'safe' ? /safe to shut down/i : /not safe/i);
+    assert.equal(api.tree.verdicts.get(DEMO)?.verdict, m.verdict);
+  });
+
+  it('once the job has finished, gpuSessions.salvageNode says safe and opens SALVAGE.md', async () => {
+    // The simulated node's knob for "the generation job finished" (what the CLI demo does before
+    // salvaging): the servers' load drains and their logs go quiet.
+    const home = demoHome();
+    assert.ok(existsSync(path.join(home, '.sim')), `demo home ${home}`);
+    writeFileSync(path.join(home, '.sim', 'pause_load'), 'the e2e generation job finished\n');
+    const logs = api.fleet.status(DEMO).probe!.servers.map((s) => s.logFile!).filter((f) => f.startsWith(home + '/'));
+    assert.equal(logs.length, 7);
+    let last = '';
+    let quietSince = Date.now();
+    await waitFor('logs quiet for 2.5 s', () => {
+      const now = logs.map((f) => statSync(f).size).join(',');
+      if (now !== last) (last = now), (quietSince = Date.now());
+      return Date.now() - quietSince >= 2500;
+    }, 30_000);
+    const t0 = Date.now();
+    const m = await vscode.commands.executeCommand<Manifest>('gpuSessions.salvageNode', DEMO, { assumeYes: true });
+    assert.ok(m, 'salvageNode returns the manifest');
+    console.log(`      salvage (job done): verdict ${m.verdict} in ${Date.now() - t0} ms → ${m.dest}`);
+    assert.equal(m.verdict, 'safe', `lost: ${JSON.stringify(m.lost).slice(0, 500)}`);
+    checkSalvageFiles(m);
+    assert.match(readFileSync(path.join(m.dest, 'SALVAGE.md'), 'utf8'), /safe to shut down/i);
+    assert.equal(api.tree.verdicts.get(DEMO)?.verdict, 'safe');
+    await waitFor('SALVAGE.md editor', () => vscode.window.visibleTextEditors.some((e) => e.document.uri.fsPath === path.join(m.dest, 'SALVAGE.md')), 15_000);
+  });
+});
+
