@@ -35,6 +35,8 @@ Usage:
                                               (--dry-run prints the exact script and starts nothing)
   gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
   gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
+  gpu-sessions restart NODE --port PORT [--drain]
+                                              stop a server and start it again with the same command line
   gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data
@@ -354,12 +356,13 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
       }
       case 'launch':
       case 'capture':
+      case 'restart':
       case 'stop': {
         if (rest.length !== 1) usageError(`${cmd} takes exactly one NODE.`);
         if (cmd === 'launch' && !v.profile) usageError('launch needs --profile FILE (a .gpu-sessions/launch/*.json profile).');
         if (cmd === 'capture' && !v.out) usageError('capture needs --out FILE.');
         const port = v.port !== undefined ? Number(v.port) : NaN;
-        if (cmd === 'stop' && !(Number.isInteger(port) && port > 0 && port < 65536)) usageError('stop needs --port PORT (1-65535).');
+        if ((cmd === 'stop' || cmd === 'restart') && !(Number.isInteger(port) && port > 0 && port < 65536)) usageError('stop needs --port PORT (1-65535).');
         const readyS = v['ready-timeout'] !== undefined ? Number(v['ready-timeout']) : undefined;
         if (readyS !== undefined && !(readyS > 0)) usageError('--ready-timeout is a positive number of seconds.');
         const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : undefined;
@@ -374,6 +377,13 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
           const t = pool.get(node);
           if (cmd === 'launch') return await L.cmdLaunch(t, node.name, { profileFile: path.resolve(v.profile!), dryRun: Boolean(v['dry-run']), json: g.json, override: Boolean(v.override), timeoutS: readyS }, io, ac.signal);
           if (cmd === 'capture') return await L.cmdCapture(t, node.name, { out: path.resolve(v.out!) }, io);
+          if (cmd === 'restart') {
+            const { restartServer } = await import('../core/launch/restart');
+            const r = await restartServer(t, { port, drain: Boolean(v.drain), drainTimeoutMs: drainS ? drainS * 1000 : undefined, readyTimeoutMs: readyS ? readyS * 1000 : undefined, signal: ac.signal, onProgress: g.json ? undefined : (m) => io.err(m + '\n') });
+            if (g.json) io.out(JSON.stringify({ message: r.message, stop: r.stop, outcome: r.launch?.outcome ?? null, instances: r.launch?.instances ?? [] }, null, 2) + '\n');
+            else io.out(r.message + '\n');
+            return r.launch?.outcome === 'ready' ? 0 : r.launch ? 7 : 1;
+          }
           return await L.cmdStop(t, node.name, { port, drain: Boolean(v.drain), json: g.json, drainTimeoutS: drainS }, io, ac.signal);
         } finally {
           process.off('SIGINT', onSig);

@@ -307,10 +307,11 @@ async function captureProfileCommand(deps: LaunchDeps, arg?: unknown): Promise<v
   return target;
 }
 
-async function stopServerCommand(deps: LaunchDeps, arg?: unknown): Promise<boolean> {
-  if (!requireTrust('Stopping servers')) return false;
+async function stopServerCommand(deps: LaunchDeps, arg?: unknown, restart = false): Promise<boolean> {
+  const Verb = restart ? 'Restart' : 'Stop';
+  if (!requireTrust(restart ? 'Restarting servers' : 'Stopping servers')) return false;
   const el = arg as TreeNode | undefined;
-  const node = await pickNode(deps, 'Stop Server', nodeOf(arg));
+  const node = await pickNode(deps, `${Verb} Server`, nodeOf(arg));
   if (!node) return false;
   const t = deps.transportFor(node);
   let port: number;
@@ -334,22 +335,45 @@ async function stopServerCommand(deps: LaunchDeps, arg?: unknown): Promise<boole
     }
     const pick = await vscode.window.showQuickPick(
       servers.map((s) => ({ label: `port ${s.port}`, description: `${s.servedModelName ?? s.modelPath ?? ''}`, detail: `pid ${s.pid}, GPU ${s.gpus.join(',') || '?'}${s.logFile ? `, log ${s.logFile}` : ''}`, s })),
-      { title: `Stop Server on ${node}`, placeHolder: 'Which server?' },
+      { title: `${Verb} Server on ${node}`, placeHolder: 'Which server?' },
     );
     if (!pick) return false;
     port = pick.s.port;
     pid = pick.s.pid;
     what = `${pick.s.servedModelName ?? pick.s.modelPath ?? 'SGLang'} (pid ${pid}, GPU ${pick.s.gpus.join(',') || '?'})`;
   }
-  const stop = 'Stop';
-  const drainStop = 'Drain, then Stop';
+  const stop = Verb;
+  const drainStop = `Drain, then ${Verb}`;
   const choice = await vscode.window.showWarningMessage(
-    `Stop the SGLang server on port ${port} of ${node}?`,
-    { modal: true, detail: `${what}\n\nStop: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then Stop: wait until its running requests reach 0 (stop sending new ones first), then stop it.` },
+    `${Verb} the SGLang server on port ${port} of ${node}?`,
+    { modal: true, detail: `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running requests reach 0 (stop sending new ones first), then stop it.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}` },
     drainStop,
     stop,
   );
   if (!choice) return false;
+  if (restart) {
+    const rr = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: restarting port ${port} on ${node}`, cancellable: true },
+      async (progress, token) => {
+        const ac = new AbortController();
+        token.onCancellationRequested(() => ac.abort());
+        try {
+          const { restartServer } = await import('../core/launch/restart');
+          return await restartServer(t, { port, drain: choice === drainStop, signal: ac.signal, onProgress: (m) => progress.report({ message: m }) });
+        } catch (e) {
+          if (!ac.signal.aborted) void vscode.window.showErrorMessage(`GPU Sessions: restarting port ${port} on ${node} failed: ${errorMessage(e)}`);
+          return undefined;
+        }
+      },
+    );
+    if (!rr) return false;
+    deps.log.info(`Restart on ${node}: ${rr.message}`);
+    const ok = rr.launch?.outcome === 'ready';
+    if (ok) void vscode.window.showInformationMessage(`GPU Sessions: ${rr.message}`);
+    else void vscode.window.showWarningMessage(`GPU Sessions: ${rr.message}`);
+    void deps.fleet.refresh(node);
+    return ok;
+  }
   const r = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: stopping port ${port} on ${node}`, cancellable: true },
     async (progress, token) => {
@@ -381,5 +405,6 @@ export function registerLaunchCommands(context: vscode.ExtensionContext, deps: L
     vscode.commands.registerCommand('gpuSessions.launchProfile', (arg?: unknown) => launchProfileCommand(deps, docs, arg)),
     vscode.commands.registerCommand('gpuSessions.captureProfile', (arg?: unknown) => captureProfileCommand(deps, arg)),
     vscode.commands.registerCommand('gpuSessions.stopServer', (arg?: unknown) => stopServerCommand(deps, arg)),
+    vscode.commands.registerCommand('gpuSessions.restartServer', (arg?: unknown) => stopServerCommand(deps, arg, true)),
   );
 }
