@@ -1,21 +1,13 @@
 /** Human-readable output of the CLI. */
+import { formatBytes } from '../core/format';
 import type { ProbeResult } from '../core/probe';
+
+export const bytes = formatBytes;
 
 export function gib(mib: number | null): string {
   return mib === null ? '?' : `${(mib / 1024).toFixed(1)} GiB`;
 }
 
-export function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const u = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < u.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v >= 100 ? 0 : 1)} ${u[i]}`;
-}
 
 const na = (v: number | null, unit: string) => (v === null ? '—' : `${v}${unit}`);
 

@@ -14,7 +14,7 @@ import { runOperation } from '../core/operation';
 import { ConnectionPool } from '../core/pool';
 import { ProbeResult, probeOperation } from '../core/probe';
 import type { NodeSpec } from '../core/sshConfig';
-import type { HostKeyPrompt } from '../core/transport';
+import type { HostKeyPrompt, Transport } from '../core/transport';
 import { formatProbe } from './format';
 
 const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
@@ -125,6 +125,23 @@ function nodeFor(arg: string | undefined, g: GlobalOpts): NodeSpec {
   return node;
 }
 
+/** Runs fn with the node's pooled transport; Ctrl-C aborts it; the pool is closed afterwards. */
+async function withNode<T>(arg: string, g: GlobalOpts, io: CliIo, fn: (t: Transport, node: NodeSpec, signal: AbortSignal) => Promise<T>): Promise<T> {
+  const node = nodeFor(arg, g);
+  const pool = makePool(g, io, node);
+  const ac = new AbortController();
+  const onSig = () => ac.abort();
+  process.once('SIGINT', onSig);
+  process.once('SIGTERM', onSig);
+  try {
+    return await fn(pool.get(node), node, ac.signal);
+  } finally {
+    process.off('SIGINT', onSig);
+    process.off('SIGTERM', onSig);
+    pool.dispose();
+  }
+}
+
 export async function probeNode(node: NodeSpec, pool: ConnectionPool, opts: { maxDepth?: number; maxArtifacts?: number } = {}): Promise<ProbeResult> {
   const t = pool.get(node);
   return runOperation(t, probeOperation(node.name, { roots: node.roots, ...opts }));
@@ -187,15 +204,11 @@ async function cmdNodes(g: GlobalOpts, io: CliIo): Promise<number> {
 
 async function cmdProbe(args: string[], g: GlobalOpts, io: CliIo): Promise<number> {
   if (args.length !== 1) usageError('probe takes exactly one NODE.');
-  const node = nodeFor(args[0], g);
-  const pool = makePool(g, io, node);
-  try {
-    const p = await probeNode(node, pool);
+  return withNode(args[0], g, io, async (t, node, signal) => {
+    const p = await runOperation(t, probeOperation(node.name, { roots: node.roots }), signal);
     io.out(g.json ? JSON.stringify(probeJson(p), null, 2) + '\n' : formatProbe(p));
     return 0;
-  } finally {
-    pool.dispose();
-  }
+  });
 }
 
 async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, salvage: boolean, dest?: string): Promise<number> {
@@ -339,20 +352,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         if (rest.length !== 2) usageError('tail takes NODE and PATH.');
         const n = v.lines !== undefined ? Number(v.lines) : 10;
         if (!Number.isInteger(n) || n < 0) usageError('--lines must be a whole number.');
-        const node = nodeFor(rest[0], g);
-        const pool = makePool(g, io, node);
-        const ac = new AbortController();
-        const onSig = () => ac.abort();
-        process.once('SIGINT', onSig);
-        process.once('SIGTERM', onSig);
-        try {
-          const { cmdTail } = await import('./cmdTail');
-          return await cmdTail(pool.get(node), rest[1], { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats) }, { out: io.out, err: io.err, isTTY: process.stdout.isTTY }, ac.signal);
-        } finally {
-          process.off('SIGINT', onSig);
-          process.off('SIGTERM', onSig);
-          pool.dispose();
-        }
+        const { cmdTail } = await import('./cmdTail');
+        return await withNode(rest[0], g, io, (t, _n, signal) => cmdTail(t, rest[1], { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats) }, { out: io.out, err: io.err, isTTY: process.stdout.isTTY }, signal));
       }
       case 'launch':
       case 'capture':
@@ -362,57 +363,34 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         if (cmd === 'launch' && !v.profile) usageError('launch needs --profile FILE (a .gpu-sessions/launch/*.json profile).');
         if (cmd === 'capture' && !v.out) usageError('capture needs --out FILE.');
         const port = v.port !== undefined ? Number(v.port) : NaN;
-        if ((cmd === 'stop' || cmd === 'restart') && !(Number.isInteger(port) && port > 0 && port < 65536)) usageError('stop needs --port PORT (1-65535).');
+        if ((cmd === 'stop' || cmd === 'restart') && !(Number.isInteger(port) && port > 0 && port < 65536)) usageError(`${cmd} needs --port PORT (1-65535).`);
         const readyS = v['ready-timeout'] !== undefined ? Number(v['ready-timeout']) : undefined;
         if (readyS !== undefined && !(readyS > 0)) usageError('--ready-timeout is a positive number of seconds.');
         const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : undefined;
         if (drainS !== undefined && !(drainS > 0)) usageError('--drain-timeout is a positive number of seconds.');
-        const node = nodeFor(rest[0], g);
-        const pool = makePool(g, io, node);
-        const ac = new AbortController();
-        const onSig = () => ac.abort();
-        process.once('SIGINT', onSig);
-        try {
-          const L = await import('./cmdLaunch');
-          const t = pool.get(node);
-          if (cmd === 'launch') return await L.cmdLaunch(t, node.name, { profileFile: path.resolve(v.profile!), dryRun: Boolean(v['dry-run']), json: g.json, override: Boolean(v.override), timeoutS: readyS }, io, ac.signal);
-          if (cmd === 'capture') return await L.cmdCapture(t, node.name, { out: path.resolve(v.out!) }, io);
+        const L = await import('./cmdLaunch');
+        return await withNode(rest[0], g, io, async (t, node, signal) => {
+          if (cmd === 'launch') return L.cmdLaunch(t, node.name, { profileFile: path.resolve(v.profile!), dryRun: Boolean(v['dry-run']), json: g.json, override: Boolean(v.override), timeoutS: readyS }, io, signal);
+          if (cmd === 'capture') return L.cmdCapture(t, node.name, { out: path.resolve(v.out!) }, io);
           if (cmd === 'restart') {
             const { restartServer } = await import('../core/launch/restart');
-            const r = await restartServer(t, { port, drain: Boolean(v.drain), drainTimeoutMs: drainS ? drainS * 1000 : undefined, readyTimeoutMs: readyS ? readyS * 1000 : undefined, signal: ac.signal, onProgress: g.json ? undefined : (m) => io.err(m + '\n') });
+            const r = await restartServer(t, { port, drain: Boolean(v.drain), drainTimeoutMs: drainS ? drainS * 1000 : undefined, readyTimeoutMs: readyS ? readyS * 1000 : undefined, signal, onProgress: g.json ? undefined : (m) => io.err(m + '\n') });
             if (g.json) io.out(JSON.stringify({ message: r.message, stop: r.stop, outcome: r.launch?.outcome ?? null, instances: r.launch?.instances ?? [] }, null, 2) + '\n');
             else io.out(r.message + '\n');
             return r.launch?.outcome === 'ready' ? 0 : r.launch ? 7 : 1;
           }
-          return await L.cmdStop(t, node.name, { port, drain: Boolean(v.drain), json: g.json, drainTimeoutS: drainS }, io, ac.signal);
-        } finally {
-          process.off('SIGINT', onSig);
-          pool.dispose();
-        }
+          return L.cmdStop(t, node.name, { port, drain: Boolean(v.drain), json: g.json, drainTimeoutS: drainS }, io, signal);
+        });
       }
       case 'salvage': {
         if (rest.length !== 1) usageError('salvage takes exactly one NODE.');
         if (!v.dest) usageError('salvage needs --dest DIR (the salvage goes to DIR/<node>/<timestamp>/).');
         const thr = v['size-threshold'] !== undefined ? Number(v['size-threshold']) : undefined;
         if (thr !== undefined && !(thr > 0)) usageError('--size-threshold is a positive number of MiB.');
-        const node = nodeFor(rest[0], g);
-        const pool = makePool(g, io, node);
-        const ac = new AbortController();
-        const onSig = () => ac.abort();
-        process.once('SIGINT', onSig);
-        try {
-          const { cmdSalvage } = await import('./cmdSalvage');
-          return await cmdSalvage(
-            pool.get(node),
-            node.name,
-            { dest: path.resolve(v.dest), s3: v.s3, s3Endpoint: v['s3-endpoint'], yes: Boolean(v.yes), json: g.json, includeLarge: Boolean(v['include-large']), sizeThreshold: thr ? thr * 1048576 : undefined, roots: g.roots, keepSecrets: Boolean(v['keep-secrets']) },
-            io,
-            ac.signal,
-          );
-        } finally {
-          process.off('SIGINT', onSig);
-          pool.dispose();
-        }
+        const { cmdSalvage } = await import('./cmdSalvage');
+        return await withNode(rest[0], g, io, (t, node, signal) =>
+          cmdSalvage(t, node.name, { dest: path.resolve(v.dest!), s3: v.s3, s3Endpoint: v['s3-endpoint'], yes: Boolean(v.yes), json: g.json, includeLarge: Boolean(v['include-large']), sizeThreshold: thr ? thr * 1048576 : undefined, roots: g.roots, keepSecrets: Boolean(v['keep-secrets']) }, io, signal),
+        );
       }
       default:
         usageError(`Unknown command "${cmd}".`);

@@ -4,7 +4,10 @@
  */
 import * as vscode from 'vscode';
 import type { Fleet, NodeStatus } from '../core/fleet';
+import { formatBytes as formatSize } from '../core/format';
 import type { NodeLive } from '../core/monitor';
+
+export { formatSize };
 import { eta as formatEta } from './statusBar';
 import type { Artifact, ArtifactKind, ProbeResult } from '../core/probe';
 import type { GpuInfo } from '../core/parsers/nvidiaSmi';
@@ -287,14 +290,3 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   }
 }
 
-export function formatSize(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const u = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < u.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v >= 100 ? 0 : 1)} ${u[i]}`;
-}

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../errors';
+import { formatBytes } from '../format';
 import type { Logger } from '../logger';
 import { nullLogger } from '../logger';
 import { runOperation } from '../operation';
@@ -700,17 +701,6 @@ async function defaultSnapshot(t: Transport, node: string, servers: SglangServer
   return { json: s, markdown: renderSnapshotMarkdown(s), summary };
 }
 
-function fmtBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const u = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < u.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(1)} ${u[i]}`;
-}
 
 function mdCell(s: string): string {
   // eslint-disable-next-line no-control-regex
@@ -723,10 +713,10 @@ export function renderSalvageReport(m: SalvageManifest): string {
   L.push(m.verdict === 'safe' ? `## ✅ Safe to shut down` : `## ❌ Not safe to shut down — ${m.lost.length} item(s) would be lost`, '');
   L.push(`- Started ${m.startedAt}, finished ${m.finishedAt ?? '—'}`);
   L.push(`- Node: ${mdCell(String(m.host.user ?? ''))}@${mdCell(String(m.host.host ?? ''))}:${m.host.port ?? ''}${m.host.hostKeyFingerprint ? ` (host key ${m.host.hostKeyFingerprint})` : ''}`);
-  L.push(`- Roots: ${m.roots.map((r) => '`' + r + '`').join(', ')}; size threshold ${fmtBytes(m.sizeThreshold)}`);
+  L.push(`- Roots: ${m.roots.map((r) => '`' + r + '`').join(', ')}; size threshold ${formatBytes(m.sizeThreshold)}`);
   const verified = m.items.filter((i) => i.status === 'verified');
-  L.push(`- Downloaded and verified: ${verified.length} item(s), ${fmtBytes(verified.reduce((a, b) => a + b.size, 0))}`);
-  if (m.s3) L.push(`- S3: ${m.s3.target}${m.s3.endpoint ? ` (${m.s3.endpoint})` : ''} — ${m.s3.error ? `error: ${m.s3.error}` : `${m.s3.objects} objects, ${fmtBytes(m.s3.bytes)}`}`);
+  L.push(`- Downloaded and verified: ${verified.length} item(s), ${formatBytes(verified.reduce((a, b) => a + b.size, 0))}`);
+  if (m.s3) L.push(`- S3: ${m.s3.target}${m.s3.endpoint ? ` (${m.s3.endpoint})` : ''} — ${m.s3.error ? `error: ${m.s3.error}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`}`);
   if (m.environment) L.push(`- Environment: ${m.environment.summary} — see [environment.md](environment.md)`);
   L.push('');
   L.push('## Checklist', '');
@@ -738,18 +728,18 @@ export function renderSalvageReport(m: SalvageManifest): string {
   L.push('');
   if (m.lost.length) {
     L.push('## Would be lost', '', '| remote path | size | why |', '|---|---|---|');
-    for (const l of m.lost) L.push(`| \`${mdCell(l.remotePath)}\` | ${fmtBytes(l.size)} | ${mdCell(l.why)} |`);
+    for (const l of m.lost) L.push(`| \`${mdCell(l.remotePath)}\` | ${formatBytes(l.size)} | ${mdCell(l.why)} |`);
     L.push('');
   }
   if (m.leftByChoice.length) {
     L.push('## Left on the node by choice (not selected, not in S3)', '', '| remote path | size | S3 |', '|---|---|---|');
-    for (const l of m.leftByChoice.slice(0, 500)) L.push(`| \`${mdCell(l.remotePath)}\` | ${fmtBytes(l.size)} | ${l.s3} |`);
+    for (const l of m.leftByChoice.slice(0, 500)) L.push(`| \`${mdCell(l.remotePath)}\` | ${formatBytes(l.size)} | ${l.s3} |`);
     if (m.leftByChoice.length > 500) L.push(`| … ${m.leftByChoice.length - 500} more (see salvage-manifest.json) | | |`);
     L.push('');
   }
   L.push('## Items', '', '| status | kind | remote path | size | sha256 | S3 |', '|---|---|---|---|---|---|');
   for (const it of m.items.slice(0, 2000)) {
-    L.push(`| ${it.status}${it.redacted ? ' (secrets redacted)' : ''} | ${it.kind} | \`${mdCell(it.remotePath)}\` | ${fmtBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`);
+    L.push(`| ${it.status}${it.redacted ? ' (secrets redacted)' : ''} | ${it.kind} | \`${mdCell(it.remotePath)}\` | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`);
   }
   if (m.items.length > 2000) L.push(`| … | | ${m.items.length - 2000} more items in salvage-manifest.json | | | |`);
   L.push('');
