@@ -29,7 +29,7 @@ export async function startDemoS3(home: string, log: (m: string) => void): Promi
   process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
   process.env.AWS_REGION = 'us-east-1';
   // The SDK's Node 20 end-of-support notice is noise in a demo.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = '1';
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   delete process.env.AWS_SESSION_TOKEN;
   delete process.env.AWS_PROFILE;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-demo-s3-'));
