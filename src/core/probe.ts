@@ -87,6 +87,23 @@ export function remoteRootExpr(root: string): string {
   return shq(root);
 }
 
+/**
+ * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
+ * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and the exact argv (parsed by parseProcRecords).
+ * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record.
+ */
+export function procRecordsLoop(extra = ''): string {
+  return `for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
+  d=\${f%/cmdline}
+  [ -r "$f" ] || continue
+  printf 'P\\035%s\\035%s\\035%s\\035%s\\035%s\\035' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
+  tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='
+  printf '\\035'
+  tr '\\000' '\\037' < "$f" 2>/dev/null
+  printf '\\036'
+${extra}done`;
+}
+
 export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string {
   const roots = (opts.roots && opts.roots.length ? opts.roots : ['~']).map(remoteRootExpr).join(' ');
   const depth = Math.max(1, Math.min(32, Math.floor(opts.maxDepth ?? 6)));
@@ -111,15 +128,7 @@ sec mem; grep -E '^(MemTotal|MemAvailable):' /proc/meminfo 2>/dev/null
 sec disks; df -kP 2>/dev/null
 sec ps; ps -eww -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null
 sec proc
-for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
-  d=\${f%/cmdline}
-  [ -r "$f" ] || continue
-  printf 'P\\035%s\\035%s\\035%s\\035%s\\035%s\\035' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
-  tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='
-  printf '\\035'
-  tr '\\000' '\\037' < "$f" 2>/dev/null
-  printf '\\036'
-done
+${procRecordsLoop()}
 sec artifacts
 for r in ${roots}; do
   [ -d "$r" ] || { printf 'E\\t0\\t0\\t%s\\000' "$r"; continue; }

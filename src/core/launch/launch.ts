@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { GpuSessionsError, errorMessage } from '../errors';
 import { checkHealth, httpGet, metricsSummary, parseMetrics } from '../http';
 import { classifyLine } from '../logstats';
+import { procRecordsLoop } from '../probe';
 import { shq } from '../quote';
 import { SglangServer, findServers, parseProcRecords } from '../parsers/sglangProcess';
 import type { AbortLike, Transport } from '../transport';
@@ -659,21 +660,14 @@ sec me; id -u
 sec login; env 2>/dev/null | grep -E ${ENV_GREP}
 sec ps; ps -e -o pid= -o ppid= -o pgid= -o uid= 2>/dev/null
 sec proc
-for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
-  d=\${f%/cmdline}
-  [ -r "$f" ] || continue
-  printf 'P\\035%s\\035%s\\035%s\\035%s\\035%s\\035' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
-  tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='
-  printf '\\035'
-  tr '\\000' '\\037' < "$f" 2>/dev/null
-  printf '\\036'
+${procRecordsLoop(`
   printf 'E\\035%s\\035' "\${d#/proc/}"
   v=$(tr '\\000' '\\n' < "$d/environ" 2>/dev/null | sed -n 's/^VIRTUAL_ENV=//p' | head -n 1)
   if [ -n "$v" ] && [ -f "$v/bin/activate" ]; then printf 'A'; fi
   printf '\\035%s %s\\035' "$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f3)" "$(awk '/^Uid:/{print $2}' "$d/status" 2>/dev/null)"
   tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -E ${ENV_GREP}
   printf '\\036'
-done
+`)}
 sec end
 `;
 }
