@@ -241,6 +241,8 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
   let gpuMessage: string | null = null;
   if (qrc === 0) {
     gpus = parseGpuQuery(qText);
+    // A wrapper or an odd build that ignores the query still prints the banner table.
+    if (gpus.length === 0 && banner.gpus.length) gpus = banner.gpus;
     if (gpus.length === 0) {
       gpuState = 'no-gpu';
       gpuMessage = 'nvidia-smi listed no GPU.';

@@ -90,4 +90,16 @@ describe('nvidia-smi parsers', () => {
     assert.equal(smiNumber('N/A'), null);
     assert.equal(smiNumber(''), null);
   });
+
+  it('reads GPUs from the banner table as a fallback (every generation)', () => {
+    const b = parseSmiBanner(fixture('banner-610-b200.txt')).gpus;
+    assert.deepEqual(b[0], { index: 0, name: 'NVIDIA B200', uuid: null, memoryTotalMiB: 183359, memoryUsedMiB: 0, utilizationPct: 0, temperatureC: 26, powerW: 139 });
+    assert.equal(b.length, 2);
+    const old = parseSmiBanner(fixture('banner-418-old-process-table.txt')).gpus;
+    assert.deepEqual(old[0], { index: 0, name: 'Tesla V100-SXM2...', uuid: null, memoryTotalMiB: 16130, memoryUsedMiB: 15641, utilizationPct: 87, temperatureC: 44, powerW: 55 });
+    const g550 = parseSmiBanner(fixture('banner-550-idle.txt')).gpus;
+    assert.equal(g550[0].name, 'NVIDIA GeForce RTX 4070');
+    assert.equal(g550[0].memoryTotalMiB, 12282);
+    assert.equal(g550[0].temperatureC, 36);
+  });
 });

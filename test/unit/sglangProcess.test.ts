@@ -82,4 +82,27 @@ describe('SGLang process parsing', () => {
     assert.deepEqual(servers[1].gpus, [4]);
     assert.equal(servers[1].logFile, '/root/logs/sglang_gpu4.log');
   });
+
+  it('reads `ps aux` and `ps -ef` tables too (header-aware)', () => {
+    const aux = parsePsLines([
+      'USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND',
+      'root           1  0.0  0.0 167940 13116 ?        Ss   Nov28   0:07 /sbin/init',
+      'root     2345678 99.0  1.2 912345 678901 ?       Rl   10:02 1020:11 python3 -m sglang.launch_server --model-path /dev/shm/Qwen3.6-27B --port 30000 --dp 2',
+    ].join('\n'));
+    assert.equal(aux.length, 2);
+    const s = findServers(aux, [], []);
+    assert.equal(s.length, 1);
+    assert.equal(s[0].pid, 2345678);
+    assert.equal(s[0].dp, 2);
+    const ef = parsePsLines([
+      'UID          PID    PPID  C STIME TTY          TIME CMD',
+      'root        4242       1 99 10:02 ?        17:00:00 python -m sglang.launch_server --model-path=/m --port=30001 --tp-size 4',
+      'root        4300    4242 99 10:02 ?        17:00:00 sglang::scheduler_TP0',
+    ].join('\n'));
+    const s2 = findServers(ef, [], [{ pid: 4300, gpuIndex: 2 }]);
+    assert.equal(s2.length, 1);
+    assert.equal(s2[0].port, 30001);
+    assert.equal(s2[0].tp, 4);
+    assert.deepEqual(s2[0].gpus, [2]);
+  });
 });

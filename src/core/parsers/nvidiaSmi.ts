@@ -77,6 +77,34 @@ export interface SmiBanner {
   driverVersion: string | null;
   cudaVersion: string | null;
   processes: GpuProcess[];
+  /** GPUs from the banner's table (names may be cut with "..."; no UUID): a fallback for the query. */
+  gpus: GpuInfo[];
+}
+
+/** GPU rows of the banner: `|   0  NVIDIA B200   On  |   00000000:63:00.0 Off |` then the figures line. */
+export function parseBannerGpus(text: string): GpuInfo[] {
+  const lines = text.split(/\r?\n/);
+  const gpus: GpuInfo[] = [];
+  for (let i = 0; i < lines.length - 1; i++) {
+    const m = /^\|\s+(\d+)\s+(.+?)\s+(On|Off|N\/A)\s*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d/.exec(lines[i]);
+    if (!m) continue;
+    const f = lines[i + 1];
+    const mem = /(\d+)MiB\s*\/\s*(\d+)MiB/.exec(f);
+    const temp = /\s(\d+)C\s/.exec(f);
+    const pw = /(\d+(?:\.\d+)?)W\s*\/\s*(?:\d+(?:\.\d+)?W|N\/A)/.exec(f);
+    const util = /\|\s*(\d+)%\s/.exec(f);
+    gpus.push({
+      index: Number(m[1]),
+      name: m[2].trim(),
+      uuid: null,
+      memoryTotalMiB: mem ? Number(mem[2]) : null,
+      memoryUsedMiB: mem ? Number(mem[1]) : null,
+      utilizationPct: util ? Number(util[1]) : null,
+      temperatureC: temp ? Number(temp[1]) : null,
+      powerW: pw ? Number(pw[1]) : null,
+    });
+  }
+  return gpus;
 }
 
 /**
@@ -110,7 +138,7 @@ export function parseSmiBanner(text: string): SmiBanner {
     }
   }
   // Before the label changed, NVIDIA-SMI's own version always equalled the driver's: use it as a fallback.
-  return { smiVersion: smi?.[1] ?? null, driverVersion: driver?.[1] ?? smi?.[1] ?? null, cudaVersion: cuda?.[1] ?? null, processes };
+  return { smiVersion: smi?.[1] ?? null, driverVersion: driver?.[1] ?? smi?.[1] ?? null, cudaVersion: cuda?.[1] ?? null, processes, gpus: parseBannerGpus(text) };
 }
 
 /** `--query-compute-apps=pid,process_name,used_memory --format=csv` (header line first; header only when none). */

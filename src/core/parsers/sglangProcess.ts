@@ -122,10 +122,30 @@ export function serverFromArgv(e: PsEntry): SglangServer | null {
   };
 }
 
-/** `ps -eww -o pid=,ppid=,args=` lines (also tolerates a header and `pid args` only). */
+/**
+ * `ps -eww -o pid=,ppid=,args=` lines; also `pid args` only, and the common tables with a header
+ * (`ps aux`: USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND; `ps -ef`: UID PID PPID C STIME TTY TIME CMD),
+ * so a wrapped or different `ps` still yields the process table.
+ */
 export function parsePsLines(text: string): PsEntry[] {
+  const lines = text.split('\n');
+  const hi = lines.findIndex((l) => l.trim().length > 0);
+  const header = hi >= 0 ? lines[hi].trim().split(/\s+/) : [];
+  const upper = header.map((h) => h.toUpperCase());
+  const cmdCol = upper.findIndex((h) => h === 'COMMAND' || h === 'CMD' || h === 'ARGS');
+  const pidCol = upper.indexOf('PID');
+  if (cmdCol > 0 && pidCol >= 0) {
+    const ppidCol = upper.indexOf('PPID');
+    const out: PsEntry[] = [];
+    for (const raw of lines.slice(hi + 1)) {
+      const f = raw.trim().split(/\s+/);
+      if (f.length <= cmdCol || !/^\d+$/.test(f[pidCol])) continue;
+      out.push({ pid: Number(f[pidCol]), ppid: ppidCol >= 0 && /^\d+$/.test(f[ppidCol]) ? Number(f[ppidCol]) : null, argv: f.slice(cmdCol), exact: false });
+    }
+    return out;
+  }
   const out: PsEntry[] = [];
-  for (const raw of text.split('\n')) {
+  for (const raw of lines) {
     const m = /^\s*(\d+)\s+(?:(\d+)\s+)?(.*)$/.exec(raw);
     if (!m) continue;
     const args = m[3].trim();
