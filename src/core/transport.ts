@@ -404,6 +404,10 @@ export class SshTransport extends BaseTransport {
         throw new GpuSessionsError('unreachable', `${node.name}: the ProxyJump hop ${this.opts.jump.label} could not reach ${node.host}:${node.port}: ${errorMessage(e)}`);
       }
     }
+    if (node.proxyCommand && !this.opts.jump) {
+      // Connecting directly would reach another machine than the user's ssh does (or none at all).
+      throw new GpuSessionsError('config', `${node.name}: ProxyCommand (${node.proxyCommand}) is not supported by the built-in SSH client; use ProxyJump in ${node.sourceFile ?? 'ssh config'} instead.`);
+    }
     const client = new SshClient();
     const keyFiles = this.identityFiles();
     let keyIdx = 0;
