@@ -162,4 +162,28 @@ describe('fault matrix', function () {
       spawnSync('pkill', ['-u', sim.user, '-f', 'echo "line']);
     }
   });
+
+  it('remote disk full while launching: the launch stops with the node\'s ENOSPC message and starts nothing', async function () {
+    const launchDir = path.join(sim.home, '.gpu-sessions', 'launch');
+    mkdirSync(launchDir, { recursive: true });
+    const uid = execFileSync('id', ['-u', sim.user]).toString().trim();
+    const gid = execFileSync('id', ['-g', sim.user]).toString().trim();
+    execFileSync('chown', ['-R', `${uid}:${gid}`, path.join(sim.home, '.gpu-sessions')]);
+    if (spawnSync('mount', ['-t', 'tmpfs', '-o', `size=16k,uid=${uid},gid=${gid}`, 'tmpfs', launchDir]).status !== 0) this.skip();
+    try {
+      spawnSync('dd', ['if=/dev/zero', `of=${path.join(launchDir, 'filler')}`, 'bs=4k', 'count=64'], { stdio: 'ignore' }); // fills it
+      const { findFreePortBlock } = await import('../../src/sim/demoServer');
+      const port = await findFreePortBlock(45000 + Math.floor(Math.random() * 4000), 1);
+      const prof = path.join(mkdtempSync(path.join(os.tmpdir(), 'gs-full-launch-')), 'one.json');
+      writeFileSync(prof, JSON.stringify({ name: 'one', modelPath: path.join(sim.home, 'models', 'Qwen3.6-27B'), gpus: [0], layout: 'per-gpu', basePort: port, venv: '~/venv', logDir: '~/launch-logs', trustRemoteCode: true }));
+      const { cli } = await import('../helpers/cli');
+      const r = await cli(['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, 'launch', 'simnode', '--profile', prof], { timeoutMs: 120_000 });
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr + r.stdout, /No space left on device/);
+      const running = sim.sshd.ssh(`pgrep -u ${sim.user} -f 'sglang[.]launch_server.*--port ${port}' | wc -l`).stdout.trim();
+      assert.equal(running, '0', 'nothing was started');
+    } finally {
+      spawnSync('umount', [launchDir]);
+    }
+  });
 });
