@@ -4,10 +4,11 @@
  * did not write is ever part of a command line unquoted. Output sections are delimited by markers
  * that carry a per-probe nonce, so no file name can forge a section.
  */
-import { randomBytes } from 'node:crypto';
 import { shq } from './quote';
+import { sectionPrologue, sectionedOperation, splitSections } from './sections';
+
+export { splitSections };
 import type { RemoteOperation } from './operation';
-import type { ExecResult } from './transport';
 import {
   COMPUTE_APPS_ARGS,
   GPU_QUERY_ARGS,
@@ -111,8 +112,7 @@ export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string
   const prune = PRUNE_DIRS.map((d) => `-name ${shq(d)}`).join(' -o ');
   const names = NAME_PATTERNS.map((n) => `-name ${shq(n)}`).join(' -o ');
   return `
-N=${shq(nonce)}
-sec() { printf '\\n@@%s:%s@@\\n' "$N" "$1"; }
+${sectionPrologue(nonce)}
 export LC_ALL=C
 T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
 ( nvidia-smi ${GPU_QUERY_ARGS.map(shq).join(' ')} >"$T/q" 2>&1; echo $? >"$T/qrc" ) &
@@ -145,17 +145,6 @@ sec end
 `;
 }
 
-export function splitSections(text: string, nonce: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const marker = `\n@@${nonce}:`;
-  const parts = ('\n' + text).split(marker);
-  for (const p of parts.slice(1)) {
-    const close = p.indexOf('@@\n');
-    if (close < 0) continue;
-    out.set(p.slice(0, close), p.slice(close + 3));
-  }
-  return out;
-}
 
 export function classifyArtifact(p: string): ArtifactKind | null {
   const base = p.slice(p.lastIndexOf('/') + 1);
@@ -295,22 +284,14 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
 
 /** The probe as a remote-operation description. */
 export function probeOperation(nodeName: string, opts: ProbeOptions = {}): RemoteOperation<ProbeResult> {
-  const nonce = `GS${randomBytes(8).toString('hex')}`;
   const started = Date.now();
-  return {
+  return sectionedOperation({
     name: 'probe',
-    command: 'sh -s',
-    stdin: buildProbeScript(nonce, opts),
+    what: 'The probe',
+    node: nodeName,
+    script: (nonce) => buildProbeScript(nonce, opts),
+    parse: (text, nonce) => parseProbeOutput(nodeName, text, nonce, opts, Date.now() - started),
     timeoutMs: 60_000,
     maxOutputBytes: 32 * 1024 * 1024,
-    idempotent: true,
-    parse(r: ExecResult) {
-      const text = r.stdout.toString('utf8');
-      if (!text.includes(`@@${nonce}:end@@`)) {
-        const err = r.stderr.toString('utf8').trim().split('\n').slice(-3).join(' ');
-        throw new Error(`The probe did not complete on ${nodeName} (exit ${r.code}${err ? `: ${err}` : ''}).`);
-      }
-      return parseProbeOutput(nodeName, text, nonce, opts, Date.now() - started);
-    },
-  };
+  });
 }

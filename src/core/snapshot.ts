@@ -9,17 +9,17 @@
  * servers' HTTP endpoints are read through the pooled SSH connection. Everything is redacted before it
  * leaves this module: argv, environment, server info, metrics, free text, pip freeze lines.
  */
-import { randomBytes } from 'node:crypto';
 import { errorMessage } from './errors';
 import { fetchServerInfo, httpGet, metricsSummary, parseMetrics } from './http';
 import type { RemoteOperation } from './operation';
 import { runOperation } from './operation';
 import { GpuState, classifySmiFailure } from './parsers/nvidiaSmi';
 import { parseFlags, sglangLaunchIndex } from './parsers/sglangProcess';
-import { DiskInfo, splitSections } from './probe';
+import type { DiskInfo } from './probe';
+import { sectionPrologue, sectionedOperation, splitSections } from './sections';
 import { shq } from './quote';
 import { REDACTED, isSecretName, redactArgv, redactEnv, redactText, redactValue, scrubKnownSecrets } from './redact';
-import type { ExecResult, Transport } from './transport';
+import type { Transport } from './transport';
 
 export interface SmiQGpu {
   /** PCI bus id, the `GPU 00000000:1B:00.0` heading of `nvidia-smi -q`. */
@@ -217,8 +217,7 @@ export function buildSnapshotScript(nonce: string, serverPids: number[]): string
   const pids = serverPids.filter((p) => Number.isInteger(p) && p > 0).map((p) => String(p));
   const L = SNAPSHOT_LIMITS;
   return `
-N=${shq(nonce)}
-sec() { printf '\\n@@%s:%s@@\\n' "$N" "$1"; }
+${sectionPrologue(nonce)}
 export LC_ALL=C
 have() { command -v "$1" >/dev/null 2>&1; }
 T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
@@ -605,23 +604,16 @@ export function parseSnapshotOutput(nodeName: string, text: string, nonce: strin
  * one's interpreter is the Python whose packages are listed (else python3 on PATH).
  */
 export function snapshotOperation(nodeName: string, serverPids: number[]): RemoteOperation<SnapshotCore> {
-  const nonce = `GS${randomBytes(8).toString('hex')}`;
-  return {
+  return sectionedOperation({
     name: 'snapshot',
-    command: 'sh -s',
-    stdin: buildSnapshotScript(nonce, serverPids),
+    what: 'The environment snapshot',
+    node: nodeName,
+    script: (nonce) => buildSnapshotScript(nonce, serverPids),
+    parse: (text, nonce) => parseSnapshotOutput(nodeName, text, nonce, serverPids),
     timeoutMs: 180_000,
     maxOutputBytes: 64 * 1024 * 1024,
-    idempotent: true,
-    parse(r: ExecResult) {
-      const text = r.stdout.toString('utf8');
-      if (!text.includes(`@@${nonce}:end@@`)) {
-        const err = redactText(r.stderr.toString('utf8').trim().split('\n').slice(-3).join(' '));
-        throw new Error(`The environment snapshot did not complete on ${nodeName} (exit ${r.code}${err ? `: ${err}` : ''}).`);
-      }
-      return parseSnapshotOutput(nodeName, text, nonce, serverPids);
-    },
-  };
+    cleanStderr: redactText,
+  });
 }
 
 function sshDetails(t: Transport): EnvSnapshot['ssh'] {

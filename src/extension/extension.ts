@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { Fleet } from '../core/fleet';
 import { KnownHostsStore } from '../core/knownHosts';
 import type { Logger } from '../core/logger';
-import { listNodes, resolveNode } from '../core/nodes';
+import { NodeListing, listNodes, resolveNode } from '../core/nodes';
 import { ConnectionPool, LOCAL_NODE_NAME } from '../core/pool';
 import { defaultKnownHostsFiles } from '../core/session';
 import type { NodeSpec } from '../core/sshConfig';
@@ -58,7 +58,8 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     if (demo && node?.name === demo.node.name) return [demo.knownHostsFile];
     return defaultKnownHostsFiles(node);
   };
-  let listing = listNodes({ sshConfigFile: cfg<string>('sshConfigFile', '') ? expandHome(cfg<string>('sshConfigFile', '')) : undefined });
+  // Filled by reloadNodes() below (once at activation, then on settings changes).
+  let listing: NodeListing | undefined;
 
   const secretKey = (file: string) => `gpuSessions.passphrase:${file}`;
   const pools = new Map<string, ConnectionPool>();
@@ -68,7 +69,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     if (!p) {
       p = new ConnectionPool({
         knownHosts: new KnownHostsStore(files),
-        resolveHop: (spec) => resolveNode(spec, listing),
+        resolveHop: (spec) => (listing ? resolveNode(spec, listing) : undefined),
         connectTimeoutMs: cfg<number>('connectTimeoutSeconds', 15) * 1000,
         log,
         confirmHostKey: async (pr: HostKeyPrompt) => {
@@ -101,13 +102,14 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
 
   const reloadNodes = () => {
     const file = cfg<string>('sshConfigFile', '');
-    listing = listNodes({ sshConfigFile: file ? expandHome(file) : undefined, settingsNodes: cfg<unknown[]>('nodes', []) });
-    for (const d of listing.diagnostics) {
+    const current = listNodes({ sshConfigFile: file ? expandHome(file) : undefined, settingsNodes: cfg<unknown[]>('nodes', []) });
+    listing = current;
+    for (const d of current.diagnostics) {
       log.warn(`${d.file}:${d.line}: ${d.message}`);
     }
     // A missing ~/.ssh/config is normal (nodes may come from settings): log it, do not nag. A missing
     // file the user configured, or a malformed line, is worth a notification.
-    const notable = listing.diagnostics.filter((d) => !(d.line === 0 && !file && !existsSync(d.file.replace(/^~(?=\/)/, os.homedir()))));
+    const notable = current.diagnostics.filter((d) => !(d.line === 0 && !file && !existsSync(d.file.replace(/^~(?=\/)/, os.homedir()))));
     if (notable.length) {
       const d = notable[0];
       void vscode.window.showWarningMessage(`GPU Sessions: ${d.file}${d.line ? `:${d.line}` : ''}: ${d.message}${notable.length > 1 ? ` (and ${notable.length - 1} more; see the log)` : ''}`, 'Show Log').then((c) => c && channel.show());
@@ -115,7 +117,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     const nodes: NodeSpec[] = [];
     if (cfg<boolean>('showLocalMachine', false)) nodes.push({ name: LOCAL_NODE_NAME, host: 'localhost', port: 0, identityFiles: [], source: 'local' });
     if (demo) nodes.push(demo.node);
-    const fromConfig = cfg<boolean>('includeSshConfigHosts', true) ? listing.nodes : listing.nodes.filter((n) => n.source !== 'ssh-config');
+    const fromConfig = cfg<boolean>('includeSshConfigHosts', true) ? current.nodes : current.nodes.filter((n) => n.source !== 'ssh-config');
     nodes.push(...fromConfig.filter((n) => !demo || n.name !== demo.node.name));
     fleet.setNodes(nodes);
     fleet.setOptions({ maxDepth: cfg('artifacts.maxDepth', 6), maxArtifacts: cfg('artifacts.maxCount', 2000) });
@@ -132,14 +134,15 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const logViews = new LogViews();
   context.subscriptions.push(status, logViews, { dispose: () => monitors.forEach((m) => m.dispose()) });
   tree.liveFor = (n) => monitors.get(n)?.live();
-  const refreshLive = () => {
+  const refreshLive = (name: string) => {
     status.update([...monitors.values()].map((m) => m.live()));
-    tree.refreshView();
+    tree.refreshNode(name);
   };
   context.subscriptions.push({
     dispose: fleet.onDidChange((name) => {
       if (!name) {
         for (const [n, m] of monitors) if (!fleet.node(n)) (m.dispose(), monitors.delete(n));
+        status.update([...monitors.values()].map((m) => m.live()));
         return;
       }
       const st = fleet.status(name);
@@ -149,7 +152,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
         const node = fleet.node(name);
         if (!node) return;
         m = new NodeMonitor(name, routingPool.get(node));
-        m.onDidChange(refreshLive);
+        m.onDidChange(() => refreshLive(name));
         monitors.set(name, m);
       }
       m.update(st.probe).catch((e) => log.warn(`Monitoring ${name}: ${e instanceof Error ? e.message : String(e)}`));

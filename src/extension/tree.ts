@@ -104,6 +104,11 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     });
   }
 
+  /** Re-render one node's subtree (live stats changed); the whole view when the node is not shown. */
+  refreshNode(name: string): void {
+    this.emitter.fire(this.nodeItems.get(name));
+  }
+
   refreshView(): void {
     this.emitter.fire(undefined);
   }

@@ -13,11 +13,11 @@
  * Every remote command is a fixed text or built from shq-quoted values; scripts travel on stdin.
  * No `vscode` import.
  */
-import { randomBytes } from 'node:crypto';
 import { GpuSessionsError, errorMessage } from '../errors';
 import { checkHealth, httpGet, metricsSummary, parseMetrics } from '../http';
 import { classifyLine } from '../logstats';
 import { procRecordsLoop } from '../probe';
+import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../sections';
 import { shq } from '../quote';
 import { SglangServer, findServers, parseProcRecords } from '../parsers/sglangProcess';
 import type { AbortLike, Transport } from '../transport';
@@ -49,19 +49,8 @@ const sleep = (ms: number, signal?: AbortLike) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-function splitSections(text: string, nonce: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const parts = ('\n' + text).split(`\n@@${nonce}:`);
-  for (const p of parts.slice(1)) {
-    const close = p.indexOf('@@\n');
-    if (close < 0) continue;
-    out.set(p.slice(0, close), p.slice(close + 3));
-  }
-  return out;
-}
 
-const nonce = () => `GS${randomBytes(6).toString('hex')}`;
-const SEC_FN = `sec() { printf '\\n@@%s:%s@@\\n' "$N" "$1"; }`;
+const nonce = newNonce;
 
 // ------------------------------------------------------------------------------------ preflight
 
@@ -107,8 +96,7 @@ export function buildPreflightScript(n: string, profile: LaunchProfile): string 
   const pyExpr = py.startsWith('~/') ? remotePathExpr(py) : shq(py);
   const pathCheck = (expr: string) =>
     `p=${expr}; if [ -d "$p" ]; then if [ -f "$p/config.json" ]; then echo dir-config; else echo dir; fi; elif [ -e "$p" ]; then echo not-dir; else echo missing; fi`;
-  return `N=${shq(n)}
-${SEC_FN}
+  return `${sectionPrologue(n)}
 export LC_ALL=C
 sec listen; awk 'FNR > 1 && $4 == "0A" { print $2 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 sec ss; if command -v ss >/dev/null 2>&1; then ss -Hltnp 2>/dev/null | head -n 2000; fi
@@ -267,7 +255,7 @@ export function parsePreflightOutput(text: string, n: string, profile: LaunchPro
     const why = gsErr ? gsErr.slice('GS-ERROR '.length) : errorSummary(lines) ?? `exit ${rc?.[1] ?? '?'}`;
     refusals.push({ check: 'python', message: `${py}${profile.venv ? ` (venv ${profile.venv})` : ''} cannot import sglang on ${nodeLabel}: ${why}` });
   }
-  if (!text.includes(`@@${n}:end@@`)) refusals.push({ check: 'python', message: `The preflight did not complete on ${nodeLabel}.` });
+  if (!sectionsComplete(text, n)) refusals.push({ check: 'python', message: `The preflight did not complete on ${nodeLabel}.` });
   return { ok: refusals.length === 0, refusals, warnings, gpus, nodeGpus, ports, sglangVersion: ver ? ver[1] : null };
 }
 
@@ -403,7 +391,7 @@ interface PollState {
 }
 
 export function buildPollScript(n: string, items: Array<{ pid: number; logFile: string }>): string {
-  const L = [`N=${shq(n)}`, SEC_FN, 'export LC_ALL=C'];
+  const L = [sectionPrologue(n), 'export LC_ALL=C'];
   items.forEach((it, i) => {
     const log = remotePathExpr(it.logFile);
     L.push(`sec s${i}; st=dead; if [ -r /proc/${it.pid}/stat ]; then z=$(sed 's/.*) //' /proc/${it.pid}/stat 2>/dev/null | cut -c1); [ "$z" != Z ] && [ -n "$z" ] && st=alive; fi; echo "$st"`);
@@ -415,7 +403,7 @@ export function buildPollScript(n: string, items: Array<{ pid: number; logFile: 
 }
 
 export function parsePollOutput(text: string, n: string, count: number): PollState[] | null {
-  if (!text.includes(`@@${n}:end@@`)) return null;
+  if (!sectionsComplete(text, n)) return null;
   const s = splitSections(text, n);
   const out: PollState[] = [];
   for (let i = 0; i < count; i++) {
@@ -653,8 +641,7 @@ const ENV_SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
 const ENV_GREP = "'^(SGLANG_|NCCL_|CUDA_|TORCH_|PYTORCH_|HF_|TRANSFORMERS_|FLASHINFER_|TRITON_|OMP_NUM_THREADS=|TOKENIZERS_PARALLELISM=|NVIDIA_|VIRTUAL_ENV=)'";
 
 export function buildScanScript(n: string): string {
-  return `N=${shq(n)}
-${SEC_FN}
+  return `${sectionPrologue(n)}
 export LC_ALL=C
 sec me; id -u
 sec login; env 2>/dev/null | grep -E ${ENV_GREP}
@@ -685,7 +672,7 @@ function envLines(text: string): Record<string, string> {
 }
 
 export function parseScanOutput(text: string, n: string): ServerScan {
-  if (!text.includes(`@@${n}:end@@`)) throw new GpuSessionsError('remote-failed', 'The server scan did not complete.');
+  if (!sectionsComplete(text, n)) throw new GpuSessionsError('remote-failed', 'The server scan did not complete.');
   const s = splitSections(text, n);
   const me = (s.get('me') ?? '').trim();
   const login = envLines(s.get('login') ?? '');

@@ -2,9 +2,9 @@
  * What salvage considers: every artifact the probe knows plus data files (completions, checkpoints,
  * datasets) and symlinks (listed, never followed), under the node's roots, in ONE exec.
  */
-import { randomBytes } from 'node:crypto';
 import type { RemoteOperation } from '../operation';
-import { ArtifactKind, PRUNE_DIRS, classifyArtifact, remoteRootExpr, splitSections } from '../probe';
+import { ArtifactKind, PRUNE_DIRS, classifyArtifact, remoteRootExpr } from '../probe';
+import { sectionPrologue, sectionedOperation, splitSections } from '../sections';
 import { shq } from '../quote';
 
 export type SalvageKind = ArtifactKind | 'data' | 'model' | 'symlink';
@@ -40,15 +40,13 @@ export function classifySalvage(p: string): SalvageKind | null {
 }
 
 export function salvageListOperation(opts: { roots?: string[]; maxDepth?: number; maxFiles?: number }): RemoteOperation<SalvageListing> {
-  const nonce = `GS${randomBytes(8).toString('hex')}`;
   const roots = opts.roots && opts.roots.length ? opts.roots : ['~'];
   const depth = Math.max(1, Math.min(32, Math.floor(opts.maxDepth ?? 8)));
   const max = Math.max(1, Math.floor(opts.maxFiles ?? 50_000));
   const prune = PRUNE_DIRS.map((d) => `-name ${shq(d)}`).join(' -o ');
   const rootExprs = roots.map(remoteRootExpr).join(' ');
-  const script = `
-N=${shq(nonce)}
-sec() { printf '\\n@@%s:%s@@\\n' "$N" "$1"; }
+  const script = (nonce: string) => `
+${sectionPrologue(nonce)}
 sec home; printf '%s' "$HOME"
 sec realroots
 for r in ${rootExprs}; do readlink -f -- "$r" 2>/dev/null || printf '%s\\n' "$r"; done
@@ -59,16 +57,14 @@ for r in ${rootExprs}; do
 done | head -z -n ${max + 1}
 sec end
 `;
-  return {
+  return sectionedOperation({
     name: 'salvage-list',
-    command: 'sh -s',
-    stdin: script,
+    what: "Listing the node's files",
+    node: 'the node',
+    script,
     timeoutMs: 120_000,
     maxOutputBytes: 256 * 1024 * 1024,
-    idempotent: true,
-    parse(r) {
-      const text = r.stdout.toString('utf8');
-      if (!text.includes(`@@${nonce}:end@@`)) throw new Error(`Listing the node's files did not complete (exit ${r.code}): ${r.stderr.toString().trim().slice(0, 300)}`);
+    parse(text, nonce) {
       const s = splitSections(text, nonce);
       const files: ListedFile[] = [];
       let count = 0;
@@ -107,7 +103,7 @@ sec end
         truncated,
       };
     },
-  };
+  });
 }
 
 /** Is an absolute (resolved) path inside one of the roots? */
