@@ -68,7 +68,13 @@ function kib(n: number): string {
 const rows: Record<string, unknown>[] = [];
 const sizes: Record<string, number> = {};
 const STAGE = '.tmp/vsix-stage/dist';
-for (const f of ['dist/extension.js', 'dist/cli.js', `${STAGE}/extension.js`, `${STAGE}/vendor/ssh2.js`, `${STAGE}/vendor/aws-sdk-client-s3.js`]) {
+for (const f of [
+  'dist/extension.js',
+  'dist/cli.js',
+  `${STAGE}/extension.js`,
+  `${STAGE}/vendor/ssh2.js`,
+  `${STAGE}/vendor/aws-sdk-client-s3.js`,
+]) {
   const p = path.join(REPO, f);
   if (existsSync(p)) sizes[f] = statSync(p).size;
 }
@@ -107,8 +113,13 @@ if (JSON_OUT) {
   for (const [f, n] of Object.entries(sizes)) console.log(`  ${f.padEnd(50)} ${kib(n).padStart(10)}`);
   console.log(`\nrequire() in a fresh Node ${process.version} process, stub vscode, median of ${RUNS}:`);
   for (const r of rows) {
-    const heavy = /extension\.js/.test(String(r.name)) && (r.heavyLoaded as string[]).length ? `  ⚠ loads ${(r.heavyLoaded as string[]).join(', ')} eagerly` : '';
-    console.log(`  ${String(r.name).padEnd(54)} ${String(r.medianMs).padStart(7)} ms  (min ${r.minMs}, max ${r.maxMs}; ${r.modules} module file(s); rss ${r.rssMiB} MiB)${heavy}`);
+    const heavy =
+      /extension\.js/.test(String(r.name)) && (r.heavyLoaded as string[]).length
+        ? `  ⚠ loads ${(r.heavyLoaded as string[]).join(', ')} eagerly`
+        : '';
+    console.log(
+      `  ${String(r.name).padEnd(54)} ${String(r.medianMs).padStart(7)} ms  (min ${r.minMs}, max ${r.maxMs}; ${r.modules} module file(s); rss ${r.rssMiB} MiB)${heavy}`,
+    );
   }
   for (const ext of rows.filter((r) => /extension\.js/.test(String(r.name)))) {
     if ((ext.heavyLoaded as string[]).length) {

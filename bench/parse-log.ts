@@ -23,9 +23,11 @@ function makeLog(file: string): void {
     const dp = i % 8;
     const s = 10 + (i % 60);
     const ts = `2026-04-05 20:${String(Math.floor(i / 60000) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
-    if (i % 50 === 7) buf += `[${ts} DP${dp} TP0] Prefill batch, #new-seq: 1, #new-token: 158, #cached-token: 0, token usage: 0.08, #running-req: 31, #queue-req: 0, cuda graph: True, input throughput (token/s): 559.53\n`;
+    if (i % 50 === 7)
+      buf += `[${ts} DP${dp} TP0] Prefill batch, #new-seq: 1, #new-token: 158, #cached-token: 0, token usage: 0.08, #running-req: 31, #queue-req: 0, cuda graph: True, input throughput (token/s): 559.53\n`;
     else if (i % 97 === 3) buf += `[${ts}] INFO:     127.0.0.1:40052 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n`;
-    else buf += `[${ts} DP${dp} TP0] Decode batch, #running-req: ${30 + (i % 7)}, #token: 34901, token usage: 0.19, accept len: ${(2.5 + (i % 10) / 20).toFixed(2)}, accept rate: 0.71, cuda graph: True, gen throughput (token/s): ${(1400 + (i % 200)).toFixed(2)}, #queue-req: 0, \n`;
+    else
+      buf += `[${ts} DP${dp} TP0] Decode batch, #running-req: ${30 + (i % 7)}, #token: 34901, token usage: 0.19, accept len: ${(2.5 + (i % 10) / 20).toFixed(2)}, accept rate: 0.71, cuda graph: True, gen throughput (token/s): ${(1400 + (i % 200)).toFixed(2)}, #queue-req: 0, \n`;
     if (buf.length > 1 << 20) {
       chunks.push(buf);
       buf = '';
@@ -48,7 +50,8 @@ function main(): void {
   try {
     makeLog(file);
     const cli = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
-    const awkProg = '/Decode batch/ { i = index($0, "gen throughput (token/s): "); if (i) { v = substr($0, i + 26) + 0; s += v; n++; if (v > m) m = v } } END { printf "%d %.2f %.2f\\n", n, s / n, m }';
+    const awkProg =
+      '/Decode batch/ { i = index($0, "gen throughput (token/s): "); if (i) { v = substr($0, i + 26) + 0; s += v; n++; if (v > m) m = v } } END { printf "%d %.2f %.2f\\n", n, s / n, m }';
     const ours: number[] = [];
     const awk: number[] = [];
     let awkOut = '';
@@ -67,12 +70,19 @@ function main(): void {
     const ranks = (sum.files?.[0] ?? sum).ranks as Array<{ decodeLines: number; maxGenThroughput: number }>;
     const ourN = ranks.reduce((x, r) => x + r.decodeLines, 0);
     const ourMax = Math.max(...ranks.map((r) => r.maxGenThroughput ?? 0));
-    if (ourN !== n || Math.abs(ourMax - max) > 0.01) throw new Error(`results differ: awk ${n} lines max ${max}; ours ${ourN} lines max ${ourMax}`);
+    if (ourN !== n || Math.abs(ourMax - max) > 0.01)
+      throw new Error(`results differ: awk ${n} lines max ${max}; ours ${ourN} lines max ${ourMax}`);
     const mb = statSync(file).size / 1048576;
-    console.log(`\nparse-log --summary vs awk on ${LINES.toLocaleString('en-US')} lines (${mb.toFixed(0)} MiB), median of ${RUNS}; both found ${n.toLocaleString('en-US')} decode lines`);
+    console.log(
+      `\nparse-log --summary vs awk on ${LINES.toLocaleString('en-US')} lines (${mb.toFixed(0)} MiB), median of ${RUNS}; both found ${n.toLocaleString('en-US')} decode lines`,
+    );
     console.log('| what | ms | speed vs awk | goal |\n|---|---:|---:|---|');
-    console.log(`| awk throughput extraction (${spawnSync('readlink', ['-f', '/usr/bin/awk'], { encoding: 'utf8' }).stdout.trim()}) | ${median(awk).toFixed(0)} | 1.00× | |`);
-    console.log(`| gpu-sessions parse-log --summary (full per-rank summary) | ${median(ours).toFixed(0)} | ${(median(awk) / median(ours)).toFixed(2)}× | ≥ 1.0× |`);
+    console.log(
+      `| awk throughput extraction (${spawnSync('readlink', ['-f', '/usr/bin/awk'], { encoding: 'utf8' }).stdout.trim()}) | ${median(awk).toFixed(0)} | 1.00× | |`,
+    );
+    console.log(
+      `| gpu-sessions parse-log --summary (full per-rank summary) | ${median(ours).toFixed(0)} | ${(median(awk) / median(ours)).toFixed(2)}× | ≥ 1.0× |`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

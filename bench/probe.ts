@@ -8,11 +8,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { KnownHostsStore } from '../src/core/knownHosts';
-import { listNodes } from '../src/core/nodes';
-import { runOperation } from '../src/core/operation';
-import { ConnectionPool } from '../src/core/pool';
-import { probeOperation } from '../src/core/probe';
+import { KnownHostsStore } from '../src/core/ssh/knownHosts';
+import { listNodes } from '../src/core/ssh/nodes';
+import { runOperation } from '../src/core/remote/operation';
+import { ConnectionPool } from '../src/core/ssh/pool';
+import { probeOperation } from '../src/core/node/probe';
 import { startSimNode } from '../test/helpers/simnode';
 
 const N = Number(process.env.BENCH_RUNS ?? 15);
@@ -56,7 +56,9 @@ async function main(): Promise<void> {
     const ssh = median(sshT);
     const c = median(cliT);
     const p = median(poolT);
-    console.log(`\nProbe vs bare SSH round trip (median of ${N}, loopback OpenSSH ${spawnSync('ssh', ['-V'], { encoding: 'utf8' }).stderr.trim()})`);
+    console.log(
+      `\nProbe vs bare SSH round trip (median of ${N}, loopback OpenSSH ${spawnSync('ssh', ['-V'], { encoding: 'utf8' }).stderr.trim()})`,
+    );
     console.log(`| what | ms | ratio to \`ssh host true\` |`);
     console.log(`|---|---|---|`);
     console.log(`| \`ssh host true\` (new connection) | ${ssh.toFixed(1)} | 1.00 |`);

@@ -17,7 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { inventoryS3, S3Target } from '../src/core/s3';
+import { inventoryS3, S3Target } from '../src/core/salvage/s3';
 import { awsCli, awsLsRecursive, s3Env, seedOnDisk, startS3rver } from '../test/helpers/s3rver';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 10_000);
@@ -49,7 +49,8 @@ async function main(): Promise<void> {
 
     // correctness first: both clients see the same thing
     const first = await inventoryS3(target);
-    if (first.objects.length !== OBJECTS || first.truncated) throw new Error(`inventoryS3 saw ${first.objects.length} objects, expected ${OBJECTS}`);
+    if (first.objects.length !== OBJECTS || first.truncated)
+      throw new Error(`inventoryS3 saw ${first.objects.length} objects, expected ${OBJECTS}`);
     const aws = awsCli();
     if (aws) {
       const ls = awsLsRecursive(aws, srv.endpoint, url, home);
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
       for (const o of first.objects) if (ls.keys.get(o.key) !== o.size) throw new Error(`aws and ours disagree on ${o.key}`);
     }
 
-    const child = path.resolve(__dirname, '..', 'src', 'core', 's3.js');
+    const child = path.resolve(__dirname, '..', 'src', 'core', 'salvage', 's3.js');
     const childScript = `require(${JSON.stringify(child)}).inventoryS3(${JSON.stringify(target)}).then((r) => { if (r.objects.length !== ${OBJECTS}) process.exit(3); }, (e) => { console.error(e.message); process.exit(2); })`;
     const awsT: number[] = [];
     const procT: number[] = [];
@@ -66,7 +67,10 @@ async function main(): Promise<void> {
       if (aws) awsT.push(awsLsRecursive(aws, srv.endpoint, url, home).ms);
 
       let s = performance.now();
-      const r = spawnSync(process.execPath, ['-e', childScript], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
+      const r = spawnSync(process.execPath, ['-e', childScript], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      });
       if (r.status !== 0) throw new Error(`inventoryS3 in a child failed (${r.status}): ${r.stderr}`);
       procT.push(performance.now() - s);
 

@@ -8,9 +8,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { KnownHostsStore } from '../src/core/knownHosts';
-import { listNodes } from '../src/core/nodes';
-import { ConnectionPool } from '../src/core/pool';
+import { KnownHostsStore } from '../src/core/ssh/knownHosts';
+import { listNodes } from '../src/core/ssh/nodes';
+import { ConnectionPool } from '../src/core/ssh/pool';
 import { Salvager } from '../src/core/salvage/salvage';
 import { startSimNode } from '../test/helpers/simnode';
 
@@ -48,7 +48,14 @@ async function main(): Promise<void> {
     const ours = async (root: string): Promise<number> => {
       const base = mkdtempSync(path.join(tmp, 'ours-'));
       const t0 = performance.now();
-      const s = new Salvager({ node: 'bench', transport: t, base, roots: [root], sizeThreshold: 64 * 1024 ** 3, snapshot: async () => ({ json: {}, markdown: '', summary: '' }) });
+      const s = new Salvager({
+        node: 'bench',
+        transport: t,
+        base,
+        roots: [root],
+        sizeThreshold: 64 * 1024 ** 3,
+        snapshot: async () => ({ json: {}, markdown: '', summary: '' }),
+      });
       const m = await s.run();
       const ms = performance.now() - t0;
       const bad = m.items.filter((i) => i.status !== 'verified');
@@ -82,7 +89,12 @@ async function main(): Promise<void> {
     rows.push([`${BIG_MIB} MiB file: scp`, median(scpT), 1, '']);
     rows.push([`${BIG_MIB} MiB file: salvage (sha256-verified)`, median(oursBig), median(scpT) / median(oursBig), 'goal ≥ 1.2× scp']);
     rows.push([`${SMALL} × 8 KiB files: rsync -a`, median(rsyncT), 1, '']);
-    rows.push([`${SMALL} × 8 KiB files: salvage (sha256-verified)`, median(oursSmall), median(rsyncT) / median(oursSmall), 'goal ≥ 1.0× rsync']);
+    rows.push([
+      `${SMALL} × 8 KiB files: salvage (sha256-verified)`,
+      median(oursSmall),
+      median(rsyncT) / median(oursSmall),
+      'goal ≥ 1.0× rsync',
+    ]);
     console.log(`\nSalvage vs OpenSSH on the same loopback sshd (median of ${RUNS}; speed ratio = their time / our time)`);
     console.log('| what | ms | speed vs baseline | goal |\n|---|---:|---:|---|');
     for (const [w, ms, r, g] of rows) console.log(`| ${w} | ${ms.toFixed(0)} | ${r.toFixed(2)}× | ${g} |`);

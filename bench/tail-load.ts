@@ -10,10 +10,10 @@
  * BENCH_DROP=1 (sshd drops every connection at each 10 s report: the tails must reconnect and catch up;
  * "missing" at the end must still be 0).
  */
-import { KnownHostsStore } from '../src/core/knownHosts';
-import { listNodes } from '../src/core/nodes';
-import { ConnectionPool } from '../src/core/pool';
-import { RemoteTail, RingBuffer, StatsTracker } from '../src/core/tail';
+import { KnownHostsStore } from '../src/core/ssh/knownHosts';
+import { listNodes } from '../src/core/ssh/nodes';
+import { ConnectionPool } from '../src/core/ssh/pool';
+import { RemoteTail, RingBuffer, StatsTracker } from '../src/core/remote/tail';
 import { startSimNode, waitFor } from '../test/helpers/simnode';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -109,14 +109,25 @@ async function main(): Promise<void> {
     const wrote = written() - w0;
     const got = counts.reduce((a, b) => a + b, 0);
     console.log('\nresult');
-    console.log(`  lines written by the servers: ${wrote.toLocaleString('en-US')}; lines received: ${got.toLocaleString('en-US')}; missing: ${(wrote - got).toLocaleString('en-US')}`);
-    console.log(`  lines received during the run: ${total.toLocaleString('en-US')} in ${secs.toFixed(1)} s = ${Math.round(total / secs).toLocaleString('en-US')} lines/s (${Math.round(total / secs / TAILS).toLocaleString('en-US')} per tail)`);
+    console.log(
+      `  lines written by the servers: ${wrote.toLocaleString('en-US')}; lines received: ${got.toLocaleString('en-US')}; missing: ${(wrote - got).toLocaleString('en-US')}`,
+    );
+    console.log(
+      `  lines received during the run: ${total.toLocaleString('en-US')} in ${secs.toFixed(1)} s = ${Math.round(total / secs).toLocaleString('en-US')} lines/s (${Math.round(total / secs / TAILS).toLocaleString('en-US')} per tail)`,
+    );
     console.log(`  per tail: ${perTail.join(', ')} lines/s`);
-    console.log(`  ring buffers: ${rings.map((r) => r.length).join(', ')} lines kept (cap 5000), ${rings.reduce((a, r) => a + r.dropped, 0).toLocaleString('en-US')} dropped`);
+    console.log(
+      `  ring buffers: ${rings.map((r) => r.length).join(', ')} lines kept (cap 5000), ${rings.reduce((a, r) => a + r.dropped, 0).toLocaleString('en-US')} dropped`,
+    );
     console.log(`  StatsTracker at the end of the run: ${statsLine}`);
-    console.log(`  this process's CPU during the run: ${(((cpu.user + cpu.system) / 1000 / (secs * 1000)) * 100).toFixed(0)} % of one core (${(((cpu.user + cpu.system) / total)).toFixed(1)} µs per line, incl. SSH decryption)`);
+    console.log(
+      `  this process's CPU during the run: ${(((cpu.user + cpu.system) / 1000 / (secs * 1000)) * 100).toFixed(0)} % of one core (${((cpu.user + cpu.system) / total).toFixed(1)} µs per line, incl. SSH decryption)`,
+    );
     console.log(`  memory at end: ${mem()}`);
-    if (rss.length >= 2) console.log(`  RSS over the run: min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, first ${mib(rss[0])}, last ${mib(rss[rss.length - 1])}`);
+    if (rss.length >= 2)
+      console.log(
+        `  RSS over the run: min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, first ${mib(rss[0])}, last ${mib(rss[rss.length - 1])}`,
+      );
     const byKind = new Map<string, number>();
     for (const m of markers) byKind.set(m.split(' ')[0], (byKind.get(m.split(' ')[0]) ?? 0) + 1);
     console.log(`  markers: ${byKind.size ? [...byKind].map(([k, n]) => `${n} ${k}`).join(', ') : 'none'}`);

@@ -27,7 +27,13 @@ const timings = [];
 function step(name, cmd, argv, opts = {}) {
   const t = Date.now();
   say(`${name}…`);
-  const r = spawnSync(cmd, argv, { cwd: root, stdio: opts.capture ? ['ignore', 'pipe', 'inherit'] : 'inherit', encoding: 'utf8', timeout: (opts.timeoutS ?? 600) * 1000, env: { ...process.env, ...opts.env } });
+  const r = spawnSync(cmd, argv, {
+    cwd: root,
+    stdio: opts.capture ? ['ignore', 'pipe', 'inherit'] : 'inherit',
+    encoding: 'utf8',
+    timeout: (opts.timeoutS ?? 600) * 1000,
+    env: { ...process.env, ...opts.env },
+  });
   if (opts.capture && r.stdout) process.stdout.write(r.stdout);
   if (r.status !== 0) {
     say(`${name} failed (${r.error?.message ?? `exit ${r.status ?? r.signal}`}) after ${secs(t)}`);
@@ -47,7 +53,8 @@ if (!args.has('--no-setup')) {
 // 2. package
 const vsix = path.join(root, '.tmp', 'e2e', 'gpu-sessions-e2e.vsix');
 mkdirSync(path.dirname(vsix), { recursive: true });
-if (!args.has('--no-package') || !existsSync(vsix)) step('package (.vsix)', process.execPath, [path.join(root, 'scripts', 'package.mjs'), '--out', vsix]);
+if (!args.has('--no-package') || !existsSync(vsix))
+  step('package (.vsix)', process.execPath, [path.join(root, 'scripts', 'package.mjs'), '--out', vsix]);
 
 // 3. compile tests (and the rest of the project: tsconfig covers src, test and bench)
 step('tsc', process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], { timeoutS: 300 });
@@ -72,7 +79,20 @@ const env = {
 const tm = Date.now();
 say(`mocha ${files.join(' ')} (limit ${limitS} s; temp ${runTmp})`);
 const code = await new Promise((resolve) => {
-  const child = spawn(process.execPath, [path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--no-config', '--reporter', 'spec', '--timeout', '120000', '--exit', ...files], { cwd: root, env, stdio: 'inherit' });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'),
+      '--no-config',
+      '--reporter',
+      'spec',
+      '--timeout',
+      '120000',
+      '--exit',
+      ...files,
+    ],
+    { cwd: root, env, stdio: 'inherit' },
+  );
   const timer = setTimeout(() => {
     say(`mocha ran past ${limitS} s: stopping it`);
     child.kill('SIGTERM');
@@ -118,7 +138,11 @@ if (left.length) {
 if (!args.has('--keep-tmp')) rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 
 const results = path.join(root, 'test-results', 'e2e');
-const shots = existsSync(results) ? readdirSync(results).filter((f) => f.endsWith('.png')).sort() : [];
+const shots = existsSync(results)
+  ? readdirSync(results)
+      .filter((f) => f.endsWith('.png'))
+      .sort()
+  : [];
 say(`screenshots (${shots.length}) in ${path.relative(process.cwd(), results) || results}:`);
 for (const s of shots) console.log(`  ${s}`);
 for (const [n, t] of timings) say(`${n}: ${t}`);

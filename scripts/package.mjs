@@ -34,7 +34,12 @@ const say = (m) => quiet || console.log(`package: ${m}`);
 const t0 = Date.now();
 
 function run(cmd, argv, cwd) {
-  const r = spawnSync(cmd, argv, { cwd, stdio: quiet ? ['ignore', 'pipe', 'inherit'] : 'inherit', timeout: 300_000, env: { ...process.env, npm_config_yes: 'true' } });
+  const r = spawnSync(cmd, argv, {
+    cwd,
+    stdio: quiet ? ['ignore', 'pipe', 'inherit'] : 'inherit',
+    timeout: 300_000,
+    env: { ...process.env, npm_config_yes: 'true' },
+  });
   if (r.status !== 0) {
     console.error(`package: ${cmd} ${argv.join(' ')} failed (${r.error?.message ?? `exit ${r.status}`})`);
     process.exit(r.status || 1);
@@ -53,7 +58,9 @@ mkdirSync(path.join(stage, 'dist', 'vendor'), { recursive: true });
 // .vsix has no node_modules: each becomes its own bundle in dist/vendor/, required by the same
 // lazy call, so activation still parses none of them.
 const devBundle = readFileSync(path.join(root, 'dist', 'extension.js'), 'utf8');
-const vendored = [...new Set([...devBundle.matchAll(/require\("([^".][^"]*)"\)/g)].map((m) => m[1]))].filter((n) => n !== 'vscode' && !isBuiltin(n)).sort();
+const vendored = [...new Set([...devBundle.matchAll(/require\("([^".][^"]*)"\)/g)].map((m) => m[1]))]
+  .filter((n) => n !== 'vscode' && !isBuiltin(n))
+  .sort();
 const vendorFile = (name) => `${name.replace(/^@/, '').replace(/[^a-zA-Z0-9.-]+/g, '-')}.js`;
 const common = {
   bundle: true,
@@ -72,20 +79,35 @@ const vendorPlugin = {
   name: 'vendor',
   setup(b) {
     for (const name of vendored) {
-      b.onResolve({ filter: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`) }, () => ({ path: `./vendor/${vendorFile(name)}`, external: true }));
+      b.onResolve({ filter: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`) }, () => ({
+        path: `./vendor/${vendorFile(name)}`,
+        external: true,
+      }));
     }
   },
 };
 const req = createRequire(path.join(root, 'package.json'));
 const builds = [
-  build({ ...common, entryPoints: [path.join(root, 'src/extension/extension.ts')], outfile: path.join(stage, 'dist', 'extension.js'), plugins: [vendorPlugin] }),
-  ...vendored.map((name) => build({ ...common, entryPoints: [req.resolve(name)], outfile: path.join(stage, 'dist', 'vendor', vendorFile(name)) })),
+  build({
+    ...common,
+    entryPoints: [path.join(root, 'src/extension/extension.ts')],
+    outfile: path.join(stage, 'dist', 'extension.js'),
+    plugins: [vendorPlugin],
+  }),
+  ...vendored.map((name) =>
+    build({ ...common, entryPoints: [req.resolve(name)], outfile: path.join(stage, 'dist', 'vendor', vendorFile(name)) }),
+  ),
 ];
 const results = await Promise.all(builds);
 const left = new Set();
-for (const r of results) for (const o of Object.values(r.metafile.outputs)) for (const i of o.imports) if (i.external && !isBuiltin(i.path) && i.path !== 'vscode' && !i.path.startsWith('./vendor/')) left.add(i.path);
+for (const r of results)
+  for (const o of Object.values(r.metafile.outputs))
+    for (const i of o.imports)
+      if (i.external && !isBuiltin(i.path) && i.path !== 'vscode' && !i.path.startsWith('./vendor/')) left.add(i.path);
 const sizeOf = (f) => statSync(path.join(stage, 'dist', f)).size;
-say(`extension.js ${kib(sizeOf('extension.js'))}${vendored.map((n) => `, vendor/${vendorFile(n)} ${kib(sizeOf(path.join('vendor', vendorFile(n))))}`).join('')} (${minify ? 'minified' : 'not minified'}); not shipped: ${[...left].join(', ') || 'nothing'}`);
+say(
+  `extension.js ${kib(sizeOf('extension.js'))}${vendored.map((n) => `, vendor/${vendorFile(n)} ${kib(sizeOf(path.join('vendor', vendorFile(n))))}`).join('')} (${minify ? 'minified' : 'not minified'}); not shipped: ${[...left].join(', ') || 'nothing'}`,
+);
 
 for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) {
   if (existsSync(path.join(root, f))) cpSync(path.join(root, f), path.join(stage, f));

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-const version = args.includes('--version') ? args[args.indexOf('--version') + 1] : process.env.VSCODE_VERSION ?? 'stable';
+const version = args.includes('--version') ? args[args.indexOf('--version') + 1] : (process.env.VSCODE_VERSION ?? 'stable');
 
 function run(cmd, argv) {
   const r = spawnSync(cmd, argv, { cwd: root, stdio: 'inherit', timeout: 600_000 });
@@ -28,7 +28,20 @@ const userDataDir = path.join(tmp, 'user-data');
 mkdirSync(workspace, { recursive: true });
 mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
 writeFileSync(path.join(workspace, 'README.md'), '# Scratch workspace for the extension-host tests\n');
-writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify({ 'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, 'telemetry.telemetryLevel': 'off', 'update.mode': 'none', 'remote.autoForwardPorts': false }, null, 2));
+writeFileSync(
+  path.join(userDataDir, 'User', 'settings.json'),
+  JSON.stringify(
+    {
+      'workbench.startupEditor': 'none',
+      'security.workspace.trust.enabled': false,
+      'telemetry.telemetryLevel': 'off',
+      'update.mode': 'none',
+      'remote.autoForwardPorts': false,
+    },
+    null,
+    2,
+  ),
+);
 
 let extensionDevelopmentPath = root;
 if (args.includes('--vsix')) {
@@ -47,7 +60,14 @@ try {
     version,
     extensionDevelopmentPath,
     extensionTestsPath: path.join(root, 'out', 'test', 'vscode', 'index.js'),
-    launchArgs: [workspace, '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes', `--user-data-dir=${userDataDir}`],
+    launchArgs: [
+      workspace,
+      '--disable-extensions',
+      '--disable-workspace-trust',
+      '--skip-welcome',
+      '--skip-release-notes',
+      `--user-data-dir=${userDataDir}`,
+    ],
     timeout: 120_000, // download idle timeout
   });
 } catch (e) {

@@ -10,5 +10,7 @@ function run(cmd, args, opts = {}) {
 rmSync('out', { recursive: true, force: true });
 run('npx', ['tsc', '-p', '.']);
 const suites = process.argv.slice(2);
-const globs = suites.length ? suites.map((s) => `out/test/${s}/**/*.test.js`) : ['out/test/unit/**/*.test.js', 'out/test/integration/**/*.test.js'];
+const globs = suites.length
+  ? suites.map((s) => `out/test/${s}/**/*.test.js`)
+  : ['out/test/unit/**/*.test.js', 'out/test/integration/**/*.test.js'];
 run('npx', ['mocha', '--config', '.mocharc.json', ...globs]);

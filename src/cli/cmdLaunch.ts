@@ -8,10 +8,10 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/util/errors';
 import { LaunchResult, launch, scanServers, stopServer } from '../core/launch/launch';
 import { captureProfile, parseProfileText, profileToJson, validateProfile } from '../core/launch/profile';
-import type { AbortLike, Transport } from '../core/transport';
+import type { AbortLike, Transport } from '../core/ssh/transport';
 
 export const EXIT_REFUSED = 6;
 export const EXIT_NOT_READY = 7;
@@ -110,7 +110,10 @@ export async function cmdLaunch(t: Transport, nodeName: string, opts: LaunchCliO
     for (const x of pf.refusals) io.err(`refused: ${x.message}\n`);
     if (r.outcome === 'dry-run') {
       io.out(r.script);
-      if (pf.ok) io.err(`Dry run: nothing was started on ${nodeName}. ${r.instances.length} instance(s) would start (ports ${r.instances.map((i) => i.port).join(', ')}).\n`);
+      if (pf.ok)
+        io.err(
+          `Dry run: nothing was started on ${nodeName}. ${r.instances.length} instance(s) would start (ports ${r.instances.map((i) => i.port).join(', ')}).\n`,
+        );
       else io.err(`Dry run: a launch on ${nodeName} would be refused (see above).\n`);
     } else if (r.outcome === 'refused') {
       io.err(`Launch on ${nodeName} refused by the preflight; nothing was started.\n`);
@@ -118,7 +121,10 @@ export async function cmdLaunch(t: Transport, nodeName: string, opts: LaunchCliO
       io.out(`Launched ${profile.name ?? fallbackName} on ${nodeName}: script ${r.scriptPath}\n`);
       for (const i of r.instances) {
         const head = `  port ${i.port}  GPU ${i.gpus.join(',')}  pid ${i.pid ?? '-'}  `;
-        if (i.ready) io.out(`${head}ready in ${((i.readyAfterMs ?? 0) / 1000).toFixed(1)} s (${i.readyVia === 'log' ? 'readiness line' : '/health 200'})  log ${i.logFile}\n`);
+        if (i.ready)
+          io.out(
+            `${head}ready in ${((i.readyAfterMs ?? 0) / 1000).toFixed(1)} s (${i.readyVia === 'log' ? 'readiness line' : '/health 200'})  log ${i.logFile}\n`,
+          );
         else {
           io.out(`${head}${i.state.toUpperCase()}: ${i.error}\n    log ${i.logFile}\n`);
           for (const l of i.lastLines) io.out(`    | ${l}\n`);
@@ -147,13 +153,21 @@ export interface CaptureCliOptions {
 }
 
 /** Running servers → profile file. Only the SSH user's own servers are considered (others cannot be relaunched from here). */
-export async function cmdCapture(t: Transport, nodeName: string, opts: CaptureCliOptions, io: LaunchIo, signal?: AbortLike): Promise<number> {
+export async function cmdCapture(
+  t: Transport,
+  nodeName: string,
+  opts: CaptureCliOptions,
+  io: LaunchIo,
+  signal?: AbortLike,
+): Promise<number> {
   const scan = await scanServers(t, signal);
   let servers = scan.servers.filter((s) => scan.ownUid === null || scan.ownUid === 0 || s.uid === scan.ownUid);
   if (opts.ports?.length) servers = servers.filter((s) => opts.ports!.includes(s.port));
   if (!servers.length) {
     const others = scan.servers.length - servers.length;
-    io.err(`error: no SGLang server${opts.ports?.length ? ` on port ${opts.ports.join(', ')}` : ''} of this account is running on ${nodeName}${others > 0 ? ` (${others} of other users or ports are)` : ''}.\n`);
+    io.err(
+      `error: no SGLang server${opts.ports?.length ? ` on port ${opts.ports.join(', ')}` : ''} of this account is running on ${nodeName}${others > 0 ? ` (${others} of other users or ports are)` : ''}.\n`,
+    );
     return 1;
   }
   const name = path.basename(opts.out).replace(/\.json$/i, '');
@@ -175,7 +189,9 @@ export async function cmdCapture(t: Transport, nodeName: string, opts: CaptureCl
   const check = validateProfile(JSON.parse(json));
   for (const e of check.errors) io.err(`warning: the captured profile needs an edit: ${e}\n`);
   const ports = servers.filter((s) => res.captured.includes(s.pid)).map((s) => s.port);
-  io.out(`Captured ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${nodeName} (port${ports.length > 1 ? 's' : ''} ${ports.join(', ')}) into ${opts.out}\n`);
+  io.out(
+    `Captured ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${nodeName} (port${ports.length > 1 ? 's' : ''} ${ports.join(', ')}) into ${opts.out}\n`,
+  );
   return check.errors.length ? 1 : 0;
 }
 

@@ -16,7 +16,17 @@
  * Exit status: 0, or 1 when an input could not be read (the others are still processed).
  */
 import { createReadStream } from 'node:fs';
-import { LineSplitter, LineKind, LogSummarizer, LogSummary, StatRecord, classifyLine, parseStatLine, stripAnsi, toJsonRecord } from '../core/logstats';
+import {
+  LineSplitter,
+  LineKind,
+  LogSummarizer,
+  LogSummary,
+  StatRecord,
+  classifyLine,
+  parseStatLine,
+  stripAnsi,
+  toJsonRecord,
+} from '../core/sglang/logLines';
 
 export interface ParseLogIo {
   out(s: string): void;
@@ -111,7 +121,9 @@ export async function cmdParseLog(files: string[], opts: ParseLogOptions, io: Pa
 // --json output: the keys of toJsonRecord (taken from the function itself, so they stay in sync), then
 // file and lineNo. Serialised by hand: identical to JSON.stringify({...toJsonRecord(stat), file, lineNo})
 // (a unit test checks it) and several times faster for a million records.
-const JSON_KEYS = Object.keys(toJsonRecord(parseStatLine('[2026-01-01 00:00:00] Decode batch, #running-req: 1, gen throughput (token/s): 1.00, ')!));
+const JSON_KEYS = Object.keys(
+  toJsonRecord(parseStatLine('[2026-01-01 00:00:00] Decode batch, #running-req: 1, gen throughput (token/s): 1.00, ')!),
+);
 const JSON_PREFIX = JSON_KEYS.map((k, i) => (i ? ',' : '{') + JSON.stringify(k) + ':');
 
 function jsonValue(v: unknown): string {
@@ -150,7 +162,9 @@ export function formatSummary(name: string, s: LogSummary): string {
   if (s.ranks.length === 0) {
     L.push('  no scheduler stat lines');
   } else {
-    const rows: string[][] = [['RANK', 'LINES', 'DECODE', 'PREFILL', 'LAST tok/s', 'MEAN tok/s', 'MAX tok/s', 'ACCEPT', 'RUN', 'QUEUE', 'LAST TIME']];
+    const rows: string[][] = [
+      ['RANK', 'LINES', 'DECODE', 'PREFILL', 'LAST tok/s', 'MEAN tok/s', 'MAX tok/s', 'ACCEPT', 'RUN', 'QUEUE', 'LAST TIME'],
+    ];
     for (const r of s.ranks) {
       rows.push([
         r.rank || '(all)',
@@ -167,7 +181,14 @@ export function formatSummary(name: string, s: LogSummary): string {
       ]);
     }
     const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-    for (const r of rows) L.push('  ' + r.map((cell, c) => (c === 0 || c === r.length - 1 ? cell.padEnd(w[c]) : cell.padStart(w[c]))).join('  ').trimEnd());
+    for (const r of rows)
+      L.push(
+        '  ' +
+          r
+            .map((cell, c) => (c === 0 || c === r.length - 1 ? cell.padEnd(w[c]) : cell.padStart(w[c])))
+            .join('  ')
+            .trimEnd(),
+      );
   }
   return L.join('\n') + '\n';
 }

@@ -1,10 +1,10 @@
 /** `gpu-sessions salvage NODE --dest DIR [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]` */
-import { GpuSessionsError } from '../core/errors';
-import { runOperation } from '../core/operation';
-import { probeOperation } from '../core/probe';
-import { parseS3Url } from '../core/s3';
+import { GpuSessionsError } from '../core/util/errors';
+import { runOperation } from '../core/remote/operation';
+import { probeOperation } from '../core/node/probe';
+import { parseS3Url } from '../core/salvage/s3';
 import { SalvageItem, SalvageManifest, Salvager, STEPS } from '../core/salvage/salvage';
-import type { Transport } from '../core/transport';
+import type { Transport } from '../core/ssh/transport';
 import { bytes } from './format';
 
 export interface SalvageCliOptions {
@@ -60,7 +60,10 @@ function summarizePlan(items: SalvageItem[]): string {
     const n = sel.filter((i) => i.step === s.id);
     if (n.length) L.push(`  ${s.title}: ${n.length} (${bytes(n.reduce((a, b) => a + b.size, 0))})`);
   }
-  if (notSel.length) L.push(`  Listed but not downloaded (above threshold or model weights): ${notSel.length} (${bytes(notSel.reduce((a, b) => a + b.size, 0))}); use --include-large to take them.`);
+  if (notSel.length)
+    L.push(
+      `  Listed but not downloaded (above threshold or model weights): ${notSel.length} (${bytes(notSel.reduce((a, b) => a + b.size, 0))}); use --include-large to take them.`,
+    );
   const links = items.filter((i) => i.kind === 'symlink');
   if (links.length) L.push(`  Symlinks not followed: ${links.length}`);
   return L.join('\n') + '\n';
@@ -107,7 +110,8 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
   if (o.json) {
     io.out(JSON.stringify(salvageJson(m), null, 2) + '\n');
   } else {
-    for (const s of STEPS) io.out(`${m.steps[s.id].status.padEnd(8)} ${s.title}${m.steps[s.id].reason ? ` — ${m.steps[s.id].reason}` : ''}\n`);
+    for (const s of STEPS)
+      io.out(`${m.steps[s.id].status.padEnd(8)} ${s.title}${m.steps[s.id].reason ? ` — ${m.steps[s.id].reason}` : ''}\n`);
     io.out(`\nSalvaged into ${m.dest}\n`);
     if (m.verdict === 'safe') io.out(`VERDICT: safe to shut down ${m.node}.\n`);
     else {

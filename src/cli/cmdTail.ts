@@ -12,11 +12,11 @@
  * Exit status: 0 (also after SIGINT/abort), 1 remote failure (e.g. no such file without --follow),
  * 2 usage, 3 host-key problem, 4 unreachable or authentication failure.
  */
-import { errorMessage, exitCodeFor } from '../core/errors';
-import { LineSplitter } from '../core/logstats';
-import { shq } from '../core/quote';
-import { RemoteTail, StatsTracker, tailArgName } from '../core/tail';
-import type { Transport } from '../core/transport';
+import { errorMessage, exitCodeFor } from '../core/util/errors';
+import { LineSplitter } from '../core/sglang/logLines';
+import { shq } from '../core/remote/quote';
+import { RemoteTail, StatsTracker, tailArgName } from '../core/remote/tail';
+import type { Transport } from '../core/ssh/transport';
 
 export interface TailCmdIo {
   out(s: string): void;
@@ -77,7 +77,14 @@ async function once(t: Transport, path: string, opts: TailCmdOptions, io: TailCm
   }
 }
 
-async function follow(t: Transport, path: string, opts: TailCmdOptions, io: TailCmdIo, isTTY: boolean, signal?: AbortSignal): Promise<number> {
+async function follow(
+  t: Transport,
+  path: string,
+  opts: TailCmdOptions,
+  io: TailCmdIo,
+  isTTY: boolean,
+  signal?: AbortSignal,
+): Promise<number> {
   const tail = new RemoteTail(t, { files: [path], initialLines: opts.lines });
   const stats = opts.stats ? new StatsTracker() : null;
   let pending = '';

@@ -1,13 +1,12 @@
 /** Human-readable output of the CLI. */
-import { formatBytes } from '../core/format';
-import type { ProbeResult } from '../core/probe';
+import { formatBytes } from '../core/util/format';
+import type { ProbeResult } from '../core/node/probe';
 
 export const bytes = formatBytes;
 
 export function gib(mib: number | null): string {
   return mib === null ? '?' : `${(mib / 1024).toFixed(1)} GiB`;
 }
-
 
 const na = (v: number | null, unit: string) => (v === null ? '—' : `${v}${unit}`);
 
@@ -20,13 +19,17 @@ export function formatProbe(p: ProbeResult): string {
   } else {
     L.push(`  GPUs: ${p.gpus.length} · driver ${p.driverVersion ?? '?'} · CUDA ${p.cudaVersion ?? '?'}`);
     for (const g of p.gpus) {
-      L.push(`    [${g.index}] ${g.name}  ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB  util ${na(g.utilizationPct, '%')}  ${na(g.temperatureC, '°C')}  ${na(g.powerW, ' W')}`);
+      L.push(
+        `    [${g.index}] ${g.name}  ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB  util ${na(g.utilizationPct, '%')}  ${na(g.temperatureC, '°C')}  ${na(g.powerW, ' W')}`,
+      );
     }
   }
   L.push(`  SGLang servers: ${p.servers.length}`);
   for (const s of p.servers) {
     const par = [s.tp > 1 ? `TP${s.tp}` : '', s.dp > 1 ? `DP${s.dp}` : ''].filter(Boolean).join(' ');
-    L.push(`    :${s.port}  pid ${s.pid}  ${s.modelPath ?? '?'}${par ? '  ' + par : ''}${s.speculativeAlgorithm ? '  spec ' + s.speculativeAlgorithm : ''}${s.gpus.length ? '  gpu ' + s.gpus.join(',') : ''}${s.logFile ? '  log ' + s.logFile : ''}`);
+    L.push(
+      `    :${s.port}  pid ${s.pid}  ${s.modelPath ?? '?'}${par ? '  ' + par : ''}${s.speculativeAlgorithm ? '  spec ' + s.speculativeAlgorithm : ''}${s.gpus.length ? '  gpu ' + s.gpus.join(',') : ''}${s.logFile ? '  log ' + s.logFile : ''}`,
+    );
   }
   L.push(`  Artifacts: ${p.artifacts.length}${p.artifactsTruncated ? ' (truncated; raise the limit to see all)' : ''}`);
   const kinds = new Map<string, number>();

@@ -5,16 +5,16 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/errors';
-import { stderrLogger } from '../core/logger';
-import { defaultKnownHostsFiles } from '../core/session';
-import { KnownHostsStore } from '../core/knownHosts';
-import { listNodes, resolveNode } from '../core/nodes';
-import { runOperation } from '../core/operation';
-import { ConnectionPool } from '../core/pool';
-import { ProbeResult, probeOperation } from '../core/probe';
-import type { NodeSpec } from '../core/sshConfig';
-import type { HostKeyPrompt, Transport } from '../core/transport';
+import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/util/errors';
+import { stderrLogger } from '../core/util/logger';
+import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
+import { KnownHostsStore } from '../core/ssh/knownHosts';
+import { listNodes, resolveNode } from '../core/ssh/nodes';
+import { runOperation } from '../core/remote/operation';
+import { ConnectionPool } from '../core/ssh/pool';
+import { ProbeResult, probeOperation } from '../core/node/probe';
+import type { NodeSpec } from '../core/ssh/config';
+import type { HostKeyPrompt, Transport } from '../core/ssh/transport';
 import { formatProbe } from './format';
 
 const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
@@ -126,7 +126,12 @@ function nodeFor(arg: string | undefined, g: GlobalOpts): NodeSpec {
 }
 
 /** Runs fn with the node's pooled transport; Ctrl-C aborts it; the pool is closed afterwards. */
-async function withNode<T>(arg: string, g: GlobalOpts, io: CliIo, fn: (t: Transport, node: NodeSpec, signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withNode<T>(
+  arg: string,
+  g: GlobalOpts,
+  io: CliIo,
+  fn: (t: Transport, node: NodeSpec, signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const node = nodeFor(arg, g);
   const pool = makePool(g, io, node);
   const ac = new AbortController();
@@ -142,7 +147,11 @@ async function withNode<T>(arg: string, g: GlobalOpts, io: CliIo, fn: (t: Transp
   }
 }
 
-export async function probeNode(node: NodeSpec, pool: ConnectionPool, opts: { maxDepth?: number; maxArtifacts?: number } = {}): Promise<ProbeResult> {
+export async function probeNode(
+  node: NodeSpec,
+  pool: ConnectionPool,
+  opts: { maxDepth?: number; maxArtifacts?: number } = {},
+): Promise<ProbeResult> {
   const t = pool.get(node);
   return runOperation(t, probeOperation(node.name, { roots: node.roots, ...opts }));
 }
@@ -193,11 +202,18 @@ async function cmdNodes(g: GlobalOpts, io: CliIo): Promise<number> {
   const listing = listNodes({ sshConfigFile: g.sshConfig });
   for (const d of listing.diagnostics) io.err(`warning: ${d.file}:${d.line}: ${d.message}\n`);
   if (g.json) {
-    io.out(JSON.stringify(listing.nodes.map((n) => ({ name: n.name, host: n.host, user: n.user ?? null, port: n.port, proxyJump: n.proxyJump ?? null })), null, 2) + '\n');
+    io.out(
+      JSON.stringify(
+        listing.nodes.map((n) => ({ name: n.name, host: n.host, user: n.user ?? null, port: n.port, proxyJump: n.proxyJump ?? null })),
+        null,
+        2,
+      ) + '\n',
+    );
   } else if (listing.nodes.length === 0) {
     io.out(`No nodes. Add Host entries to ${g.sshConfig ?? '~/.ssh/config'} or gpuSessions.nodes in VS Code settings.\n`);
   } else {
-    for (const n of listing.nodes) io.out(`${n.name}\t${n.user ? n.user + '@' : ''}${n.host}:${n.port}${n.proxyJump ? `\tvia ${n.proxyJump}` : ''}\n`);
+    for (const n of listing.nodes)
+      io.out(`${n.name}\t${n.user ? n.user + '@' : ''}${n.host}:${n.port}${n.proxyJump ? `\tvia ${n.proxyJump}` : ''}\n`);
   }
   return 0;
 }
@@ -239,7 +255,10 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
         const { startDemoS3 } = await import('../sim/demoS3');
         const s3 = await startDemoS3(demo.home, (m) => io.err(m + '\n'));
         try {
-          if (s3) io.err(`Demo S3 (s3rver) at ${s3.endpoint}: s3://${s3.bucket}/${s3.prefix} already holds ${s3.uploaded.length} completion batch(es).\n`);
+          if (s3)
+            io.err(
+              `Demo S3 (s3rver) at ${s3.endpoint}: s3://${s3.bucket}/${s3.prefix} already holds ${s3.uploaded.length} completion batch(es).\n`,
+            );
           io.err(`\nThe generation job is done: waiting for the servers to go idle…\n`);
           await demo.finishJob();
           io.err(`Salvaging ${demo.alias} (the node is about to be shut down)…\n`);
@@ -247,7 +266,15 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
           code = await cmdSalvage(
             pool.get(node),
             node.name,
-            { dest: dest ?? path.join(dir, 'salvage'), s3: s3 ? `s3://${s3.bucket}/${s3.prefix}` : undefined, s3Endpoint: s3?.endpoint, yes: true, json: g.json, includeLarge: false, keepSecrets: false },
+            {
+              dest: dest ?? path.join(dir, 'salvage'),
+              s3: s3 ? `s3://${s3.bucket}/${s3.prefix}` : undefined,
+              s3Endpoint: s3?.endpoint,
+              yes: true,
+              json: g.json,
+              includeLarge: false,
+              keepSecrets: false,
+            },
             io,
           );
         } finally {
@@ -353,7 +380,15 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         const n = v.lines !== undefined ? Number(v.lines) : 10;
         if (!Number.isInteger(n) || n < 0) usageError('--lines must be a whole number.');
         const { cmdTail } = await import('./cmdTail');
-        return await withNode(rest[0], g, io, (t, _n, signal) => cmdTail(t, rest[1], { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats) }, { out: io.out, err: io.err, isTTY: process.stdout.isTTY }, signal));
+        return await withNode(rest[0], g, io, (t, _n, signal) =>
+          cmdTail(
+            t,
+            rest[1],
+            { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats) },
+            { out: io.out, err: io.err, isTTY: process.stdout.isTTY },
+            signal,
+          ),
+        );
       }
       case 'launch':
       case 'capture':
@@ -363,19 +398,47 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         if (cmd === 'launch' && !v.profile) usageError('launch needs --profile FILE (a .gpu-sessions/launch/*.json profile).');
         if (cmd === 'capture' && !v.out) usageError('capture needs --out FILE.');
         const port = v.port !== undefined ? Number(v.port) : NaN;
-        if ((cmd === 'stop' || cmd === 'restart') && !(Number.isInteger(port) && port > 0 && port < 65536)) usageError(`${cmd} needs --port PORT (1-65535).`);
+        if ((cmd === 'stop' || cmd === 'restart') && !(Number.isInteger(port) && port > 0 && port < 65536))
+          usageError(`${cmd} needs --port PORT (1-65535).`);
         const readyS = v['ready-timeout'] !== undefined ? Number(v['ready-timeout']) : undefined;
         if (readyS !== undefined && !(readyS > 0)) usageError('--ready-timeout is a positive number of seconds.');
         const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : undefined;
         if (drainS !== undefined && !(drainS > 0)) usageError('--drain-timeout is a positive number of seconds.');
         const L = await import('./cmdLaunch');
         return await withNode(rest[0], g, io, async (t, node, signal) => {
-          if (cmd === 'launch') return L.cmdLaunch(t, node.name, { profileFile: path.resolve(v.profile!), dryRun: Boolean(v['dry-run']), json: g.json, override: Boolean(v.override), timeoutS: readyS }, io, signal);
+          if (cmd === 'launch')
+            return L.cmdLaunch(
+              t,
+              node.name,
+              {
+                profileFile: path.resolve(v.profile!),
+                dryRun: Boolean(v['dry-run']),
+                json: g.json,
+                override: Boolean(v.override),
+                timeoutS: readyS,
+              },
+              io,
+              signal,
+            );
           if (cmd === 'capture') return L.cmdCapture(t, node.name, { out: path.resolve(v.out!) }, io);
           if (cmd === 'restart') {
             const { restartServer } = await import('../core/launch/restart');
-            const r = await restartServer(t, { port, drain: Boolean(v.drain), drainTimeoutMs: drainS ? drainS * 1000 : undefined, readyTimeoutMs: readyS ? readyS * 1000 : undefined, signal, onProgress: g.json ? undefined : (m) => io.err(m + '\n') });
-            if (g.json) io.out(JSON.stringify({ message: r.message, stop: r.stop, outcome: r.launch?.outcome ?? null, instances: r.launch?.instances ?? [] }, null, 2) + '\n');
+            const r = await restartServer(t, {
+              port,
+              drain: Boolean(v.drain),
+              drainTimeoutMs: drainS ? drainS * 1000 : undefined,
+              readyTimeoutMs: readyS ? readyS * 1000 : undefined,
+              signal,
+              onProgress: g.json ? undefined : (m) => io.err(m + '\n'),
+            });
+            if (g.json)
+              io.out(
+                JSON.stringify(
+                  { message: r.message, stop: r.stop, outcome: r.launch?.outcome ?? null, instances: r.launch?.instances ?? [] },
+                  null,
+                  2,
+                ) + '\n',
+              );
             else io.out(r.message + '\n');
             return r.launch?.outcome === 'ready' ? 0 : r.launch ? 7 : 1;
           }
@@ -389,7 +452,23 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         if (thr !== undefined && !(thr > 0)) usageError('--size-threshold is a positive number of MiB.');
         const { cmdSalvage } = await import('./cmdSalvage');
         return await withNode(rest[0], g, io, (t, node, signal) =>
-          cmdSalvage(t, node.name, { dest: path.resolve(v.dest!), s3: v.s3, s3Endpoint: v['s3-endpoint'], yes: Boolean(v.yes), json: g.json, includeLarge: Boolean(v['include-large']), sizeThreshold: thr ? thr * 1048576 : undefined, roots: g.roots, keepSecrets: Boolean(v['keep-secrets']) }, io, signal),
+          cmdSalvage(
+            t,
+            node.name,
+            {
+              dest: path.resolve(v.dest!),
+              s3: v.s3,
+              s3Endpoint: v['s3-endpoint'],
+              yes: Boolean(v.yes),
+              json: g.json,
+              includeLarge: Boolean(v['include-large']),
+              sizeThreshold: thr ? thr * 1048576 : undefined,
+              roots: g.roots,
+              keepSecrets: Boolean(v['keep-secrets']),
+            },
+            io,
+            signal,
+          ),
         );
       }
       default:

@@ -6,15 +6,15 @@ import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Fleet } from '../core/fleet';
-import { KnownHostsStore } from '../core/knownHosts';
-import type { Logger } from '../core/logger';
-import { NodeListing, listNodes, resolveNode } from '../core/nodes';
-import { ConnectionPool, LOCAL_NODE_NAME } from '../core/pool';
-import { defaultKnownHostsFiles } from '../core/session';
-import type { NodeSpec } from '../core/sshConfig';
-import type { HostKeyPrompt } from '../core/transport';
-import { NodeMonitor } from '../core/monitor';
+import { Fleet } from '../core/node/fleet';
+import { KnownHostsStore } from '../core/ssh/knownHosts';
+import type { Logger } from '../core/util/logger';
+import { NodeListing, listNodes, resolveNode } from '../core/ssh/nodes';
+import { ConnectionPool, LOCAL_NODE_NAME } from '../core/ssh/pool';
+import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
+import type { NodeSpec } from '../core/ssh/config';
+import type { HostKeyPrompt } from '../core/ssh/transport';
+import { NodeMonitor } from '../core/node/monitor';
 import { registerLaunchCommands } from './launchCommands';
 import { LogViews } from './logView';
 import { salvageNodeCommand } from './salvageCommand';
@@ -76,13 +76,22 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
           const where = pr.port === 22 ? pr.host : `[${pr.host}]:${pr.port}`;
           const accept = 'Accept and Connect';
           const detail = `The authenticity of host ${where} can't be established.\n\n${pr.keyType} key fingerprint:\n${pr.fingerprint}\n\nCompare it with the fingerprint your provider shows. Accepting adds it to ${files[0]}.${pr.otherKnown.length ? `\n\nOther keys known for this host:\n${pr.otherKnown.join('\n')}` : ''}`;
-          const choice = await vscode.window.showWarningMessage(`GPU Sessions: unknown host key for ${where}`, { modal: true, detail }, accept);
+          const choice = await vscode.window.showWarningMessage(
+            `GPU Sessions: unknown host key for ${where}`,
+            { modal: true, detail },
+            accept,
+          );
           return choice === accept;
         },
         askPassphrase: async (file) => {
           const stored = await context.secrets.get(secretKey(file));
           if (stored) return stored;
-          return vscode.window.showInputBox({ title: 'GPU Sessions', prompt: `Passphrase for ${file}`, password: true, ignoreFocusOut: true });
+          return vscode.window.showInputBox({
+            title: 'GPU Sessions',
+            prompt: `Passphrase for ${file}`,
+            password: true,
+            ignoreFocusOut: true,
+          });
         },
         passphraseAccepted: (file, pass) => void context.secrets.store(secretKey(file), pass),
       });
@@ -112,10 +121,16 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     const notable = current.diagnostics.filter((d) => !(d.line === 0 && !file && !existsSync(d.file.replace(/^~(?=\/)/, os.homedir()))));
     if (notable.length) {
       const d = notable[0];
-      void vscode.window.showWarningMessage(`GPU Sessions: ${d.file}${d.line ? `:${d.line}` : ''}: ${d.message}${notable.length > 1 ? ` (and ${notable.length - 1} more; see the log)` : ''}`, 'Show Log').then((c) => c && channel.show());
+      void vscode.window
+        .showWarningMessage(
+          `GPU Sessions: ${d.file}${d.line ? `:${d.line}` : ''}: ${d.message}${notable.length > 1 ? ` (and ${notable.length - 1} more; see the log)` : ''}`,
+          'Show Log',
+        )
+        .then((c) => c && channel.show());
     }
     const nodes: NodeSpec[] = [];
-    if (cfg<boolean>('showLocalMachine', false)) nodes.push({ name: LOCAL_NODE_NAME, host: 'localhost', port: 0, identityFiles: [], source: 'local' });
+    if (cfg<boolean>('showLocalMachine', false))
+      nodes.push({ name: LOCAL_NODE_NAME, host: 'localhost', port: 0, identityFiles: [], source: 'local' });
     if (demo) nodes.push(demo.node);
     const fromConfig = cfg<boolean>('includeSshConfigHosts', true) ? current.nodes : current.nodes.filter((n) => n.source !== 'ssh-config');
     nodes.push(...fromConfig.filter((n) => !demo || n.name !== demo.node.name));
@@ -141,7 +156,11 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   context.subscriptions.push({
     dispose: fleet.onDidChange((name) => {
       if (!name) {
-        for (const [n, m] of monitors) if (!fleet.node(n)) (m.dispose(), monitors.delete(n));
+        for (const [n, m] of monitors)
+          if (!fleet.node(n)) {
+            m.dispose();
+            monitors.delete(n);
+          }
         status.update([...monitors.values()].map((m) => m.live()));
         return;
       }
@@ -190,9 +209,12 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
       if (el?.type === 'node') await fleet.refresh(el.node.name);
     }),
     vscode.commands.registerCommand('gpuSessions.showLog', () => channel.show()),
-    vscode.commands.registerCommand('gpuSessions.openSettings', () => vscode.commands.executeCommand('workbench.action.openSettings', 'gpuSessions')),
+    vscode.commands.registerCommand('gpuSessions.openSettings', () =>
+      vscode.commands.executeCommand('workbench.action.openSettings', 'gpuSessions'),
+    ),
     vscode.commands.registerCommand('gpuSessions.copyPath', async (el?: TreeNode) => {
-      const p = el?.type === 'artifact' ? el.artifact.path : el?.type === 'server' ? el.server.logFile ?? el.server.args.join(' ') : undefined;
+      const p =
+        el?.type === 'artifact' ? el.artifact.path : el?.type === 'server' ? (el.server.logFile ?? el.server.args.join(' ')) : undefined;
       if (p) await vscode.env.clipboard.writeText(p);
     }),
     vscode.commands.registerCommand('gpuSessions.showProbe', async (el?: TreeNode) => {
@@ -211,18 +233,28 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
         void vscode.window.showInformationMessage(`GPU Sessions: the demo node "${demo.node.name}" is already running.`);
         return demo.node.name;
       }
-      return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'GPU Sessions: starting the demo node (7× simulated B200)…' }, async () => {
-        const { startDemoNode } = await import('../sim/demoServer');
-        const dir = path.join(context.globalStorageUri.fsPath, 'demo');
-        const d = await startDemoNode({ dir, log: (m) => log.info(`demo: ${m}`) });
-        const node: NodeSpec = { name: d.alias, host: '127.0.0.1', port: d.port, user: 'demo', identityFiles: [d.identityFile], source: 'demo' };
-        demo = { node, knownHostsFile: d.knownHostsFile, stop: d.stop };
-        log.info(`Demo node on 127.0.0.1:${d.port}, host key ${d.hostKeyFingerprint}, config ${d.sshConfigFile}`);
-        reloadNodes();
-        await new Promise((r) => setTimeout(r, 2000));
-        await fleet.refresh(node.name);
-        return node.name;
-      });
+      return vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'GPU Sessions: starting the demo node (7× simulated B200)…' },
+        async () => {
+          const { startDemoNode } = await import('../sim/demoServer');
+          const dir = path.join(context.globalStorageUri.fsPath, 'demo');
+          const d = await startDemoNode({ dir, log: (m) => log.info(`demo: ${m}`) });
+          const node: NodeSpec = {
+            name: d.alias,
+            host: '127.0.0.1',
+            port: d.port,
+            user: 'demo',
+            identityFiles: [d.identityFile],
+            source: 'demo',
+          };
+          demo = { node, knownHostsFile: d.knownHostsFile, stop: d.stop };
+          log.info(`Demo node on 127.0.0.1:${d.port}, host key ${d.hostKeyFingerprint}, config ${d.sshConfigFile}`);
+          reloadNodes();
+          await new Promise((r) => setTimeout(r, 2000));
+          await fleet.refresh(node.name);
+          return node.name;
+        },
+      );
     }),
     vscode.commands.registerCommand('gpuSessions.tailLog', async (el?: TreeNode | string, remotePath?: string) => {
       let nodeName: string | undefined;
@@ -238,7 +270,9 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
         file = el.artifact.path;
       }
       if (!nodeName || !file) {
-        void vscode.window.showInformationMessage('GPU Sessions: choose a server or a log file in the GPU Sessions view (this server has no log file on disk).');
+        void vscode.window.showInformationMessage(
+          'GPU Sessions: choose a server or a log file in the GPU Sessions view (this server has no log file on disk).',
+        );
         return;
       }
       const node = fleet.node(nodeName);
@@ -251,7 +285,11 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
       if (!node) return;
       const p = fleet.status(node.name).probe ?? (await fleet.refresh(node.name)).probe;
       let files = [...new Set((p?.servers ?? []).map((s) => s.logFile).filter((f): f is string => !!f))];
-      if (!files.length) files = (p?.artifacts ?? []).filter((a) => a.kind === 'log' && /gpu\d+|sglang/i.test(a.path)).map((a) => a.path).slice(0, 16);
+      if (!files.length)
+        files = (p?.artifacts ?? [])
+          .filter((a) => a.kind === 'log' && /gpu\d+|sglang/i.test(a.path))
+          .map((a) => a.path)
+          .slice(0, 16);
       if (!files.length) {
         void vscode.window.showInformationMessage(`GPU Sessions: no SGLang server logs found on ${node.name}.`);
         return;

@@ -9,12 +9,12 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../core/errors';
-import type { Fleet } from '../core/fleet';
+import { errorMessage } from '../core/util/errors';
+import type { Fleet } from '../core/node/fleet';
 import { LaunchResult, PreflightIssue, ScannedServer, launch, prepareLaunch, scanServers, stopServer } from '../core/launch/launch';
 import { LaunchProfile, captureProfile, parseProfileText, profileName, profileToJson, validateProfile } from '../core/launch/profile';
-import type { Logger } from '../core/logger';
-import type { Transport } from '../core/transport';
+import type { Logger } from '../core/util/logger';
+import type { Transport } from '../core/ssh/transport';
 import type { TreeNode } from './tree';
 
 export interface LaunchDeps {
@@ -49,7 +49,10 @@ class ScriptDocuments implements vscode.TextDocumentContentProvider {
 function requireTrust(action: string): boolean {
   if (vscode.workspace.isTrusted) return true;
   void vscode.window
-    .showErrorMessage(`GPU Sessions: ${action} is disabled in an untrusted workspace — launch profiles and stop commands run programs on your GPU nodes. Trust this workspace to ${action.toLowerCase()}.`, 'Manage Workspace Trust')
+    .showErrorMessage(
+      `GPU Sessions: ${action} is disabled in an untrusted workspace — launch profiles and stop commands run programs on your GPU nodes. Trust this workspace to ${action.toLowerCase()}.`,
+      'Manage Workspace Trust',
+    )
     .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
   return false;
 }
@@ -80,7 +83,7 @@ function issuesText(issues: PreflightIssue[], prefix: string): string[] {
 
 const EXAMPLE_PROFILE: LaunchProfile = {
   name: 'example',
-  description: 'One SGLang server per GPU, like the seeds\' launch_tuned.sh.',
+  description: "One SGLang server per GPU, like the seeds' launch_tuned.sh.",
   modelPath: '~/models/Qwen3.6-27B',
   servedModelName: 'qwen3.6-27b',
   gpus: 'all',
@@ -148,10 +151,14 @@ function reportLaunch(deps: LaunchDeps, node: string, name: string, r: LaunchRes
   const ready = r.instances.filter((i) => i.ready);
   deps.log.info(`Launch of ${name} on ${node}: ${r.outcome}, ${ready.length}/${r.instances.length} ready, script ${r.scriptPath ?? '-'}`);
   for (const i of r.instances.filter((x) => !x.ready)) {
-    deps.log.error(`  port ${i.port} (GPU ${i.gpus.join(',')}, pid ${i.pid ?? '-'}): ${i.state}: ${i.error}\n${i.lastLines.map((l) => `    | ${l}`).join('\n')}`);
+    deps.log.error(
+      `  port ${i.port} (GPU ${i.gpus.join(',')}, pid ${i.pid ?? '-'}): ${i.state}: ${i.error}\n${i.lastLines.map((l) => `    | ${l}`).join('\n')}`,
+    );
   }
   if (r.outcome === 'ready') {
-    void vscode.window.showInformationMessage(`GPU Sessions: ${name} is up on ${node} — ${ready.length} instance${ready.length > 1 ? 's' : ''} ready (port${ready.length > 1 ? 's' : ''} ${ready.map((i) => i.port).join(', ')}).`);
+    void vscode.window.showInformationMessage(
+      `GPU Sessions: ${name} is up on ${node} — ${ready.length} instance${ready.length > 1 ? 's' : ''} ready (port${ready.length > 1 ? 's' : ''} ${ready.map((i) => i.port).join(', ')}).`,
+    );
     return;
   }
   if (r.outcome === 'refused') {
@@ -161,11 +168,20 @@ function reportLaunch(deps: LaunchDeps, node: string, name: string, r: LaunchRes
   const bad = r.instances.filter((i) => !i.ready);
   const details = 'Show Details';
   void vscode.window
-    .showErrorMessage(`GPU Sessions: ${bad.length} of ${r.instances.length} instance(s) of ${name} on ${node} did not become ready: ${bad.slice(0, 2).map((i) => `port ${i.port}: ${i.error}`).join('; ')}${bad.length > 2 ? '; …' : ''}`, details)
+    .showErrorMessage(
+      `GPU Sessions: ${bad.length} of ${r.instances.length} instance(s) of ${name} on ${node} did not become ready: ${bad
+        .slice(0, 2)
+        .map((i) => `port ${i.port}: ${i.error}`)
+        .join('; ')}${bad.length > 2 ? '; …' : ''}`,
+      details,
+    )
     .then(async (c) => {
       if (c !== details) return;
       const text = r.instances
-        .map((i) => `port ${i.port}  GPU ${i.gpus.join(',')}  pid ${i.pid ?? '-'}  ${i.state}${i.error ? `: ${i.error}` : ''}\nlog ${i.logFile}\n${i.lastLines.map((l) => `  | ${l}`).join('\n')}`)
+        .map(
+          (i) =>
+            `port ${i.port}  GPU ${i.gpus.join(',')}  pid ${i.pid ?? '-'}  ${i.state}${i.error ? `: ${i.error}` : ''}\nlog ${i.logFile}\n${i.lastLines.map((l) => `  | ${l}`).join('\n')}`,
+        )
         .join('\n\n');
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ content: text, language: 'log' }));
     });
@@ -186,13 +202,18 @@ async function launchProfileCommand(deps: LaunchDeps, docs: ScriptDocuments, arg
   let override = false;
   let prep;
   try {
-    prep = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `GPU Sessions: checking ${node} for ${name}…` }, () => prepareLaunch(t, profile));
+    prep = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: checking ${node} for ${name}…` },
+      () => prepareLaunch(t, profile),
+    );
   } catch (e) {
     void vscode.window.showErrorMessage(`GPU Sessions: cannot prepare the launch on ${node}: ${errorMessage(e)}`);
     return undefined;
   }
   if (!prep.script) {
-    void vscode.window.showErrorMessage(`GPU Sessions: cannot launch ${name} on ${node}: ${[...prep.preflight.refusals.map((x) => x.message), prep.renderError ?? ''].filter(Boolean).join(' ')}`);
+    void vscode.window.showErrorMessage(
+      `GPU Sessions: cannot launch ${name} on ${node}: ${[...prep.preflight.refusals.map((x) => x.message), prep.renderError ?? ''].filter(Boolean).join(' ')}`,
+    );
     return undefined;
   }
 
@@ -213,7 +234,9 @@ async function launchProfileCommand(deps: LaunchDeps, docs: ScriptDocuments, arg
     ...(pf.sglangVersion ? [`sglang ${pf.sglangVersion}`] : []),
     ...issuesText(pf.warnings, '⚠ '),
     ...issuesText(pf.refusals, '✖ '),
-    prep.previousScript !== null ? 'The editor shows the diff against the last script launched on this node.' : 'The editor shows the script.',
+    prep.previousScript !== null
+      ? 'The editor shows the diff against the last script launched on this node.'
+      : 'The editor shows the script.',
   ].join('\n');
   if (blocking.length) {
     void vscode.window.showErrorMessage(`GPU Sessions: launch of ${name} on ${node} refused`, { modal: true, detail });
@@ -243,8 +266,14 @@ async function launchProfileCommand(deps: LaunchDeps, docs: ScriptDocuments, arg
           onProgress: (p) => progress.report({ message: p.message }),
         });
       } catch (e) {
-        if (ac.signal.aborted) void vscode.window.showWarningMessage(`GPU Sessions: stopped waiting for ${name} on ${node}; the servers started so far keep running.`);
-        else void vscode.window.showErrorMessage(`GPU Sessions: launch of ${name} on ${node} failed: ${errorMessage(e)}`, 'Show Log').then((c) => c && vscode.commands.executeCommand('gpuSessions.showLog'));
+        if (ac.signal.aborted)
+          void vscode.window.showWarningMessage(
+            `GPU Sessions: stopped waiting for ${name} on ${node}; the servers started so far keep running.`,
+          );
+        else
+          void vscode.window
+            .showErrorMessage(`GPU Sessions: launch of ${name} on ${node} failed: ${errorMessage(e)}`, 'Show Log')
+            .then((c) => c && vscode.commands.executeCommand('gpuSessions.showLog'));
         return undefined;
       }
     },
@@ -253,8 +282,16 @@ async function launchProfileCommand(deps: LaunchDeps, docs: ScriptDocuments, arg
   // Keep the launched script in the workspace too.
   const ws = vscode.workspace.getWorkspaceFolder(uri) ?? vscode.workspace.workspaceFolders?.[0];
   if (ws && result.scriptPath) {
-    const copy = vscode.Uri.joinPath(ws.uri, '.gpu-sessions', 'launched', node.replace(/[^A-Za-z0-9._-]+/g, '_'), path.posix.basename(result.scriptPath));
-    await vscode.workspace.fs.writeFile(copy, Buffer.from(result.script)).then(undefined, (e: unknown) => deps.log.warn(`Could not keep a copy of the launch script: ${errorMessage(e)}`));
+    const copy = vscode.Uri.joinPath(
+      ws.uri,
+      '.gpu-sessions',
+      'launched',
+      node.replace(/[^A-Za-z0-9._-]+/g, '_'),
+      path.posix.basename(result.scriptPath),
+    );
+    await vscode.workspace.fs
+      .writeFile(copy, Buffer.from(result.script))
+      .then(undefined, (e: unknown) => deps.log.warn(`Could not keep a copy of the launch script: ${errorMessage(e)}`));
   }
   reportLaunch(deps, node, name, result);
   void deps.fleet.refresh(node);
@@ -267,7 +304,10 @@ async function captureProfileCommand(deps: LaunchDeps, arg?: unknown): Promise<v
   const t = deps.transportFor(node);
   let scan;
   try {
-    scan = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `GPU Sessions: reading the servers of ${node}…` }, () => scanServers(t));
+    scan = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: reading the servers of ${node}…` },
+      () => scanServers(t),
+    );
   } catch (e) {
     void vscode.window.showErrorMessage(`GPU Sessions: cannot read the servers of ${node}: ${errorMessage(e)}`);
     return undefined;
@@ -302,7 +342,10 @@ async function captureProfileCommand(deps: LaunchDeps, arg?: unknown): Promise<v
   const problems = [...res.warnings, ...validateProfile(JSON.parse(json)).errors];
   for (const w of problems) deps.log.warn(`Capture of ${node}: ${w}`);
   const msg = `GPU Sessions: saved ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${node} as ${vscode.workspace.asRelativePath(target)}.`;
-  if (problems.length) void vscode.window.showWarningMessage(`${msg} ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more in the log)` : ''}`);
+  if (problems.length)
+    void vscode.window.showWarningMessage(
+      `${msg} ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more in the log)` : ''}`,
+    );
   else void vscode.window.showInformationMessage(msg);
   return target;
 }
@@ -334,7 +377,12 @@ async function stopServerCommand(deps: LaunchDeps, arg?: unknown, restart = fals
       return false;
     }
     const pick = await vscode.window.showQuickPick(
-      servers.map((s) => ({ label: `port ${s.port}`, description: `${s.servedModelName ?? s.modelPath ?? ''}`, detail: `pid ${s.pid}, GPU ${s.gpus.join(',') || '?'}${s.logFile ? `, log ${s.logFile}` : ''}`, s })),
+      servers.map((s) => ({
+        label: `port ${s.port}`,
+        description: `${s.servedModelName ?? s.modelPath ?? ''}`,
+        detail: `pid ${s.pid}, GPU ${s.gpus.join(',') || '?'}${s.logFile ? `, log ${s.logFile}` : ''}`,
+        s,
+      })),
       { title: `${Verb} Server on ${node}`, placeHolder: 'Which server?' },
     );
     if (!pick) return false;
@@ -346,7 +394,10 @@ async function stopServerCommand(deps: LaunchDeps, arg?: unknown, restart = fals
   const drainStop = `Drain, then ${Verb}`;
   const choice = await vscode.window.showWarningMessage(
     `${Verb} the SGLang server on port ${port} of ${node}?`,
-    { modal: true, detail: `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running requests reach 0 (stop sending new ones first), then stop it.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}` },
+    {
+      modal: true,
+      detail: `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running requests reach 0 (stop sending new ones first), then stop it.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}`,
+    },
     drainStop,
     stop,
   );
@@ -359,9 +410,15 @@ async function stopServerCommand(deps: LaunchDeps, arg?: unknown, restart = fals
         token.onCancellationRequested(() => ac.abort());
         try {
           const { restartServer } = await import('../core/launch/restart');
-          return await restartServer(t, { port, drain: choice === drainStop, signal: ac.signal, onProgress: (m) => progress.report({ message: m }) });
+          return await restartServer(t, {
+            port,
+            drain: choice === drainStop,
+            signal: ac.signal,
+            onProgress: (m) => progress.report({ message: m }),
+          });
         } catch (e) {
-          if (!ac.signal.aborted) void vscode.window.showErrorMessage(`GPU Sessions: restarting port ${port} on ${node} failed: ${errorMessage(e)}`);
+          if (!ac.signal.aborted)
+            void vscode.window.showErrorMessage(`GPU Sessions: restarting port ${port} on ${node} failed: ${errorMessage(e)}`);
           return undefined;
         }
       },
@@ -380,9 +437,16 @@ async function stopServerCommand(deps: LaunchDeps, arg?: unknown, restart = fals
       const ac = new AbortController();
       token.onCancellationRequested(() => ac.abort());
       try {
-        return await stopServer(t, { port, pid, drain: choice === drainStop, signal: ac.signal, onProgress: (m) => progress.report({ message: m }) });
+        return await stopServer(t, {
+          port,
+          pid,
+          drain: choice === drainStop,
+          signal: ac.signal,
+          onProgress: (m) => progress.report({ message: m }),
+        });
       } catch (e) {
-        if (!ac.signal.aborted) void vscode.window.showErrorMessage(`GPU Sessions: stopping port ${port} on ${node} failed: ${errorMessage(e)}`);
+        if (!ac.signal.aborted)
+          void vscode.window.showErrorMessage(`GPU Sessions: stopping port ${port} on ${node} failed: ${errorMessage(e)}`);
         return undefined;
       }
     },

@@ -6,9 +6,9 @@
  * errors, follows the end unless you scrolled up, and stops when its tab closes.
  */
 import * as vscode from 'vscode';
-import { classifyLine } from '../core/logstats';
-import { RemoteTail, RingBuffer, TailEvent } from '../core/tail';
-import type { Transport } from '../core/transport';
+import { classifyLine } from '../core/sglang/logLines';
+import { RemoteTail, RingBuffer, TailEvent } from '../core/remote/tail';
+import type { Transport } from '../core/ssh/transport';
 
 export const LOG_SCHEME = 'gpu-sessions-log';
 
@@ -31,9 +31,23 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
   private readonly logs = new Map<string, LiveLog>();
   private readonly disposables: vscode.Disposable[] = [];
   private timer: NodeJS.Timeout;
-  private readonly readyDeco = vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'), isWholeLine: true, overviewRulerColor: new vscode.ThemeColor('charts.green'), overviewRulerLane: vscode.OverviewRulerLane.Right });
-  private readonly errorDeco = vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'), isWholeLine: true, overviewRulerColor: new vscode.ThemeColor('errorForeground'), overviewRulerLane: vscode.OverviewRulerLane.Right });
-  private readonly markerDeco = vscode.window.createTextEditorDecorationType({ fontStyle: 'italic', color: new vscode.ThemeColor('descriptionForeground'), isWholeLine: true });
+  private readonly readyDeco = vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+    isWholeLine: true,
+    overviewRulerColor: new vscode.ThemeColor('charts.green'),
+    overviewRulerLane: vscode.OverviewRulerLane.Right,
+  });
+  private readonly errorDeco = vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+    isWholeLine: true,
+    overviewRulerColor: new vscode.ThemeColor('errorForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Right,
+  });
+  private readonly markerDeco = vscode.window.createTextEditorDecorationType({
+    fontStyle: 'italic',
+    color: new vscode.ThemeColor('descriptionForeground'),
+    isWholeLine: true,
+  });
 
   constructor() {
     this.disposables.push(
@@ -52,7 +66,11 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
   /** Open (or focus) a live tail of one or more remote files. */
   async open(nodeName: string, t: Transport, files: string[], title?: string): Promise<vscode.TextEditor> {
     const label = title ?? (files.length === 1 ? shortName(files[0]) : `${files.length} logs`);
-    const uri = vscode.Uri.from({ scheme: LOG_SCHEME, path: `/${nodeName}/${label}`, query: new URLSearchParams({ f: JSON.stringify(files) }).toString() });
+    const uri = vscode.Uri.from({
+      scheme: LOG_SCHEME,
+      path: `/${nodeName}/${label}`,
+      query: new URLSearchParams({ f: JSON.stringify(files) }).toString(),
+    });
     const key = uri.toString();
     if (!this.logs.has(key)) {
       const cfg = vscode.workspace.getConfiguration('gpuSessions');
@@ -61,7 +79,9 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
       const live: LiveLog = { uri, tail, lines, multi: files.length > 1, dirty: true, label };
       tail.on('event', (e: TailEvent) => this.onEvent(live, e));
       this.logs.set(key, live);
-      lines.push(`──── ${nodeName}: following ${files.join(', ')} (last ${cfg.get<number>('tail.initialLines', 200)} lines, then live) ────`);
+      lines.push(
+        `──── ${nodeName}: following ${files.join(', ')} (last ${cfg.get<number>('tail.initialLines', 200)} lines, then live) ────`,
+      );
       tail.start().catch((e) => {
         lines.push(`──── could not start the tail: ${e instanceof Error ? e.message : String(e)} ────`);
         live.dirty = true;
@@ -87,7 +107,9 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
     const live = this.logs.get(uri.toString());
     if (!live) return '(this tail has stopped; open it again from the GPU Sessions view)\n';
     const arr = live.lines.toArray();
-    const head = live.lines.dropped ? [`──── ${live.lines.dropped} earlier line(s) dropped (ring buffer of ${live.lines.capacity}); the full file stays on the node ────`] : [];
+    const head = live.lines.dropped
+      ? [`──── ${live.lines.dropped} earlier line(s) dropped (ring buffer of ${live.lines.capacity}); the full file stays on the node ────`]
+      : [];
     return [...head, ...arr].join('\n') + '\n';
   }
 
@@ -97,11 +119,16 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
       live.dirty = false;
       const ed = vscode.window.visibleTextEditors.find((x) => x.document.uri.toString() === live.uri.toString());
       // Follow the end unless the user scrolled away from it (scroll lock).
-      const atEnd = !ed || ed.visibleRanges.length === 0 || ed.visibleRanges[ed.visibleRanges.length - 1].end.line >= ed.document.lineCount - 3;
+      const atEnd =
+        !ed || ed.visibleRanges.length === 0 || ed.visibleRanges[ed.visibleRanges.length - 1].end.line >= ed.document.lineCount - 3;
       this.emitter.fire(live.uri);
       if (ed) {
         setTimeout(() => {
-          if (atEnd) ed.revealRange(new vscode.Range(ed.document.lineCount - 1, 0, ed.document.lineCount - 1, 0), vscode.TextEditorRevealType.Default);
+          if (atEnd)
+            ed.revealRange(
+              new vscode.Range(ed.document.lineCount - 1, 0, ed.document.lineCount - 1, 0),
+              vscode.TextEditorRevealType.Default,
+            );
           this.decorate(ed);
         }, 50);
       }

@@ -4,13 +4,13 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../core/errors';
-import type { Fleet } from '../core/fleet';
-import type { Logger } from '../core/logger';
-import { runOperation } from '../core/operation';
-import { probeOperation } from '../core/probe';
+import { errorMessage } from '../core/util/errors';
+import type { Fleet } from '../core/node/fleet';
+import type { Logger } from '../core/util/logger';
+import { runOperation } from '../core/remote/operation';
+import { probeOperation } from '../core/node/probe';
 import type { SalvageItem, SalvageManifest } from '../core/salvage/salvage';
-import type { Transport } from '../core/transport';
+import type { Transport } from '../core/ssh/transport';
 import { formatSize } from './tree';
 
 export interface SalvageDeps {
@@ -26,10 +26,17 @@ function cfg<T>(key: string, def: T): T {
   return vscode.workspace.getConfiguration('gpuSessions').get<T>(key, def);
 }
 
-export async function salvageNodeCommand(deps: SalvageDeps, nodeName?: string, opts: { assumeYes?: boolean } = {}): Promise<SalvageManifest | undefined> {
+export async function salvageNodeCommand(
+  deps: SalvageDeps,
+  nodeName?: string,
+  opts: { assumeYes?: boolean } = {},
+): Promise<SalvageManifest | undefined> {
   const nodes = deps.fleet.nodes();
   if (!nodeName) {
-    const pick = await vscode.window.showQuickPick(nodes.map((n) => ({ label: n.name, description: `${n.user ? n.user + '@' : ''}${n.host}:${n.port}` })), { title: 'Salvage Node', placeHolder: 'Which node is about to be shut down?' });
+    const pick = await vscode.window.showQuickPick(
+      nodes.map((n) => ({ label: n.name, description: `${n.user ? n.user + '@' : ''}${n.host}:${n.port}` })),
+      { title: 'Salvage Node', placeHolder: 'Which node is about to be shut down?' },
+    );
     if (!pick) return undefined;
     nodeName = pick.label;
   }
@@ -40,17 +47,20 @@ export async function salvageNodeCommand(deps: SalvageDeps, nodeName?: string, o
   }
   const ws = vscode.workspace.workspaceFolders?.[0];
   if (!ws) {
-    void vscode.window.showErrorMessage('GPU Sessions: open a folder first — salvage writes into the workspace (gpuSessions.salvage.folder).');
+    void vscode.window.showErrorMessage(
+      'GPU Sessions: open a folder first — salvage writes into the workspace (gpuSessions.salvage.folder).',
+    );
     return undefined;
   }
   const folderSetting = cfg<string>('salvage.folder', 'salvage');
   const base = path.isAbsolute(folderSetting) ? folderSetting : path.join(ws.uri.fsPath, folderSetting);
   const t = deps.transportFor(node.name);
   const { Salvager } = await import('../core/salvage/salvage');
-  const { parseS3Url } = await import('../core/s3');
+  const { parseS3Url } = await import('../core/salvage/s3');
   const s3Url = cfg<string>('salvage.s3Url', '');
   const s3u = s3Url ? parseS3Url(s3Url) : undefined;
-  if (s3Url && !s3u) void vscode.window.showWarningMessage(`GPU Sessions: gpuSessions.salvage.s3Url "${s3Url}" is not s3://bucket/prefix; S3 is skipped.`);
+  if (s3Url && !s3u)
+    void vscode.window.showWarningMessage(`GPU Sessions: gpuSessions.salvage.s3Url "${s3Url}" is not s3://bucket/prefix; S3 is skipped.`);
   const endpoint = cfg<string>('salvage.s3Endpoint', '') || undefined;
 
   return vscode.window.withProgress(
@@ -61,7 +71,8 @@ export async function salvageNodeCommand(deps: SalvageDeps, nodeName?: string, o
       let last = 0;
       try {
         progress.report({ message: 'probing…' });
-        const probe = deps.fleet.status(node.name).probe ?? (await runOperation(t, probeOperation(node.name, { roots: node.roots }), ac.signal));
+        const probe =
+          deps.fleet.status(node.name).probe ?? (await runOperation(t, probeOperation(node.name, { roots: node.roots }), ac.signal));
         const salvager = new Salvager({
           node: node.name,
           transport: t,
@@ -74,7 +85,10 @@ export async function salvageNodeCommand(deps: SalvageDeps, nodeName?: string, o
           log: deps.log,
           onProgress: (p) => {
             const pct = p.bytesTotal > 0 ? (p.bytesDone / p.bytesTotal) * 100 : 0;
-            progress.report({ message: `${p.message} — ${p.filesDone}/${p.filesTotal} files, ${formatSize(p.bytesDone)} / ${formatSize(p.bytesTotal)}`, increment: Math.max(0, pct - last) });
+            progress.report({
+              message: `${p.message} — ${p.filesDone}/${p.filesTotal} files, ${formatSize(p.bytesDone)} / ${formatSize(p.bytesTotal)}`,
+              increment: Math.max(0, pct - last),
+            });
             last = Math.max(last, pct);
           },
         });
@@ -90,7 +104,13 @@ export async function salvageNodeCommand(deps: SalvageDeps, nodeName?: string, o
             picked: i.selected,
             item: i,
           }));
-          const sel = await vscode.window.showQuickPick(picks, { canPickMany: true, title: `Salvage ${node.name}: review (${picks.filter((p) => p.picked).length} selected)`, placeHolder: 'Everything of value is selected; large files and model weights are listed but not selected', matchOnDetail: true, ignoreFocusOut: true });
+          const sel = await vscode.window.showQuickPick(picks, {
+            canPickMany: true,
+            title: `Salvage ${node.name}: review (${picks.filter((p) => p.picked).length} selected)`,
+            placeHolder: 'Everything of value is selected; large files and model weights are listed but not selected',
+            matchOnDetail: true,
+            ignoreFocusOut: true,
+          });
           if (!sel) return undefined;
           chosen = [...sel.map((s) => s.item.remotePath), ...items.filter((i) => i.kind === 'server-cmdline').map((i) => i.remotePath)];
         }
@@ -100,14 +120,29 @@ export async function salvageNodeCommand(deps: SalvageDeps, nodeName?: string, o
         const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
         void vscode.window.showTextDocument(report, { preview: false }).then(undefined, () => undefined);
         if (m.verdict === 'safe') {
-          void vscode.window.showInformationMessage(`GPU Sessions: ${node.name} is safe to shut down — everything selected is verified locally or in S3.`, 'Open Report').then((c) => c && vscode.window.showTextDocument(report));
+          void vscode.window
+            .showInformationMessage(
+              `GPU Sessions: ${node.name} is safe to shut down — everything selected is verified locally or in S3.`,
+              'Open Report',
+            )
+            .then((c) => c && vscode.window.showTextDocument(report));
         } else {
-          void vscode.window.showWarningMessage(`GPU Sessions: ${node.name} is NOT safe to shut down — ${m.lost.length} item(s) would be lost (${m.lost.slice(0, 3).map((l) => l.remotePath.split('/').pop()).join(', ')}${m.lost.length > 3 ? ', …' : ''}).`, 'Open Report').then((c) => c && vscode.window.showTextDocument(report));
+          void vscode.window
+            .showWarningMessage(
+              `GPU Sessions: ${node.name} is NOT safe to shut down — ${m.lost.length} item(s) would be lost (${m.lost
+                .slice(0, 3)
+                .map((l) => l.remotePath.split('/').pop())
+                .join(', ')}${m.lost.length > 3 ? ', …' : ''}).`,
+              'Open Report',
+            )
+            .then((c) => c && vscode.window.showTextDocument(report));
         }
         return m;
       } catch (e) {
         deps.log.error(`Salvage of ${node.name} failed: ${errorMessage(e)}`);
-        void vscode.window.showErrorMessage(`GPU Sessions: salvage of ${node.name} failed: ${errorMessage(e)}`, 'Show Log').then((c) => c && vscode.commands.executeCommand('gpuSessions.showLog'));
+        void vscode.window
+          .showErrorMessage(`GPU Sessions: salvage of ${node.name} failed: ${errorMessage(e)}`, 'Show Log')
+          .then((c) => c && vscode.commands.executeCommand('gpuSessions.showLog'));
         return undefined;
       }
     },

@@ -4,7 +4,7 @@
  * clicking focuses the GPU Sessions view.
  */
 import * as vscode from 'vscode';
-import type { NodeLive } from '../core/monitor';
+import type { NodeLive } from '../core/node/monitor';
 
 function n0(n: number): string {
   return Math.round(n).toLocaleString('en-US');
@@ -20,7 +20,8 @@ export function eta(s: number | null): string {
 
 export function progressText(l: NodeLive): string | null {
   const p = l.progress?.progress;
-  if (p && p.ok && p.percent !== null) return `${p.percent.toFixed(1)}%${p.etaS !== null && p.status !== 'done' ? ` ETA ${eta(p.etaS)}` : ''}${p.status === 'done' ? ' done' : ''}`;
+  if (p && p.ok && p.percent !== null)
+    return `${p.percent.toFixed(1)}%${p.etaS !== null && p.status !== 'done' ? ` ETA ${eta(p.etaS)}` : ''}${p.status === 'done' ? ' done' : ''}`;
   const d = l.progress?.doneIndices;
   if (d) return `${n0(d.count)} done`;
   return null;
@@ -49,9 +50,15 @@ export class ThroughputStatus implements vscode.Disposable {
     md.appendMarkdown(`**GPU Sessions** — ${n0(tok)} tok/s over ${withServers.reduce((a, b) => a + b.servers.length, 0)} server(s)\n\n`);
     md.appendMarkdown('| node | server | tok/s | running | queue | health |\n|---|---|---:|---:|---:|---|\n');
     for (const l of withServers) {
-      for (const s of l.servers) md.appendMarkdown(`| ${l.node} | :${s.port} | ${n0(s.genThroughput)} | ${n0(s.runningReqs)} | ${n0(s.queueReqs)} | ${s.health} |\n`);
+      for (const s of l.servers)
+        md.appendMarkdown(
+          `| ${l.node} | :${s.port} | ${n0(s.genThroughput)} | ${n0(s.runningReqs)} | ${n0(s.queueReqs)} | ${s.health} |\n`,
+        );
       const p = l.progress?.progress;
-      if (p && p.ok) md.appendMarkdown(`\n**${l.node} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${p.status})` : ''}\n`);
+      if (p && p.ok)
+        md.appendMarkdown(
+          `\n**${l.node} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${p.status})` : ''}\n`,
+        );
       else if (p && !p.ok) md.appendMarkdown(`\n**${l.node} progress.json:** ${p.error}\n`);
       const d = l.progress?.doneIndices;
       if (d) md.appendMarkdown(`\n**${l.node} .done_indices:** ${n0(d.count)} done, highest ${d.highest ?? '—'}, ${n0(d.gaps)} gap(s)\n`);

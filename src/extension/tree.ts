@@ -3,16 +3,16 @@
  * action that shows the log, never an endless spinner.
  */
 import * as vscode from 'vscode';
-import type { Fleet, NodeStatus } from '../core/fleet';
-import { formatBytes as formatSize } from '../core/format';
-import type { NodeLive } from '../core/monitor';
+import type { Fleet, NodeStatus } from '../core/node/fleet';
+import { formatBytes as formatSize } from '../core/util/format';
+import type { NodeLive } from '../core/node/monitor';
 
 export { formatSize };
 import { eta as formatEta } from './statusBar';
-import type { Artifact, ArtifactKind, ProbeResult } from '../core/probe';
-import type { GpuInfo } from '../core/parsers/nvidiaSmi';
-import type { SglangServer } from '../core/parsers/sglangProcess';
-import type { NodeSpec } from '../core/sshConfig';
+import type { Artifact, ArtifactKind, ProbeResult } from '../core/node/probe';
+import type { GpuInfo } from '../core/node/nvidiaSmi';
+import type { SglangServer } from '../core/sglang/serverArgv';
+import type { NodeSpec } from '../core/ssh/config';
 
 export type TreeNode =
   | { type: 'node'; node: NodeSpec }
@@ -55,7 +55,8 @@ export function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): str
   if (st.state === 'error') return ERROR_TITLE[st.error?.code ?? ''] ?? 'error';
   if (!p) return '';
   const parts: string[] = [];
-  if (p.gpuState !== 'ok') parts.push(p.gpuState === 'no-nvidia-smi' ? 'no GPU driver' : p.gpuState === 'no-driver' ? 'driver not loaded' : 'no GPU');
+  if (p.gpuState !== 'ok')
+    parts.push(p.gpuState === 'no-nvidia-smi' ? 'no GPU driver' : p.gpuState === 'no-driver' ? 'driver not loaded' : 'no GPU');
   else {
     const names = new Map<string, number>();
     for (const g of p.gpus) names.set(g.name, (names.get(g.name) ?? 0) + 1);
@@ -121,7 +122,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const item = new vscode.TreeItem(el.node.name, vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `node:${el.node.name}`;
         const v = this.verdicts.get(el.node.name);
-        item.description = nodeDescription(p, st) + (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
+        item.description =
+          nodeDescription(p, st) + (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
         item.contextValue = st.state === 'error' ? 'node.error' : st.state === 'ok' ? 'node.ok' : 'node';
         item.iconPath =
           st.state === 'error'
@@ -130,16 +132,23 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
               ? new vscode.ThemeIcon('loading~spin')
               : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
         const md = new vscode.MarkdownString(undefined, true);
-        md.appendMarkdown(`**${el.node.name}** — \`${el.node.user ? el.node.user + '@' : ''}${el.node.host}:${el.node.port}\`${el.node.proxyJump ? ` via \`${el.node.proxyJump}\`` : ''}\n\n`);
+        md.appendMarkdown(
+          `**${el.node.name}** — \`${el.node.user ? el.node.user + '@' : ''}${el.node.host}:${el.node.port}\`${el.node.proxyJump ? ` via \`${el.node.proxyJump}\`` : ''}\n\n`,
+        );
         if (p) {
           md.appendMarkdown(`| | |\n|---|---|\n`);
           md.appendMarkdown(`| Host | ${p.hostname ?? '?'} |\n| OS | ${p.os ?? '?'} (${p.kernel ?? '?'}) |\n`);
           md.appendMarkdown(`| Driver | ${p.driverVersion ?? '—'} |\n| CUDA | ${p.cudaVersion ?? '—'} |\n`);
-          md.appendMarkdown(`| CPU | ${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'} |\n| RAM | ${p.memTotalKiB ? (p.memTotalKiB / 1048576).toFixed(0) + ' GiB' : '?'} |\n`);
+          md.appendMarkdown(
+            `| CPU | ${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'} |\n| RAM | ${p.memTotalKiB ? (p.memTotalKiB / 1048576).toFixed(0) + ' GiB' : '?'} |\n`,
+          );
           md.appendMarkdown(`\nProbed ${new Date(p.probedAt).toLocaleTimeString()} in ${p.durationMs} ms`);
         }
         if (st.error) md.appendMarkdown(`\n\n$(error) ${st.error.message.replace(/\n/g, '  \n')}`);
-        if (v) md.appendMarkdown(`\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → \`${v.dest}\``);
+        if (v)
+          md.appendMarkdown(
+            `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → \`${v.dest}\``,
+          );
         item.tooltip = md;
         return item;
       }
@@ -161,9 +170,13 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       }
       case 'group': {
         const p = this.fleet.status(el.node).probe;
-        const n = el.group === 'gpus' ? p?.gpus.length ?? 0 : el.group === 'servers' ? p?.servers.length ?? 0 : p?.artifacts.length ?? 0;
+        const n =
+          el.group === 'gpus' ? (p?.gpus.length ?? 0) : el.group === 'servers' ? (p?.servers.length ?? 0) : (p?.artifacts.length ?? 0);
         const label = el.group === 'gpus' ? 'GPUs' : el.group === 'servers' ? 'Servers' : 'Artifacts';
-        const item = new vscode.TreeItem(label, el.group === 'artifacts' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded);
+        const item = new vscode.TreeItem(
+          label,
+          el.group === 'artifacts' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded,
+        );
         item.id = `${el.node}:${el.group}`;
         item.description = String(n);
         item.iconPath = new vscode.ThemeIcon(el.group === 'gpus' ? 'circuit-board' : el.group === 'servers' ? 'server-process' : 'files');
@@ -176,7 +189,10 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         item.id = `${el.node}:gpu:${g.index}`;
         item.description = gpuDescription(g);
         item.tooltip = `${g.name}\nUUID ${g.uuid ?? '?'}\nMemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB\nUtilization ${g.utilizationPct ?? '—'} %\nTemperature ${g.temperatureC ?? '—'} °C\nPower ${g.powerW ?? '—'} W`;
-        item.iconPath = new vscode.ThemeIcon('circuit-board', g.utilizationPct && g.utilizationPct > 50 ? new vscode.ThemeColor('charts.green') : undefined);
+        item.iconPath = new vscode.ThemeIcon(
+          'circuit-board',
+          g.utilizationPct && g.utilizationPct > 50 ? new vscode.ThemeColor('charts.green') : undefined,
+        );
         item.contextValue = 'gpu';
         return item;
       }
@@ -188,7 +204,9 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         item.description = serverDescription(s, live?.stats || undefined);
         const md = new vscode.MarkdownString();
         md.appendMarkdown(`**${s.modelPath ?? '?'}** on ${s.host}:${s.port} (pid ${s.pid})\n\n`);
-        md.appendMarkdown(`TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`);
+        md.appendMarkdown(
+          `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`,
+        );
         if (s.logFile) md.appendMarkdown(`Log: \`${s.logFile}\`\n\n`);
         md.appendCodeblock(s.args.join(' '), 'shell');
         item.tooltip = md;
@@ -203,7 +221,10 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
                 : health === 'dead'
                   ? new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'))
                   : new vscode.ThemeIcon('pulse');
-        if (live) md.appendMarkdown(`\n\nHealth: **${health}**${live.healthDetail ? ` (${live.healthDetail})` : ''}${live.stats ? ` · ${live.stats} (from ${live.source})` : ''}`);
+        if (live)
+          md.appendMarkdown(
+            `\n\nHealth: **${health}**${live.healthDetail ? ` (${live.healthDetail})` : ''}${live.stats ? ` · ${live.stats} (from ${live.source})` : ''}`,
+          );
         item.contextValue = s.logFile ? 'server.log' : 'server';
         if (s.logFile) item.command = { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [el] };
         return item;
@@ -224,7 +245,9 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const dir = a.path.slice(0, a.path.length - base.length - 1);
         item.description = `${formatSize(a.size)} · ${dir}`;
         item.tooltip = `${a.path}\n${formatSize(a.size)} · modified ${new Date(a.mtime).toLocaleString()}`;
-        item.iconPath = new vscode.ThemeIcon(a.kind === 'log' ? 'output' : a.kind === 'git-repo' ? 'repo' : a.kind === 'progress' ? 'graph' : 'file');
+        item.iconPath = new vscode.ThemeIcon(
+          a.kind === 'log' ? 'output' : a.kind === 'git-repo' ? 'repo' : a.kind === 'progress' ? 'graph' : 'file',
+        );
         item.contextValue = `artifact.${a.kind}`;
         return item;
       }
@@ -256,12 +279,26 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const di = live?.progress?.doneIndices;
         if (pr && pr.ok) {
           const eta = pr.etaS !== null && pr.status !== 'done' ? ` · ETA ${formatEta(pr.etaS)}` : '';
-          out.push({ type: 'info', node: name, label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`, detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`, icon: 'graph' });
+          out.push({
+            type: 'info',
+            node: name,
+            label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`,
+            detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`,
+            icon: 'graph',
+          });
         } else if (pr && !pr.ok) {
           out.push({ type: 'info', node: name, label: 'progress.json unreadable', detail: pr.error, icon: 'warning' });
         }
-        if (di) out.push({ type: 'info', node: name, label: '.done_indices', detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`, icon: 'checklist' });
-        if (p.gpuState !== 'ok') out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
+        if (di)
+          out.push({
+            type: 'info',
+            node: name,
+            label: '.done_indices',
+            detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`,
+            icon: 'checklist',
+          });
+        if (p.gpuState !== 'ok')
+          out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
         else out.push({ type: 'group', node: name, group: 'gpus' });
         out.push({ type: 'group', node: name, group: 'servers' });
         out.push({ type: 'group', node: name, group: 'artifacts' });
@@ -277,8 +314,20 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         }
         const byKind = new Map<ArtifactKind, Artifact[]>();
         for (const a of p.artifacts) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);
-        const out: TreeNode[] = KIND_ORDER.filter((k) => byKind.has(k)).map((kind) => ({ type: 'kind', node: el.node, kind, items: byKind.get(kind)! }));
-        if (p.artifactsTruncated) out.push({ type: 'info', node: el.node, label: 'More artifacts not shown', detail: 'raise gpuSessions.artifacts.maxCount', icon: 'ellipsis' });
+        const out: TreeNode[] = KIND_ORDER.filter((k) => byKind.has(k)).map((kind) => ({
+          type: 'kind',
+          node: el.node,
+          kind,
+          items: byKind.get(kind)!,
+        }));
+        if (p.artifactsTruncated)
+          out.push({
+            type: 'info',
+            node: el.node,
+            label: 'More artifacts not shown',
+            detail: 'raise gpuSessions.artifacts.maxCount',
+            icon: 'ellipsis',
+          });
         if (!out.length) out.push({ type: 'info', node: el.node, label: 'No artifacts found', icon: 'circle-outline' });
         return out;
       }
@@ -294,4 +343,3 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     this.emitter.dispose();
   }
 }
-

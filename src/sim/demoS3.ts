@@ -18,7 +18,7 @@ export interface DemoS3 {
 export async function startDemoS3(home: string, log: (m: string) => void): Promise<DemoS3 | null> {
   let S3rver: new (o: Record<string, unknown>) => { run(): Promise<{ port: number }>; close(): Promise<void> };
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+     
     S3rver = require('s3rver');
   } catch {
     log('s3rver is not installed (npm install); the demo skips the S3 check.');
@@ -38,7 +38,7 @@ export async function startDemoS3(home: string, log: (m: string) => void): Promi
   const endpoint = `http://127.0.0.1:${addr.port}`;
   const bucket = 'demo-train-dflash';
   const prefix = 'qwen36-27b/';
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+   
   const { S3Client, CreateBucketCommand, PutObjectCommand } = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
   const client = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, requestChecksumCalculation: 'WHEN_REQUIRED' });
   await client.send(new CreateBucketCommand({ Bucket: bucket }));

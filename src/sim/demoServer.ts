@@ -10,7 +10,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Server } from 'ssh2';
 import { buildSimHome, SimNodeLayout, SimNodeOptions } from './home';
-import { loadSsh2 } from '../core/transport';
+import { loadSsh2 } from '../core/ssh/transport';
 
 export interface DemoNodeOptions {
   /** Folder for keys, config and the sandbox home. */

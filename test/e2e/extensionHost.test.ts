@@ -12,9 +12,22 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as util from 'node:util';
-import { BrowserSession, CodeServer, elapsed, installVsix, launchBrowser, log, missingPrerequisite, REPO, RESULTS, startCodeServer, writeResult } from './harness';
+import {
+  BrowserSession,
+  CodeServer,
+  elapsed,
+  installVsix,
+  launchBrowser,
+  log,
+  missingPrerequisite,
+  REPO,
+  RESULTS,
+  startCodeServer,
+  writeResult,
+} from './harness';
 
-const NOISE = /^\[lifecycle\]|^Resolved connection token|^Creating a socket|^Updating additional builtin|^\[remote-connection\]|^Started local extension host|^Extension host .* started|^$/;
+const NOISE =
+  /^\[lifecycle\]|^Resolved connection token|^Creating a socket|^Updating additional builtin|^\[remote-connection\]|^Started local extension host|^Extension host .* started|^$/;
 
 describe('e2e: extension-host tests (test/vscode) in code-server', function () {
   const limitMs = Number(process.env.E2E_HOST_TIMEOUT_S ?? 300) * 1000;
@@ -73,13 +86,24 @@ describe('e2e: extension-host tests (test/vscode) in code-server', function () {
     const code = await Promise.race([
       exited,
       new Promise<number>((_, rej) => {
-        timer = setTimeout(() => rej(new Error(`the extension-host suite did not finish within ${limitMs / 1000} s (codeAutomationExit never called)\ncode-server log:\n${cs!.logTail(30)}`)), limitMs);
+        timer = setTimeout(
+          () =>
+            rej(
+              new Error(
+                `the extension-host suite did not finish within ${limitMs / 1000} s (codeAutomationExit never called)\ncode-server log:\n${cs!.logTail(30)}`,
+              ),
+            ),
+          limitMs,
+        );
       }),
     ]).finally(() => clearTimeout(timer));
     await b.page.screenshot({ path: path.join(RESULTS, 'host-suite-workbench.png'), timeout: 15_000 }).catch(() => undefined);
     log(`extension-host output: ${writeResult('host-suite.log', lines.join('\n') + '\n')}`);
     log(`extension-host suite exit code ${code} after ${elapsed(t)}`);
     assert.equal(code, 0, `extension-host suite failed (exit ${code}); last output:\n${lines.slice(-30).join('\n')}`);
-    assert.ok(lines.some((l) => /passing/.test(l)), 'mocha reported its result');
+    assert.ok(
+      lines.some((l) => /passing/.test(l)),
+      'mocha reported its result',
+    );
   });
 });

@@ -7,7 +7,18 @@
  * plus anything still running from the run's own temp folder (the demo node's simulated servers).
  */
 import { spawn, spawnSync, ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -34,7 +45,8 @@ export function chromiumPath(): string {
 export function missingPrerequisite(): string | null {
   if (!existsSync(codeServerEntry())) return `code-server not installed at ${codeServerEntry()} (run scripts/e2e-setup.sh)`;
   if (!existsSync(chromiumPath())) return `Chromium not found at ${chromiumPath()} (run scripts/e2e-setup.sh)`;
-  if (!process.env.E2E_VSIX || !existsSync(process.env.E2E_VSIX)) return 'E2E_VSIX is not set to a built .vsix (run through scripts/e2e.mjs)';
+  if (!process.env.E2E_VSIX || !existsSync(process.env.E2E_VSIX))
+    return 'E2E_VSIX is not set to a built .vsix (run through scripts/e2e.mjs)';
   return null;
 }
 
@@ -73,7 +85,8 @@ export async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeout
     } catch (e) {
       last = e instanceof Error ? e.message : e;
     }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last).slice(0, 300)})`);
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last).slice(0, 300)})`);
     await sleep(everyMs);
   }
 }
@@ -247,11 +260,16 @@ const BASE_SETTINGS: Record<string, unknown> = {
 
 function codeServerArgs(cs: { port: number; userDataDir: string; extensionsDir: string; config: string }): string[] {
   return [
-    '--config', cs.config,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${cs.port}`,
-    '--user-data-dir', cs.userDataDir,
-    '--extensions-dir', cs.extensionsDir,
+    '--config',
+    cs.config,
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${cs.port}`,
+    '--user-data-dir',
+    cs.userDataDir,
+    '--extensions-dir',
+    cs.extensionsDir,
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-workspace-trust',
@@ -283,10 +301,31 @@ export function installVsix(vsix: string, extensionsDir: string, userDataDir: st
   mkdirSync(extensionsDir, { recursive: true });
   const config = path.join(path.dirname(userDataDir), 'install.yaml');
   writeFileSync(config, 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n');
-  const r = spawnSync(process.execPath, [codeServerEntry(), '--config', config, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix, '--force'], { env, encoding: 'utf8', timeout: 120_000 });
-  if (r.status !== 0) throw new Error(`code-server --install-extension ${vsix} failed (${r.error?.message ?? `exit ${r.status}`}):\n${r.stdout}\n${r.stderr}`);
+  const r = spawnSync(
+    process.execPath,
+    [
+      codeServerEntry(),
+      '--config',
+      config,
+      '--user-data-dir',
+      userDataDir,
+      '--extensions-dir',
+      extensionsDir,
+      '--install-extension',
+      vsix,
+      '--force',
+    ],
+    { env, encoding: 'utf8', timeout: 120_000 },
+  );
+  if (r.status !== 0)
+    throw new Error(
+      `code-server --install-extension ${vsix} failed (${r.error?.message ?? `exit ${r.status}`}):\n${r.stdout}\n${r.stderr}`,
+    );
   const ext = readdirSync(extensionsDir).find((d) => d.startsWith(`${EXTENSION_ID}-`));
-  if (!ext) throw new Error(`--install-extension: ${EXTENSION_ID} not found in ${extensionsDir} (${readdirSync(extensionsDir).join(', ')})\n${r.stdout}`);
+  if (!ext)
+    throw new Error(
+      `--install-extension: ${EXTENSION_ID} not found in ${extensionsDir} (${readdirSync(extensionsDir).join(', ')})\n${r.stdout}`,
+    );
   log(`installed ${path.basename(vsix)} → ${path.join(extensionsDir, ext)} in ${elapsed(t0)}`);
   return path.join(extensionsDir, ext);
 }
@@ -302,7 +341,8 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
   const workspace = path.join(root, 'workspace');
   const config = path.join(root, 'code-server.yaml');
   const logFile = path.join(root, 'code-server.log');
-  for (const d of [home, path.join(home, '.ssh'), path.join(userDataDir, 'User'), extensionsDir, workspace]) mkdirSync(d, { recursive: true });
+  for (const d of [home, path.join(home, '.ssh'), path.join(userDataDir, 'User'), extensionsDir, workspace])
+    mkdirSync(d, { recursive: true });
   // A user's ~/.ssh/config without GPU hosts (nodes come from settings and the demo node).
   writeFileSync(path.join(home, '.ssh', 'config'), '# e2e: no Host entries\n', { mode: 0o600 });
   writeFileSync(config, 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n');
@@ -331,7 +371,12 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [entry, ...codeServerArgs(base), workspace], { env, cwd: workspace, detached: true, stdio: ['ignore', fd, fd] });
+    child = spawn(process.execPath, [entry, ...codeServerArgs(base), workspace], {
+      env,
+      cwd: workspace,
+      detached: true,
+      stdio: ['ignore', fd, fd],
+    });
   } finally {
     closeSync(fd);
   }
@@ -373,10 +418,15 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
     },
   };
   try {
-    await waitFor('code-server /healthz', async () => {
-      if (exited) throw new Error(`code-server ${exited}:\n${logTail()}`);
-      return (await httpStatus(`${url}/healthz`, 2000)) === 200;
-    }, 60_000, 200);
+    await waitFor(
+      'code-server /healthz',
+      async () => {
+        if (exited) throw new Error(`code-server ${exited}:\n${logTail()}`);
+        return (await httpStatus(`${url}/healthz`, 2000)) === 200;
+      },
+      60_000,
+      200,
+    );
   } catch (e) {
     await cs.stop();
     throw e;
@@ -399,13 +449,21 @@ export interface BrowserSession {
 }
 
 export async function launchBrowser(): Promise<BrowserSession> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { chromium } = require('playwright-core') as typeof import('playwright-core');
   const browser = await chromium.launch({
     executablePath: chromiumPath(),
     headless: true,
     timeout: 60_000,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   });
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 });
   const page = await context.newPage();

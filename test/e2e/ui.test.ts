@@ -8,7 +8,20 @@ import * as assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { BrowserSession, CodeServer, elapsed, freePort, launchBrowser, log, missingPrerequisite, REPO, RESULTS, sleep, startCodeServer, waitFor } from './harness';
+import {
+  BrowserSession,
+  CodeServer,
+  elapsed,
+  freePort,
+  launchBrowser,
+  log,
+  missingPrerequisite,
+  REPO,
+  RESULTS,
+  sleep,
+  startCodeServer,
+  waitFor,
+} from './harness';
 
 const DEMO = 'gpu-demo';
 const UNREACHABLE = 'unreachable-node';
@@ -64,11 +77,17 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
 
   afterEach(async function () {
     if (this.currentTest?.state === 'failed' && page) {
-      const file = path.join(RESULTS, `${String(shot + 1).padStart(2, '0')}-${(this.currentTest.title.match(/[a-z0-9]+/gi) ?? ['step']).slice(0, 4).join('-').toLowerCase()}-FAILED.png`);
+      const file = path.join(
+        RESULTS,
+        `${String(shot + 1).padStart(2, '0')}-${(this.currentTest.title.match(/[a-z0-9]+/gi) ?? ['step']).slice(0, 4).join('-').toLowerCase()}-FAILED.png`,
+      );
       await page.screenshot({ path: file, timeout: 15_000 }).catch(() => undefined);
       log(`failure screenshot ${path.relative(process.cwd(), file)}`);
       if (b?.consoleErrors.length) log(`browser console errors (last 5):\n        ${b.consoleErrors.slice(-5).join('\n        ')}`);
-      const toasts = await page.locator('.notifications-toasts .notification-list-item, .notifications-center .notification-list-item').allInnerTexts().catch(() => [] as string[]);
+      const toasts = await page
+        .locator('.notifications-toasts .notification-list-item, .notifications-center .notification-list-item')
+        .allInnerTexts()
+        .catch(() => [] as string[]);
       if (toasts.length) log(`notifications:\n        ${toasts.map((t) => t.replace(/\s+/g, ' ').slice(0, 300)).join('\n        ')}`);
       if (cs) {
         log(`code-server log tail:\n${cs.logTail(15)}`);
@@ -95,16 +114,27 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
    * string, so roles with names do not find them reliably.
    */
   const treeItem = (label: string | RegExp): Locator =>
-    page.locator('.part.sidebar [role="treeitem"]').filter({ has: page.locator('.label-name', { hasText: typeof label === 'string' ? new RegExp(`^${escapeRe(label)}$`) : label }) });
+    page
+      .locator('.part.sidebar [role="treeitem"]')
+      .filter({ has: page.locator('.label-name', { hasText: typeof label === 'string' ? new RegExp(`^${escapeRe(label)}$`) : label }) });
 
   async function runCommand(title: string): Promise<void> {
     // F1 opens the command palette; the '>' prefix keeps it in command mode.
     const input = page.locator('.quick-input-widget .quick-input-box input');
     for (let attempt = 0; ; attempt++) {
       await page.keyboard.press('F1');
-      if (await input.waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false)) break;
+      if (
+        await input.waitFor({ state: 'visible', timeout: 5000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       if (attempt >= 2) throw new Error('the command palette did not open');
-      await page.locator('.part.editor').click({ position: { x: 200, y: 200 } }).catch(() => undefined);
+      await page
+        .locator('.part.editor')
+        .click({ position: { x: 200, y: 200 } })
+        .catch(() => undefined);
     }
     await input.fill(`>${title}`);
     const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: title }).first();
@@ -120,9 +150,17 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
 
   /** Labels (and descriptions) of the tree rows currently rendered whose label matches. */
   async function labels(re: RegExp): Promise<string[]> {
-    const rows = await page.locator('.part.sidebar [role="treeitem"]').evaluateAll((els) =>
-      els.map((e) => [e.querySelector('.label-name')?.textContent ?? '', e.querySelector('.label-description')?.textContent ?? ''] as [string, string]),
-    );
+    const rows = await page
+      .locator('.part.sidebar [role="treeitem"]')
+      .evaluateAll((els) =>
+        els.map(
+          (e) =>
+            [e.querySelector('.label-name')?.textContent ?? '', e.querySelector('.label-description')?.textContent ?? ''] as [
+              string,
+              string,
+            ],
+        ),
+      );
     return rows.filter(([l]) => re.test(l)).map(([l, d]) => (d ? `${l} — ${d}` : l));
   }
 
@@ -184,15 +222,23 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     await treeItem('Artifacts').waitFor({ state: 'visible' });
     await expand(gpus);
     await expand(servers);
-    const gpuLabels = await waitFor('7 GPU items', async () => {
-      const l = await labels(/^GPU \d+ · NVIDIA B200$/);
-      return l.length === 7 ? l : null;
-    }, 30_000);
+    const gpuLabels = await waitFor(
+      '7 GPU items',
+      async () => {
+        const l = await labels(/^GPU \d+ · NVIDIA B200$/);
+        return l.length === 7 ? l : null;
+      },
+      30_000,
+    );
     // The demo node is this machine: another run's simulated servers would be listed too.
-    const serverLabels = await waitFor('7 or more server items', async () => {
-      const l = await labels(/^:\d{4,5} qwen3\.6-27b$/);
-      return l.length >= 7 ? l : null;
-    }, 30_000);
+    const serverLabels = await waitFor(
+      '7 or more server items',
+      async () => {
+        const l = await labels(/^:\d{4,5} qwen3\.6-27b$/);
+        return l.length >= 7 ? l : null;
+      },
+      30_000,
+    );
     log(`GPU items: ${gpuLabels.join(' | ')}`);
     log(`server items (${serverLabels.length}): ${serverLabels.slice(0, 7).join(' | ')}`);
     assert.equal(await gpus.locator('.label-description').innerText(), '7');
@@ -212,7 +258,9 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     await treeItem('sglang_gpu0.log').waitFor({ state: 'visible', timeout: 30_000 });
     const logs = await labels(/^sglang_gpu\d+\.log$/);
     assert.equal(logs.length, 7, logs.join('\n'));
-    log(`artifact kinds: ${(await labels(/^(Launch scripts|Logs|Progress files|Configs|Patches|Shell scripts|Python scripts|Git repositories)$/)).join(' | ')}`);
+    log(
+      `artifact kinds: ${(await labels(/^(Launch scripts|Logs|Progress files|Configs|Patches|Shell scripts|Python scripts|Git repositories)$/)).join(' | ')}`,
+    );
     await screenshot('artifacts');
   });
 
@@ -221,7 +269,15 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     const item = treeItem('sglang_gpu0.log');
     await item.click({ button: 'right' });
     const menuItem = page.getByRole('menuitem', { name: /^Tail Log/ });
-    if (!(await menuItem.first().waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false))) {
+    if (
+      !(await menuItem
+        .first()
+        .waitFor({ state: 'visible', timeout: 10_000 })
+        .then(
+          () => true,
+          () => false,
+        ))
+    ) {
       await page.keyboard.press('Escape');
       if (!contributes('gpuSessions.tailLog')) {
         log('PENDING: gpuSessions.tailLog is not contributed yet');
@@ -235,15 +291,24 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     await page.keyboard.press('Enter');
     const tab = page.getByRole('tab', { name: /sglang_gpu0\.log/ });
     await tab.first().waitFor({ state: 'visible', timeout: 30_000 });
-    const first = await waitFor('tail lines', async () => {
-      const n = await activeEditorLastLine();
-      return n > 5 ? n : 0;
-    }, 30_000);
+    const first = await waitFor(
+      'tail lines',
+      async () => {
+        const n = await activeEditorLastLine();
+        return n > 5 ? n : 0;
+      },
+      30_000,
+    );
     await screenshot('tail-log');
-    const later = await waitFor('more tail lines', async () => {
-      const n = await activeEditorLastLine();
-      return n > first ? n : 0;
-    }, 30_000, 500);
+    const later = await waitFor(
+      'more tail lines',
+      async () => {
+        const n = await activeEditorLastLine();
+        return n > first ? n : 0;
+      },
+      30_000,
+      500,
+    );
     log(`tail: ${first} lines, then ${later}`);
     await sleep(1500);
     await screenshot('tail-log-growing');
@@ -252,7 +317,10 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
   it('the status bar shows the throughput in tok/s above zero', async function () {
     needsDemo(this);
     const item = page.locator(`[id="${STATUS_ID}"]`);
-    const present = await item.waitFor({ state: 'attached', timeout: 45_000 }).then(() => true, () => false);
+    const present = await item.waitFor({ state: 'attached', timeout: 45_000 }).then(
+      () => true,
+      () => false,
+    );
     if (!present) {
       if (!contributes('gpuSessions.tailLog')) {
         log(`PENDING: no status-bar item #${STATUS_ID} (live throughput not there yet)`);
@@ -260,11 +328,16 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
       }
       throw new Error(`no status-bar item #${STATUS_ID}`);
     }
-    const text = await waitFor('tok/s above zero', async () => {
-      const t = (await item.innerText()).replace(/\s+/g, ' ');
-      const m = t.match(/([\d,.]+)\s*tok\/s/);
-      return m && Number(m[1].replace(/,/g, '')) > 0 ? t : null;
-    }, 60_000, 500);
+    const text = await waitFor(
+      'tok/s above zero',
+      async () => {
+        const t = (await item.innerText()).replace(/\s+/g, ' ');
+        const m = t.match(/([\d,.]+)\s*tok\/s/);
+        return m && Number(m[1].replace(/,/g, '')) > 0 ? t : null;
+      },
+      60_000,
+      500,
+    );
     log(`status bar: "${text}"`);
     // Hovering shows the per-server table.
     await item.hover().catch(() => undefined);
@@ -284,21 +357,30 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     await screenshot('unreachable-node');
   });
 
-  it('the generation job finishes (the simulated node\'s load drains; its logs go quiet)', async function () {
+  it("the generation job finishes (the simulated node's load drains; its logs go quiet)", async function () {
     needsDemo(this);
     // The simulated node's knob (what the CLI demo does before it salvages); a salvage while logs
     // still grow reports them at risk, which the extension-host suite checks.
     const home = path.join(cs!.userDataDir, 'User', 'globalStorage', 'gpu-sessions.gpu-sessions', 'demo', 'home');
     assert.ok(existsSync(path.join(home, '.sim')), home);
     writeFileSync(path.join(home, '.sim', 'pause_load'), 'the e2e generation job finished\n');
-    const logs = readdirSync(path.join(home, 'logs')).filter((f) => /^sglang_gpu\d+\.log$/.test(f)).map((f) => path.join(home, 'logs', f));
+    const logs = readdirSync(path.join(home, 'logs'))
+      .filter((f) => /^sglang_gpu\d+\.log$/.test(f))
+      .map((f) => path.join(home, 'logs', f));
     let last = '';
     let quietSince = Date.now();
-    await waitFor('logs quiet for 2.5 s', () => {
-      const now = logs.map((f) => statSync(f).size).join(',');
-      if (now !== last) (last = now), (quietSince = Date.now());
-      return Date.now() - quietSince >= 2500;
-    }, 30_000);
+    await waitFor(
+      'logs quiet for 2.5 s',
+      () => {
+        const now = logs.map((f) => statSync(f).size).join(',');
+        if (now !== last) {
+          last = now;
+          quietSince = Date.now();
+        }
+        return Date.now() - quietSince >= 2500;
+      },
+      30_000,
+    );
   });
 
   it('"GPU Sessions: Salvage Node" → review → progress → SALVAGE.md, files in the workspace, verdict', async function () {
@@ -315,7 +397,10 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
       const picked = await nodeRow
         .waitFor({ state: 'visible', timeout: 30_000 })
         .then(() => nodeRow.click({ timeout: 5000 }))
-        .then(() => true, (e: Error) => (log(`node pick attempt ${attempt}: ${e.message.split('\n')[0]}`), false));
+        .then(
+          () => true,
+          (e: Error) => (log(`node pick attempt ${attempt}: ${e.message.split('\n')[0]}`), false),
+        );
       if (picked) break;
       if (attempt >= 3) throw new Error('could not pick the node in the Salvage Node quick pick');
       await page.keyboard.press('Escape');
@@ -328,25 +413,36 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     await page.locator('.quick-input-widget .quick-input-box input').press('Enter');
     // 3. progress notification
     const progress = page.getByRole('dialog', { name: /Salvaging gpu-demo/ });
-    const sawProgress = await progress.first().waitFor({ state: 'visible', timeout: 15_000 }).then(() => true, () => false);
+    const sawProgress = await progress
+      .first()
+      .waitFor({ state: 'visible', timeout: 15_000 })
+      .then(
+        () => true,
+        () => false,
+      );
     if (sawProgress) await screenshot('salvage-progress');
     else log('progress notification already gone (salvage was quick)');
     // 4. verdict notification and the report
     const verdict = page.getByRole('dialog', { name: /gpu-demo is (NOT )?safe to shut down/ });
     await verdict.first().waitFor({ state: 'visible', timeout: 120_000 });
     const verdictText = ((await verdict.first().getAttribute('aria-label')) ?? (await verdict.first().innerText())).replace(/\s+/g, ' ');
-    await page.getByRole('tab', { name: /SALVAGE\.md/ }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page
+      .getByRole('tab', { name: /SALVAGE\.md/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 30_000 });
     log(`verdict after ${elapsed(t)}: "${verdictText.slice(0, 200)}"`);
     // 5. files in the workspace
     const base = path.join(cs!.workspace, 'salvage', DEMO);
     const runs = existsSync(base) ? readdirSync(base).filter((d) => statSync(path.join(base, d)).isDirectory()) : [];
     assert.equal(runs.length, 1, `one salvage run folder under ${base}: ${runs.join(', ')}`);
     const dest = path.join(base, runs[0]);
-    for (const f of ['SALVAGE.md', 'salvage-manifest.json', 'running-servers.sh', 'environment.json']) assert.ok(existsSync(path.join(dest, f)), `${f} in ${dest}`);
+    for (const f of ['SALVAGE.md', 'salvage-manifest.json', 'running-servers.sh', 'environment.json'])
+      assert.ok(existsSync(path.join(dest, f)), `${f} in ${dest}`);
     const manifest = JSON.parse(readFileSync(path.join(dest, 'salvage-manifest.json'), 'utf8'));
     const verified = (manifest.items as { status: string; localPath?: string }[]).filter((i) => i.status === 'verified');
     assert.ok(verified.length >= 20, `verified items: ${verified.length}`);
-    for (const i of verified) if (i.localPath) assert.ok(existsSync(path.isAbsolute(i.localPath) ? i.localPath : path.join(dest, i.localPath)), i.localPath);
+    for (const i of verified)
+      if (i.localPath) assert.ok(existsSync(path.isAbsolute(i.localPath) ? i.localPath : path.join(dest, i.localPath)), i.localPath);
     assert.ok(existsSync(path.join(dest, 'files')), 'files/ mirror');
     log(`salvage: verdict ${manifest.verdict}, ${verified.length} verified item(s) in ${path.relative(cs!.workspace, dest)}`);
     assert.match(verdictText, new RegExp(`${manifest.verdict === 'safe' ? 'is safe' : 'is NOT safe'} to shut down`));

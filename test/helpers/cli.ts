@@ -5,9 +5,15 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 
-export function cli(args: string[], opts: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function cli(
+  args: string[],
+  opts: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...(process.env.GS_TEST_VERBOSE ? ['-v'] : []), ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ? { ...process.env, ...opts.env } : process.env });
+    const child = spawn(process.execPath, [CLI, ...(process.env.GS_TEST_VERBOSE ? ['-v'] : []), ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: opts.env ? { ...process.env, ...opts.env } : process.env,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b) => (stdout += b));
@@ -20,4 +26,3 @@ export function cli(args: string[], opts: { input?: string; timeoutMs?: number; 
     child.stdin.end(opts.input ?? '');
   });
 }
-

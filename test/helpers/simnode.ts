@@ -34,7 +34,8 @@ export interface StartSimNodeOptions extends SimNodeOptions {
 }
 
 export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimNode> {
-  const user = opts.user ?? SIM_USER;
+  // GS_TEST_USER_SUFFIX lets several checkouts run the integration suites at once without sharing a user.
+  const user = (opts.user ?? SIM_USER) + (process.env.GS_TEST_USER_SUFFIX ?? '');
   const { home } = ensureUser(user);
   // Stop anything a previous run left behind for this user.
   spawnSync('pkill', ['-u', user, '-f', 'sglang.launch_server']);
@@ -47,11 +48,19 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
   if (opts.startServers !== false) {
     const r = sshd.ssh('bash ~/launch_all.sh');
     if (r.status !== 0) throw new Error(`launch_all.sh failed over ssh: ${r.stderr}`);
-    await waitFor(() => {
-      const h = sshd.ssh(`ls ~/.sim/run/ 2>/dev/null | wc -l`);
-      return Number(h.stdout.trim()) >= layout.ports.length;
-    }, 20_000, 'simulated servers to write their pid files');
-    await waitFor(() => layout.logFiles.every((f) => existsSync(f) && readFileSync(f, 'utf8').includes('ready to roll')), 30_000, 'simulated servers to be ready');
+    await waitFor(
+      () => {
+        const h = sshd.ssh(`ls ~/.sim/run/ 2>/dev/null | wc -l`);
+        return Number(h.stdout.trim()) >= layout.ports.length;
+      },
+      20_000,
+      'simulated servers to write their pid files',
+    );
+    await waitFor(
+      () => layout.logFiles.every((f) => existsSync(f) && readFileSync(f, 'utf8').includes('ready to roll')),
+      30_000,
+      'simulated servers to be ready',
+    );
   }
   return {
     sshd,

@@ -13,8 +13,12 @@ export const SSHD = '/usr/sbin/sshd';
 
 export function ensureOpenSsh(): void {
   if (existsSync(SSHD) && existsSync('/usr/bin/ssh-keygen') && existsSync('/usr/bin/ssh')) return;
-  if (process.getuid?.() !== 0) throw new Error('openssh-server is not installed and we are not root: run `apt-get install -y openssh-server openssh-client`.');
-  execFileSync('apt-get', ['install', '-y', '-qq', 'openssh-server', 'openssh-client'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (process.getuid?.() !== 0)
+    throw new Error('openssh-server is not installed and we are not root: run `apt-get install -y openssh-server openssh-client`.');
+  execFileSync('apt-get', ['install', '-y', '-qq', 'openssh-server', 'openssh-client'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 
 export async function freePort(): Promise<number> {
@@ -68,7 +72,10 @@ export class TestSshd {
   private pidFile: string;
   readonly logFile: string;
 
-  private constructor(readonly opts: TestSshdOptions, readonly alias: string) {
+  private constructor(
+    readonly opts: TestSshdOptions,
+    readonly alias: string,
+  ) {
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'gs-sshd-'));
     chmodSync(this.dir, 0o755);
     this.hostKey = path.join(this.dir, 'hostkey');
@@ -124,7 +131,9 @@ export class TestSshd {
   }
 
   hostKeyLine(): string {
-    const pub = readFileSync(this.hostKey + '.pub', 'utf8').trim().split(/\s+/);
+    const pub = readFileSync(this.hostKey + '.pub', 'utf8')
+      .trim()
+      .split(/\s+/);
     return `[127.0.0.1]:${this.port} ${pub[0]} ${pub[1]}`;
   }
 
@@ -135,14 +144,26 @@ export class TestSshd {
   writeSshConfig(extra: string[] = []): void {
     writeFileSync(
       this.sshConfigFile,
-      [`Host ${this.alias}`, `  HostName 127.0.0.1`, `  Port ${this.port}`, `  User ${this.opts.user}`, `  IdentityFile ${this.clientKey}`, `  UserKnownHostsFile ${this.knownHostsFile}`, ...extra, ''].join('\n'),
+      [
+        `Host ${this.alias}`,
+        `  HostName 127.0.0.1`,
+        `  Port ${this.port}`,
+        `  User ${this.opts.user}`,
+        `  IdentityFile ${this.clientKey}`,
+        `  UserKnownHostsFile ${this.knownHostsFile}`,
+        ...extra,
+        '',
+      ].join('\n'),
     );
   }
 
   private async launch(): Promise<void> {
     rmSync(this.pidFile, { force: true });
     const r = spawnSync(SSHD, ['-f', this.cfgFile, '-E', this.logFile], { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`sshd failed to start (${r.status}): ${r.stderr}\n${existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : ''}`);
+    if (r.status !== 0)
+      throw new Error(
+        `sshd failed to start (${r.status}): ${r.stderr}\n${existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : ''}`,
+      );
     // Wait until it accepts connections.
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
@@ -211,7 +232,10 @@ export class TestSshd {
 
   /** Run a command with the OpenSSH client (for cross-checks and to start things on the node). */
   ssh(command: string, opts: { timeoutMs?: number } = {}): { status: number | null; stdout: string; stderr: string } {
-    const r = spawnSync('ssh', ['-F', this.sshConfigFile, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', this.alias, command], { encoding: 'utf8', timeout: opts.timeoutMs ?? 30_000 });
+    const r = spawnSync('ssh', ['-F', this.sshConfigFile, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', this.alias, command], {
+      encoding: 'utf8',
+      timeout: opts.timeoutMs ?? 30_000,
+    });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 }

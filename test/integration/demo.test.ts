@@ -41,16 +41,27 @@ describe('demo node', function () {
   it('is reachable with the OpenSSH client using the config it wrote (host key pinned)', async function () {
     if (spawnSync('which', ['ssh']).status !== 0) this.skip();
     // Async: the demo server lives in this process, so a synchronous spawn would block it.
-    const r = await promisify(execFile)('ssh', ['-F', demo.sshConfigFile, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', demo.alias, 'nvidia-smi -L | wc -l'], { encoding: 'utf8', timeout: 20_000 });
+    const r = await promisify(execFile)(
+      'ssh',
+      ['-F', demo.sshConfigFile, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', demo.alias, 'nvidia-smi -L | wc -l'],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
     assert.equal(r.stdout.trim(), '7', r.stderr);
   });
 
   it('refuses port forwards to non-loopback destinations', async () => {
-    const { ConnectionPool } = await import('../../src/core/pool');
-    const { KnownHostsStore } = await import('../../src/core/knownHosts');
+    const { ConnectionPool } = await import('../../src/core/ssh/pool');
+    const { KnownHostsStore } = await import('../../src/core/ssh/knownHosts');
     const pool = new ConnectionPool({ knownHosts: new KnownHostsStore([demo.knownHostsFile]) });
     try {
-      const t = pool.get({ name: 'demo', host: '127.0.0.1', port: demo.port, user: 'demo', identityFiles: [demo.identityFile], source: 'demo' });
+      const t = pool.get({
+        name: 'demo',
+        host: '127.0.0.1',
+        port: demo.port,
+        user: 'demo',
+        identityFiles: [demo.identityFile],
+        source: 'demo',
+      });
       const s = await t.connectTcp('127.0.0.1', demo.layout.ports[0]);
       s.destroy();
       await assert.rejects(t.connectTcp('10.1.2.3', 80), /cannot reach 10\.1\.2\.3:80/);

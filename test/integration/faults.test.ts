@@ -7,15 +7,15 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Fleet } from '../../src/core/fleet';
-import { KnownHostsStore } from '../../src/core/knownHosts';
-import { listNodes } from '../../src/core/nodes';
-import { runOperation } from '../../src/core/operation';
-import { ConnectionPool } from '../../src/core/pool';
-import { probeOperation } from '../../src/core/probe';
+import { Fleet } from '../../src/core/node/fleet';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { runOperation } from '../../src/core/remote/operation';
+import { ConnectionPool } from '../../src/core/ssh/pool';
+import { probeOperation } from '../../src/core/node/probe';
 import { Salvager } from '../../src/core/salvage/salvage';
-import type { NodeSpec } from '../../src/core/sshConfig';
-import type { SshTransport } from '../../src/core/transport';
+import type { NodeSpec } from '../../src/core/ssh/config';
+import type { SshTransport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode } from '../helpers/simnode';
 
 const noSnapshot = async () => ({ json: {}, markdown: '', summary: '' });
@@ -84,7 +84,10 @@ describe('fault matrix', function () {
     try {
       sim.sshd.dropConnections();
       for (let i = 0; i < 100 && t.state === 'connected'; i++) await new Promise((r) => setTimeout(r, 50));
-      await assert.rejects(runOperation(t, probeOperation('n')), (e: Error & { code?: string }) => e.code === 'auth-failed' && /authorized_keys/.test(e.message));
+      await assert.rejects(
+        runOperation(t, probeOperation('n')),
+        (e: Error & { code?: string }) => e.code === 'auth-failed' && /authorized_keys/.test(e.message),
+      );
     } finally {
       writeFileSync(sim.sshd.authorizedKeys, keys);
     }
@@ -110,7 +113,9 @@ describe('fault matrix', function () {
         const onDisk = JSON.parse(readFileSync(mf, 'utf8'));
         for (const x of onDisk.items) {
           if (x.status !== 'verified' || !x.localPath || x.kind === 'git-state' || x.kind === 'server-cmdline') continue;
-          const got = createHash('sha256').update(readFileSync(path.join(s.dir, x.localPath))).digest('hex');
+          const got = createHash('sha256')
+            .update(readFileSync(path.join(s.dir, x.localPath)))
+            .digest('hex');
           assert.equal(got, x.localSha256 ?? x.sha256, x.remotePath);
         }
       }
@@ -139,7 +144,11 @@ describe('fault matrix', function () {
     writeFileSync(log, 'start\n'.repeat(1000));
     execFileSync('chown', ['-R', `${sim.user}:${sim.user}`, path.dirname(log)]);
     // A writer on the node appends every 20 ms (as the node user), for a bounded time.
-    const writer = spawn('su', ['-s', '/bin/sh', sim.user, '-c', `i=0; while [ $i -lt 1500 ]; do echo "line $i" >> '${log}'; i=$((i+1)); sleep 0.02; done`], { stdio: 'ignore' });
+    const writer = spawn(
+      'su',
+      ['-s', '/bin/sh', sim.user, '-c', `i=0; while [ $i -lt 1500 ]; do echo "line $i" >> '${log}'; i=$((i+1)); sleep 0.02; done`],
+      { stdio: 'ignore' },
+    );
     try {
       await new Promise((r) => setTimeout(r, 300));
       const base = mkdtempSync(path.join(os.tmpdir(), 'gs-grow-'));
@@ -163,7 +172,7 @@ describe('fault matrix', function () {
     }
   });
 
-  it('remote disk full while launching: the launch stops with the node\'s ENOSPC message and starts nothing', async function () {
+  it("remote disk full while launching: the launch stops with the node's ENOSPC message and starts nothing", async function () {
     const launchDir = path.join(sim.home, '.gpu-sessions', 'launch');
     mkdirSync(launchDir, { recursive: true });
     const uid = execFileSync('id', ['-u', sim.user]).toString().trim();
@@ -175,9 +184,24 @@ describe('fault matrix', function () {
       const { findFreePortBlock } = await import('../../src/sim/demoServer');
       const port = await findFreePortBlock(45000 + Math.floor(Math.random() * 4000), 1);
       const prof = path.join(mkdtempSync(path.join(os.tmpdir(), 'gs-full-launch-')), 'one.json');
-      writeFileSync(prof, JSON.stringify({ name: 'one', modelPath: path.join(sim.home, 'models', 'Qwen3.6-27B'), gpus: [0], layout: 'per-gpu', basePort: port, venv: '~/venv', logDir: '~/launch-logs', trustRemoteCode: true }));
+      writeFileSync(
+        prof,
+        JSON.stringify({
+          name: 'one',
+          modelPath: path.join(sim.home, 'models', 'Qwen3.6-27B'),
+          gpus: [0],
+          layout: 'per-gpu',
+          basePort: port,
+          venv: '~/venv',
+          logDir: '~/launch-logs',
+          trustRemoteCode: true,
+        }),
+      );
       const { cli } = await import('../helpers/cli');
-      const r = await cli(['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, 'launch', 'simnode', '--profile', prof], { timeoutMs: 120_000 });
+      const r = await cli(
+        ['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, 'launch', 'simnode', '--profile', prof],
+        { timeoutMs: 120_000 },
+      );
       assert.notEqual(r.code, 0);
       assert.match(r.stderr + r.stdout, /No space left on device/);
       const running = sim.sshd.ssh(`pgrep -u ${sim.user} -f 'sglang[.]launch_server.*--port ${port}' | wc -l`).stdout.trim();

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { Fleet } from '../../src/core/fleet';
-import { KnownHostsStore } from '../../src/core/knownHosts';
-import { listNodes } from '../../src/core/nodes';
-import { ConnectionPool } from '../../src/core/pool';
-import type { SshTransport } from '../../src/core/transport';
+import { Fleet } from '../../src/core/node/fleet';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { ConnectionPool } from '../../src/core/ssh/pool';
+import type { SshTransport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode } from '../helpers/simnode';
 
 describe('fleet of 20 nodes', function () {
@@ -24,7 +24,12 @@ describe('fleet of 20 nodes', function () {
   it('refreshes 20 nodes concurrently over one connection each, with a responsive event loop', async () => {
     const cfg = path.join(sim.sshd.dir, 'fleet_config');
     const hosts = Array.from({ length: 20 }, (_, i) => `gpu-node-${String(i + 1).padStart(2, '0')}`);
-    writeFileSync(cfg, hosts.map((h) => `Host ${h}\n  HostName 127.0.0.1\n  Port ${sim.sshd.port}\n  User ${sim.user}\n  IdentityFile ${sim.sshd.clientKey}\n`).join(''));
+    writeFileSync(
+      cfg,
+      hosts
+        .map((h) => `Host ${h}\n  HostName 127.0.0.1\n  Port ${sim.sshd.port}\n  User ${sim.user}\n  IdentityFile ${sim.sshd.clientKey}\n`)
+        .join(''),
+    );
     const pool = new ConnectionPool({ knownHosts: new KnownHostsStore([sim.sshd.knownHostsFile]) });
     const fleet = new Fleet(pool);
     try {
@@ -52,7 +57,9 @@ describe('fleet of 20 nodes', function () {
         assert.equal(st.probe?.gpus.length, 2);
         assert.equal((pool.get(n) as SshTransport).connectCount, 1, `${n.name} used one connection`);
       }
-      console.log(`      20 nodes refreshed in ${wall} ms; slowest probe ${slowest} ms; fastest ${Math.min(...durations)} ms; max event-loop lag ${maxLag} ms`);
+      console.log(
+        `      20 nodes refreshed in ${wall} ms; slowest probe ${slowest} ms; fastest ${Math.min(...durations)} ms; max event-loop lag ${maxLag} ms`,
+      );
       assert.ok(wall <= 2 * slowest + 50, `wall ${wall} ms vs slowest ${slowest} ms`);
       assert.ok(maxLag < 500, `event loop blocked for ${maxLag} ms`);
     } finally {

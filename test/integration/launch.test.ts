@@ -9,14 +9,14 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { cmdCapture, cmdLaunch, cmdStop } from '../../src/cli/cmdLaunch';
-import { KnownHostsStore } from '../../src/core/knownHosts';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
 import { renderLaunchScript, validateProfile } from '../../src/core/launch/profile';
-import { listNodes } from '../../src/core/nodes';
-import { runOperation } from '../../src/core/operation';
-import type { SglangServer } from '../../src/core/parsers/sglangProcess';
-import { ConnectionPool } from '../../src/core/pool';
-import { probeOperation } from '../../src/core/probe';
-import type { Transport } from '../../src/core/transport';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { runOperation } from '../../src/core/remote/operation';
+import type { SglangServer } from '../../src/core/sglang/serverArgv';
+import { ConnectionPool } from '../../src/core/ssh/pool';
+import { probeOperation } from '../../src/core/node/probe';
+import type { Transport } from '../../src/core/ssh/transport';
 import { findFreePortBlock } from '../../src/sim/demoServer';
 import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
 
@@ -43,7 +43,8 @@ describe('launch profiles over a real OpenSSH sshd', function () {
   let firstServers: SglangServer[] = [];
   let firstScript = '';
 
-  const servers = async (ports: number[]) => (await runOperation(t, probeOperation('simnode', { maxArtifacts: 1 }))).servers.filter((s) => ports.includes(s.port));
+  const servers = async (ports: number[]) =>
+    (await runOperation(t, probeOperation('simnode', { maxArtifacts: 1 }))).servers.filter((s) => ports.includes(s.port));
   const ourServerCount = () => Number(sim.sshd.ssh(`pgrep -u ${USER} -f 'sglang[.]launch_server' | wc -l`).stdout.trim());
   const profile = (basePort: number, extra: Record<string, unknown> = {}) => ({
     name: 'four',
@@ -160,10 +161,17 @@ describe('launch profiles over a real OpenSSH sshd', function () {
     const base = await freeBlock(4);
     const file = writeProfile('recaptured', { ...JSON.parse(readFileSync(out, 'utf8')), basePort: base });
     const refused = capture();
-    assert.equal(await cmdLaunch(t, 'simnode', { profileFile: file, dryRun: false, json: true, override: false, timeoutS: 60 }, refused.io), 6);
+    assert.equal(
+      await cmdLaunch(t, 'simnode', { profileFile: file, dryRun: false, json: true, override: false, timeoutS: 60 }, refused.io),
+      6,
+    );
     assert.ok(JSON.parse(refused.o.out).preflight.refusals.some((x: { message: string }) => /GPU 0 is in use/.test(x.message)));
     const { o, io } = capture();
-    assert.equal(await cmdLaunch(t, 'simnode', { profileFile: file, dryRun: false, json: true, override: true, timeoutS: 60 }, io), 0, o.out + o.err);
+    assert.equal(
+      await cmdLaunch(t, 'simnode', { profileFile: file, dryRun: false, json: true, override: true, timeoutS: 60 }, io),
+      0,
+      o.out + o.err,
+    );
     const r = JSON.parse(o.out);
     assert.equal(r.previousScript, firstScript, 'the previous last.sh comes back for the diff');
     const again = await servers([0, 1, 2, 3].map((k) => base + k));
@@ -181,7 +189,10 @@ describe('launch profiles over a real OpenSSH sshd', function () {
     const { o, io } = capture();
     const code = await cmdLaunch(t, 'simnode', { profileFile: file, dryRun: false, json: false, override: false, timeoutS: 60 }, io);
     assert.equal(code, 7, o.out + o.err);
-    assert.match(o.out, new RegExp(`port ${base}  GPU 4  pid \\d+  FAILED: exited before it was ready: .*unrecognized arguments: --bogus-flag`));
+    assert.match(
+      o.out,
+      new RegExp(`port ${base}  GPU 4  pid \\d+  FAILED: exited before it was ready: .*unrecognized arguments: --bogus-flag`),
+    );
     assert.match(o.out, /\| usage: /);
     assert.match(o.out, /0\/1 ready/);
   });
@@ -197,7 +208,10 @@ describe('launch profiles over a real OpenSSH sshd', function () {
     const inst = JSON.parse(o.out).instances[0];
     assert.equal(inst.state, 'timeout');
     assert.match(inst.error, /^not ready after 3 s \(still starting; process \d+ left running\)/);
-    assert.ok(inst.lastLines.some((l: string) => /server_args=ServerArgs\(/.test(l)), 'its log so far');
+    assert.ok(
+      inst.lastLines.some((l: string) => /server_args=ServerArgs\(/.test(l)),
+      'its log so far',
+    );
     assert.equal((await servers([base])).length, 1, 'left running');
     const q = capture();
     assert.equal(await cmdStop(t, 'simnode', { port: base, drain: false, json: false }, q.io), 0, q.o.out + q.o.err);
@@ -214,7 +228,10 @@ describe('launch profiles over a real OpenSSH sshd', function () {
       const { o, io } = capture();
       const code = await cmdLaunch(t, 'simnode', { profileFile: file, dryRun: false, json: false, override: false }, io);
       assert.equal(code, 6, o.out + o.err);
-      assert.match(o.err, new RegExp(`refused: Port ${base + 1} \\(GPU 6\\) is already in use on simnode: something listens on 127\\.0\\.0\\.1:${base + 1}`));
+      assert.match(
+        o.err,
+        new RegExp(`refused: Port ${base + 1} \\(GPU 6\\) is already in use on simnode: something listens on 127\\.0\\.0\\.1:${base + 1}`),
+      );
       assert.match(o.err, /nothing was started/);
       assert.equal(ourServerCount(), before);
     } finally {
@@ -243,7 +260,10 @@ describe('launch profiles over a real OpenSSH sshd', function () {
     assert.equal(r.pid, target.pid);
     assert.equal(r.drain.source, 'metrics');
     assert.equal(r.drain.drained, true);
-    assert.ok(r.drain.waitedMs >= paused - started - 200, `drain waited ${r.drain.waitedMs} ms, the load was paused after ${paused - started} ms`);
+    assert.ok(
+      r.drain.waitedMs >= paused - started - 200,
+      `drain waited ${r.drain.waitedMs} ms, the load was paused after ${paused - started} ms`,
+    );
     assert.ok(ended - started >= r.drain.waitedMs);
     assert.ok(ended > paused + 1000, 'the load drains over several decode rounds after the pause');
     await waitFor(async () => (await servers([target.port])).length === 0, 10_000, 'the server to be gone');
@@ -254,7 +274,11 @@ describe('launch profiles over a real OpenSSH sshd', function () {
     const base = await freeBlock(1);
     const file = writeProfile('nometrics', profile(base, { name: 'nometrics', gpus: [6], enableMetrics: false }));
     const l = capture();
-    assert.equal(await cmdLaunch(t, 'simnode', { profileFile: file, dryRun: false, json: true, override: false, timeoutS: 60 }, l.io), 0, l.o.out + l.o.err);
+    assert.equal(
+      await cmdLaunch(t, 'simnode', { profileFile: file, dryRun: false, json: true, override: false, timeoutS: 60 }, l.io),
+      0,
+      l.o.out + l.o.err,
+    );
     const d = capture();
     const stopping2 = cmdStop(t, 'simnode', { port: base, drain: true, json: true }, d.io);
     await sleep(1000);

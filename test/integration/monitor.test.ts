@@ -3,12 +3,12 @@
  * rates (within its jitter), health comes through the SSH port forward, progress is read.
  */
 import assert from 'node:assert/strict';
-import { KnownHostsStore } from '../../src/core/knownHosts';
-import { NodeMonitor } from '../../src/core/monitor';
-import { listNodes } from '../../src/core/nodes';
-import { runOperation } from '../../src/core/operation';
-import { ConnectionPool } from '../../src/core/pool';
-import { probeOperation } from '../../src/core/probe';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { NodeMonitor } from '../../src/core/node/monitor';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { runOperation } from '../../src/core/remote/operation';
+import { ConnectionPool } from '../../src/core/ssh/pool';
+import { probeOperation } from '../../src/core/node/probe';
 import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
 
 describe('live monitoring of a node', function () {

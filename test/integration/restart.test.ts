@@ -1,10 +1,10 @@
 /** Restart a server over a real sshd: same command line, new process, ready again. */
 import assert from 'node:assert/strict';
-import { KnownHostsStore } from '../../src/core/knownHosts';
-import { listNodes } from '../../src/core/nodes';
-import { runOperation } from '../../src/core/operation';
-import { ConnectionPool } from '../../src/core/pool';
-import { probeOperation } from '../../src/core/probe';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { runOperation } from '../../src/core/remote/operation';
+import { ConnectionPool } from '../../src/core/ssh/pool';
+import { probeOperation } from '../../src/core/node/probe';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
 
@@ -24,7 +24,20 @@ describe('restart a server', function () {
     try {
       const before = (await runOperation(pool.get(node), probeOperation('n'))).servers.find((s) => s.port === port)!;
       assert.ok(before);
-      const r = await cli(['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, 'restart', 'simnode', '--port', String(port), '--json'], { timeoutMs: 150_000 });
+      const r = await cli(
+        [
+          '--ssh-config',
+          sim.sshd.sshConfigFile,
+          '--known-hosts',
+          sim.sshd.knownHostsFile,
+          'restart',
+          'simnode',
+          '--port',
+          String(port),
+          '--json',
+        ],
+        { timeoutMs: 150_000 },
+      );
       assert.equal(r.code, 0, r.stderr + r.stdout);
       const rep = JSON.parse(r.stdout);
       assert.equal(rep.outcome, 'ready');

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { GpuSessionsError } from '../../src/core/errors';
-import { S3Inventory, S3Target, inventoryS3, matchToS3, summarizeS3 } from '../../src/core/s3';
+import { GpuSessionsError } from '../../src/core/util/errors';
+import { S3Inventory, S3Target, inventoryS3, matchToS3, summarizeS3 } from '../../src/core/salvage/s3';
 import { freePort } from '../helpers/sshd';
 import { S3rverHandle, awsCli, awsLsRecursive, putObjects, s3Env, startS3rver } from '../helpers/s3rver';
 
@@ -92,7 +92,8 @@ describe('s3 (s3rver on loopback)', function () {
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  const inv = (target: S3Target, opts?: Parameters<typeof inventoryS3>[1]): Promise<S3Inventory> => withEnv(env, () => inventoryS3(target, opts));
+  const inv = (target: S3Target, opts?: Parameters<typeof inventoryS3>[1]): Promise<S3Inventory> =>
+    withEnv(env, () => inventoryS3(target, opts));
 
   it(`lists ${N.toLocaleString('en-US')} objects across pages, and awscli sees the same keys and sizes`, async function () {
     const seen: number[] = [];
@@ -182,7 +183,10 @@ describe('s3 (s3rver on loopback)', function () {
     // a multipart upload's ETag (`<md5 of part md5s>-N`): s3rver never makes one, so add it to the inventory
     const withMultipart: S3Inventory = {
       ...r,
-      objects: [...r.objects, { key: 'train-dflash/shards/big.tar', size: 3 * 8 * 1024 * 1024, etag: `${md5('parts')}-3`, lastModified: null }],
+      objects: [
+        ...r.objects,
+        { key: 'train-dflash/shards/big.tar', size: 3 * 8 * 1024 * 1024, etag: `${md5('parts')}-3`, lastModified: null },
+      ],
     };
     const [mp] = matchToS3([{ remotePath: '/root/shards/big.tar', size: 3 * 8 * 1024 * 1024, md5: md5('whole') }], withMultipart);
     assert.equal(mp.status, 'unverified');
@@ -191,7 +195,10 @@ describe('s3 (s3rver on loopback)', function () {
     const s = summarizeS3(r, m);
     assert.deepEqual(s, { objects: N + 1, bytes: r.totalBytes, present: 3, unverified: 1, missing: 1, mismatch: 2 });
 
-    assert.deepEqual(matchToS3(items, null).map((x) => x.status), items.map(() => 'unknown'));
+    assert.deepEqual(
+      matchToS3(items, null).map((x) => x.status),
+      items.map(() => 'unknown'),
+    );
   });
 
   it('mapping vs suffix matching', async () => {
@@ -231,33 +238,44 @@ describe('s3 (s3rver on loopback)', function () {
   it('wrong credentials → a clear error that does not show them', async () => {
     const key = 'AKIAWRONGKEY0000TEST';
     const secret = 'wrong-secret-never-to-be-printed';
-    await rejectsWith(withEnv({ ...env, AWS_ACCESS_KEY_ID: key, AWS_SECRET_ACCESS_KEY: secret }, () => inventoryS3(t)), (e) => {
-      assert.equal(e.code, 'remote-failed');
-      assert.equal(e.detail?.s3, 'bad-credentials');
-      assert.match(e.message, /rejected the AWS credentials/);
-      const all = e.message + JSON.stringify(e.detail);
-      assert.ok(!all.includes(key) && !all.includes(secret), all);
-    });
+    await rejectsWith(
+      withEnv({ ...env, AWS_ACCESS_KEY_ID: key, AWS_SECRET_ACCESS_KEY: secret }, () => inventoryS3(t)),
+      (e) => {
+        assert.equal(e.code, 'remote-failed');
+        assert.equal(e.detail?.s3, 'bad-credentials');
+        assert.match(e.message, /rejected the AWS credentials/);
+        const all = e.message + JSON.stringify(e.detail);
+        assert.ok(!all.includes(key) && !all.includes(secret), all);
+      },
+    );
   });
 
   it('no credentials in the default chain → a clear error, quickly (no IMDS wait)', async () => {
     const t0 = performance.now();
     // an empty HOME (no ~/.aws), no AWS_* credentials, IMDS off so nothing leaves loopback
-    await rejectsWith(withEnv({ HOME: home, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' }, () => inventoryS3(t)), (e) => {
-      assert.equal(e.code, 'remote-failed');
-      assert.equal(e.detail?.s3, 'no-credentials');
-      assert.match(e.message, /no AWS credentials found in the default chain/i);
-      assert.match(e.message, /AWS_PROFILE/);
-      assert.match(e.message, /AWS_ACCESS_KEY_ID/);
-      assert.match(e.message, /aws sso login/);
-    });
+    await rejectsWith(
+      withEnv({ HOME: home, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' }, () => inventoryS3(t)),
+      (e) => {
+        assert.equal(e.code, 'remote-failed');
+        assert.equal(e.detail?.s3, 'no-credentials');
+        assert.match(e.message, /no AWS credentials found in the default chain/i);
+        assert.match(e.message, /AWS_PROFILE/);
+        assert.match(e.message, /AWS_ACCESS_KEY_ID/);
+        assert.match(e.message, /aws sso login/);
+      },
+    );
     assert.ok(performance.now() - t0 < 10_000);
   });
 
   it('an unknown profile → the same clear no-credentials error', async () => {
-    await rejectsWith(withEnv({ HOME: home, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' }, () => inventoryS3({ ...t, profile: 'no-such-profile' })), (e) => {
-      assert.equal(e.detail?.s3, 'no-credentials');
-      assert.match(e.message, /aws sso login --profile no-such-profile/);
-    });
+    await rejectsWith(
+      withEnv({ HOME: home, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' }, () =>
+        inventoryS3({ ...t, profile: 'no-such-profile' }),
+      ),
+      (e) => {
+        assert.equal(e.detail?.s3, 'no-credentials');
+        assert.match(e.message, /aws sso login --profile no-such-profile/);
+      },
+    );
   });
 });

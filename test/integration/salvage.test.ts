@@ -5,15 +5,26 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { KnownHostsStore } from '../../src/core/knownHosts';
-import { listNodes } from '../../src/core/nodes';
-import { ConnectionPool } from '../../src/core/pool';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { ConnectionPool } from '../../src/core/ssh/pool';
 import { Salvager } from '../../src/core/salvage/salvage';
-import type { SshTransport } from '../../src/core/transport';
+import type { SshTransport } from '../../src/core/ssh/transport';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
 
@@ -29,8 +40,24 @@ function walk(dir: string): string[] {
   return out;
 }
 
-const HOSTILE = ['a b.log', `q'uote".log`, '$(touch PWNED).log', '`touch PWNED2`.log', 'new\nline.log', '-leading-dash.log', '日本語 ünïcødé.log', 'semi;colon&amp.sh', 'back\\slash.log', 'tab\tname.log'];
-const SECRETS = { HF_TOKEN: 'hf_ZyXwVuTsRqPoNmLkJiHgFeDcBa0123456789', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYzz', AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPL3', WANDB_API_KEY: 'a3f9c2d1e4b5a6978877665544332211aabbccdd' };
+const HOSTILE = [
+  'a b.log',
+  `q'uote".log`,
+  '$(touch PWNED).log',
+  '`touch PWNED2`.log',
+  'new\nline.log',
+  '-leading-dash.log',
+  '日本語 ünïcødé.log',
+  'semi;colon&amp.sh',
+  'back\\slash.log',
+  'tab\tname.log',
+];
+const SECRETS = {
+  HF_TOKEN: 'hf_ZyXwVuTsRqPoNmLkJiHgFeDcBa0123456789',
+  AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYzz',
+  AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPL3',
+  WANDB_API_KEY: 'a3f9c2d1e4b5a6978877665544332211aabbccdd',
+};
 
 describe('salvage over a real OpenSSH sshd', function () {
   this.timeout(240_000);
@@ -44,12 +71,24 @@ describe('salvage over a real OpenSSH sshd', function () {
         // Hostile names, a symlink leading outside the roots, planted secrets.
         const h = path.join(home, 'hostile');
         mkdirSync(h, { recursive: true });
-        HOSTILE.forEach((n, i) => writeFileSync(path.join(h, n), `content ${i} of ${JSON.stringify(n)}\n` + randomBytes(100 + i * 37).toString('base64')));
+        HOSTILE.forEach((n, i) =>
+          writeFileSync(path.join(h, n), `content ${i} of ${JSON.stringify(n)}\n` + randomBytes(100 + i * 37).toString('base64')),
+        );
         symlinkSync('/etc/passwd', path.join(home, 'outside-link.log'));
-        writeFileSync(path.join(home, 'launch_secret.sh'), `#!/bin/bash\nexport HF_TOKEN=${SECRETS.HF_TOKEN}\nexport WANDB_API_KEY=${SECRETS.WANDB_API_KEY}\npython3 -m sglang.launch_server --model-path /m --api-key ${SECRETS.HF_TOKEN}\n`);
+        writeFileSync(
+          path.join(home, 'launch_secret.sh'),
+          `#!/bin/bash\nexport HF_TOKEN=${SECRETS.HF_TOKEN}\nexport WANDB_API_KEY=${SECRETS.WANDB_API_KEY}\npython3 -m sglang.launch_server --model-path /m --api-key ${SECRETS.HF_TOKEN}\n`,
+        );
         const envFile = path.join(home, '.sim', 'env.sh');
         // Idle servers (the job is done): their logs do not grow while they are salvaged.
-        writeFileSync(envFile, readFileSync(envFile, 'utf8') + Object.entries(SECRETS).map(([k, v]) => `export ${k}=${v}\n`).join('') + 'export SGLANG_SIM_RUNNING=0\n');
+        writeFileSync(
+          envFile,
+          readFileSync(envFile, 'utf8') +
+            Object.entries(SECRETS)
+              .map(([k, v]) => `export ${k}=${v}\n`)
+              .join('') +
+            'export SGLANG_SIM_RUNNING=0\n',
+        );
       },
     });
     base = mkdtempSync(path.join(os.tmpdir(), 'gs-salvage-'));
@@ -68,7 +107,10 @@ describe('salvage over a real OpenSSH sshd', function () {
     const rep = JSON.parse(r.stdout);
     assert.equal(rep.verdict, 'safe');
     assert.ok(rep.dest.startsWith(path.join(dest, 'simnode') + path.sep));
-    const byRemote = new Map<string, { localPath: string; status: string; sha256: string; kind: string; redacted?: boolean; reason: string }>(rep.items.map((i: { remotePath: string }) => [i.remotePath, i]));
+    const byRemote = new Map<
+      string,
+      { localPath: string; status: string; sha256: string; kind: string; redacted?: boolean; reason: string }
+    >(rep.items.map((i: { remotePath: string }) => [i.remotePath, i]));
     for (const n of HOSTILE) {
       const remote = path.join(sim.home, 'hostile', n);
       const it = byRemote.get(remote);
@@ -103,7 +145,10 @@ describe('salvage over a real OpenSSH sshd', function () {
     assert.equal(manifest.verdict, 'safe');
     for (const it of manifest.items) assert.ok(['verified', 'failed', 'skipped'].includes(it.status));
     // No temporary files left behind; nothing written outside the folder.
-    assert.deepEqual(walk(dest).filter((f) => f.endsWith('.gs-partial') || f.endsWith('.gs-tmp')), []);
+    assert.deepEqual(
+      walk(dest).filter((f) => f.endsWith('.gs-partial') || f.endsWith('.gs-tmp')),
+      [],
+    );
     for (const f of walk(dest)) assert.ok(f.startsWith(folder + path.sep), f);
   });
 
@@ -130,7 +175,11 @@ describe('salvage over a real OpenSSH sshd', function () {
     const big = path.join(sim.home, 'big', 'hidden_states.jsonl');
     mkdirSync(path.dirname(big), { recursive: true });
     writeFileSync(big, randomBytes(96 * 1024 * 1024));
-    chownSync(path.dirname(big), Number(execFileSync('id', ['-u', sim.user]).toString()), Number(execFileSync('id', ['-g', sim.user]).toString()));
+    chownSync(
+      path.dirname(big),
+      Number(execFileSync('id', ['-u', sim.user]).toString()),
+      Number(execFileSync('id', ['-g', sim.user]).toString()),
+    );
     const dest = path.join(base, 'run2');
     const pool = new ConnectionPool({ knownHosts: new KnownHostsStore([sim.sshd.knownHostsFile]) });
     try {
@@ -155,14 +204,24 @@ describe('salvage over a real OpenSSH sshd', function () {
       assert.equal(m1.verdict, 'unsafe');
       const bigItem1 = m1.items.find((i) => i.remotePath === big)!;
       assert.notEqual(bigItem1.status, 'verified');
-      const verified1 = m1.items.filter((i) => i.status === 'verified' && i.kind !== 'server-cmdline' && i.kind !== 'git-state').map((i) => i.remotePath);
+      const verified1 = m1.items
+        .filter((i) => i.status === 'verified' && i.kind !== 'server-cmdline' && i.kind !== 'git-state')
+        .map((i) => i.remotePath);
       assert.ok(verified1.length > 5, 'small files were verified before the drop');
       // The manifest on disk is consistent: nothing partial is called verified.
       const onDisk = JSON.parse(readFileSync(path.join(first.dir, 'salvage-manifest.json'), 'utf8'));
-      for (const it of onDisk.items) if (it.status === 'verified' && it.localPath && it.kind !== 'git-state') assert.equal(sha(readFileSync(path.join(first.dir, it.localPath))), it.localSha256 ?? it.sha256);
+      for (const it of onDisk.items)
+        if (it.status === 'verified' && it.localPath && it.kind !== 'git-state')
+          assert.equal(sha(readFileSync(path.join(first.dir, it.localPath))), it.localSha256 ?? it.sha256);
       // Rerun: same folder, verified files skipped, the rest completes.
       let bytes = 0;
-      const second = new Salvager({ node: 'simnode', transport: t, base: dest, snapshot: async () => ({ json: {}, markdown: '', summary: 'skipped' }), onProgress: (p) => (bytes = p.bytesDone) });
+      const second = new Salvager({
+        node: 'simnode',
+        transport: t,
+        base: dest,
+        snapshot: async () => ({ json: {}, markdown: '', summary: 'skipped' }),
+        onProgress: (p) => (bytes = p.bytesDone),
+      });
       assert.equal(second.dir, first.dir, 'the rerun resumes the same folder');
       const m2 = await second.run();
       assert.equal(m2.verdict, 'safe', JSON.stringify(m2.lost));
@@ -185,16 +244,36 @@ describe('salvage over a real OpenSSH sshd', function () {
     const s3 = await startS3rver();
     try {
       const comp = path.join(sim.home, 'completions');
-      const batches = readdirSync(comp).filter((f) => /^batch_.*\.jsonl$/.test(f)).sort();
+      const batches = readdirSync(comp)
+        .filter((f) => /^batch_.*\.jsonl$/.test(f))
+        .sort();
       assert.ok(batches.length >= 3);
       const uploaded = batches.slice(0, -1);
       await putObjects(s3.endpoint, 'train-dflash', [
         ...uploaded.slice(1).map((f) => ({ key: `qwen36/completions/${f}`, body: readFileSync(path.join(comp, f)) })),
         // Same key, different bytes of the same length: an ETag (MD5) mismatch.
-        { key: `qwen36/completions/${uploaded[0]}`, body: Buffer.from(readFileSync(path.join(comp, uploaded[0])).toString('latin1').replace(/./, 'X'), 'latin1') },
+        {
+          key: `qwen36/completions/${uploaded[0]}`,
+          body: Buffer.from(readFileSync(path.join(comp, uploaded[0])).toString('latin1').replace(/./, 'X'), 'latin1'),
+        },
       ]);
       const dest = path.join(base, 'run-s3');
-      const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--s3', 's3://train-dflash/qwen36/', '--s3-endpoint', s3.endpoint], { timeoutMs: 180_000, env: s3Env() });
+      const r = await cli(
+        [
+          ...args(),
+          'salvage',
+          'simnode',
+          '--dest',
+          dest,
+          '--yes',
+          '--json',
+          '--s3',
+          's3://train-dflash/qwen36/',
+          '--s3-endpoint',
+          s3.endpoint,
+        ],
+        { timeoutMs: 180_000, env: s3Env() },
+      );
       assert.ok(r.code === 0 || r.code === 5, r.stderr);
       const rep = JSON.parse(r.stdout);
       const st = (f: string) => rep.items.find((i: { remotePath: string }) => i.remotePath === path.join(comp, f))?.s3;
@@ -208,7 +287,8 @@ describe('salvage over a real OpenSSH sshd', function () {
       const aws = awsCli();
       if (aws) {
         const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
-        for (const f of uploaded) assert.equal(ls.keys.get(`qwen36/completions/${f}`), statSync(path.join(comp, f)).size, `awscli agrees on ${f}`);
+        for (const f of uploaded)
+          assert.equal(ls.keys.get(`qwen36/completions/${f}`), statSync(path.join(comp, f)).size, `awscli agrees on ${f}`);
         assert.equal(ls.keys.size, uploaded.length);
       }
     } finally {
@@ -218,7 +298,9 @@ describe('salvage over a real OpenSSH sshd', function () {
 
   it('lists large files without downloading them, and the verdict names what would be lost', async () => {
     const dest = path.join(base, 'run3');
-    const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--size-threshold', '10'], { timeoutMs: 180_000 });
+    const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--size-threshold', '10'], {
+      timeoutMs: 180_000,
+    });
     const rep = JSON.parse(r.stdout);
     const big = rep.items.find((i: { remotePath: string }) => i.remotePath.endsWith('big/hidden_states.jsonl'));
     assert.equal(big.status, 'skipped');

@@ -8,15 +8,15 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { checkHealth } from '../../src/core/http';
-import { KnownHostsStore } from '../../src/core/knownHosts';
-import { listNodes } from '../../src/core/nodes';
-import { runOperation } from '../../src/core/operation';
-import { ConnectionPool } from '../../src/core/pool';
-import { probeOperation } from '../../src/core/probe';
-import { REDACTED } from '../../src/core/redact';
-import { EnvSnapshot, renderSnapshotMarkdown, snapshotOperation, takeSnapshot } from '../../src/core/snapshot';
-import { LocalTransport, SshTransport } from '../../src/core/transport';
+import { checkHealth } from '../../src/core/sglang/endpoints';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { runOperation } from '../../src/core/remote/operation';
+import { ConnectionPool } from '../../src/core/ssh/pool';
+import { probeOperation } from '../../src/core/node/probe';
+import { REDACTED } from '../../src/core/util/redact';
+import { EnvSnapshot, renderSnapshotMarkdown, snapshotOperation, takeSnapshot } from '../../src/core/salvage/snapshot';
+import { LocalTransport, SshTransport } from '../../src/core/ssh/transport';
 import { freePort } from '../helpers/sshd';
 import { SimNode, startSimNode } from '../helpers/simnode';
 
@@ -206,7 +206,23 @@ describe('environment snapshot on a bare node (missing tools are errors, never f
 
   before(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'gs-bare-'));
-    for (const tool of ['sh', 'mktemp', 'mkdir', 'head', 'tr', 'grep', 'cut', 'readlink', 'hostname', 'cat', 'uname', 'nproc', 'df', 'rm', 'sleep']) {
+    for (const tool of [
+      'sh',
+      'mktemp',
+      'mkdir',
+      'head',
+      'tr',
+      'grep',
+      'cut',
+      'readlink',
+      'hostname',
+      'cat',
+      'uname',
+      'nproc',
+      'df',
+      'rm',
+      'sleep',
+    ]) {
       for (const d of ['/usr/bin', '/bin']) {
         try {
           symlinkSync(path.join(d, tool), path.join(dir, tool));
@@ -216,7 +232,14 @@ describe('environment snapshot on a bare node (missing tools are errors, never f
         }
       }
     }
-    child = spawn('sleep', ['60'], { env: { PATH: '/usr/bin:/bin', HF_TOKEN: 'hf_zyxwvutsrqponmlkjihgfedcba9876543210', GH_TOKEN: 'ghp_plantedplantedplantedplanted12345678' }, stdio: 'ignore' });
+    child = spawn('sleep', ['60'], {
+      env: {
+        PATH: '/usr/bin:/bin',
+        HF_TOKEN: 'hf_zyxwvutsrqponmlkjihgfedcba9876543210',
+        GH_TOKEN: 'ghp_plantedplantedplantedplanted12345678',
+      },
+      stdio: 'ignore',
+    });
   });
   after(() => {
     child?.kill('SIGKILL');
@@ -232,9 +255,18 @@ describe('environment snapshot on a bare node (missing tools are errors, never f
     assert.equal(core.python.executable, null);
     assert.deepEqual(core.pipFreeze, []);
     assert.equal(core.keyPackages.sglang, null);
-    assert.ok(core.errors.some((e) => /nvidia-smi/.test(e)), core.errors.join('\n'));
-    assert.ok(core.errors.some((e) => /No Python interpreter/.test(e)), core.errors.join('\n'));
-    assert.ok(core.errors.some((e) => new RegExp(`pid ${gone}: no such process`).test(e)), core.errors.join('\n'));
+    assert.ok(
+      core.errors.some((e) => /nvidia-smi/.test(e)),
+      core.errors.join('\n'),
+    );
+    assert.ok(
+      core.errors.some((e) => /No Python interpreter/.test(e)),
+      core.errors.join('\n'),
+    );
+    assert.ok(
+      core.errors.some((e) => new RegExp(`pid ${gone}: no such process`).test(e)),
+      core.errors.join('\n'),
+    );
     assert.ok(core.kernel && core.hostname);
     const [sleeper, missing] = core.servers;
     assert.equal(sleeper.alive, true);

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { KnownHostsStore } from '../../src/core/knownHosts';
-import { listNodes } from '../../src/core/nodes';
-import { runOperation } from '../../src/core/operation';
-import { ConnectionPool } from '../../src/core/pool';
-import { probeOperation } from '../../src/core/probe';
-import type { SshTransport } from '../../src/core/transport';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { runOperation } from '../../src/core/remote/operation';
+import { ConnectionPool } from '../../src/core/ssh/pool';
+import { probeOperation } from '../../src/core/node/probe';
+import type { SshTransport } from '../../src/core/ssh/transport';
 import { TestSshd, freePort } from '../helpers/sshd';
 import { SimNode, startSimNode } from '../helpers/simnode';
 
@@ -65,7 +65,9 @@ describe('foundation over a real OpenSSH sshd', function () {
       assert.equal(s.logFile, sim.layout.logFiles[i]);
       assert.deepEqual(s.gpus, [i]);
     }
-    const kinds = new Map<string, string>(p.artifacts.map((a: { path: string; kind: string }) => [path.relative(sim.home, a.path), a.kind]));
+    const kinds = new Map<string, string>(
+      p.artifacts.map((a: { path: string; kind: string }) => [path.relative(sim.home, a.path), a.kind]),
+    );
     assert.equal(kinds.get('launch_all.sh'), 'launch-script');
     assert.equal(kinds.get('launch_tuned.sh'), 'launch-script');
     assert.equal(kinds.get('completions/progress.json'), 'progress');
@@ -122,19 +124,47 @@ describe('foundation over a real OpenSSH sshd', function () {
 
   it('lists nodes, and a malformed ssh config names file and line while other nodes stay listed', async () => {
     const cfgFile = path.join(sim.sshd.dir, 'broken_config');
-    writeFileSync(cfgFile, ['Host good-a', '  HostName 127.0.0.1', '  Port 2201', 'Host bad', '  Port 22x', 'Host good-b', '  HostName 127.0.0.2', '  User alice', '  ProxyJump good-a', ''].join('\n'));
+    writeFileSync(
+      cfgFile,
+      [
+        'Host good-a',
+        '  HostName 127.0.0.1',
+        '  Port 2201',
+        'Host bad',
+        '  Port 22x',
+        'Host good-b',
+        '  HostName 127.0.0.2',
+        '  User alice',
+        '  ProxyJump good-a',
+        '',
+      ].join('\n'),
+    );
     const r = await cli(['--ssh-config', cfgFile, 'nodes', '--json']);
     assert.equal(r.code, 0);
     const nodes = JSON.parse(r.stdout);
     const names = nodes.map((n: { name: string }) => n.name);
     assert.ok(names.includes('good-a') && names.includes('good-b'));
-    assert.deepEqual(nodes.find((n: { name: string }) => n.name === 'good-b'), { name: 'good-b', host: '127.0.0.2', user: 'alice', port: 22, proxyJump: 'good-a' });
+    assert.deepEqual(
+      nodes.find((n: { name: string }) => n.name === 'good-b'),
+      { name: 'good-b', host: '127.0.0.2', user: 'alice', port: 22, proxyJump: 'good-a' },
+    );
     assert.match(r.stderr, new RegExp(`${cfgFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:5: .*Port`));
   });
 
   it('a ProxyCommand host is refused with a clear message instead of connecting directly', async () => {
     const cfgFile = path.join(sim.sshd.dir, 'proxycommand_config');
-    writeFileSync(cfgFile, ['Host pc', '  HostName 127.0.0.1', `  Port ${sim.sshd.port}`, `  User ${sim.user}`, `  IdentityFile ${sim.sshd.clientKey}`, '  ProxyCommand ssh -W %h:%p bastion', ''].join('\n'));
+    writeFileSync(
+      cfgFile,
+      [
+        'Host pc',
+        '  HostName 127.0.0.1',
+        `  Port ${sim.sshd.port}`,
+        `  User ${sim.user}`,
+        `  IdentityFile ${sim.sshd.clientKey}`,
+        '  ProxyCommand ssh -W %h:%p bastion',
+        '',
+      ].join('\n'),
+    );
     const logins = acceptedLogins(sim.sshd);
     const r = await cli(['--ssh-config', cfgFile, '--known-hosts', sim.sshd.knownHostsFile, 'probe', 'pc']);
     assert.equal(r.code, 2, r.stderr);
@@ -144,7 +174,7 @@ describe('foundation over a real OpenSSH sshd', function () {
 
   it('an unreachable node exits 4 with a clear message', async () => {
     const port = await freePort();
-    const r = await cli(['--known-hosts', sim.sshd.knownHostsFile, '--timeout', '5', 'probe', `gpusim@127.0.0.1:${port}`]);
+    const r = await cli(['--known-hosts', sim.sshd.knownHostsFile, '--timeout', '5', 'probe', `${sim.user}@127.0.0.1:${port}`]);
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stderr, /unreachable/i);
     assert.match(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port}`));
@@ -179,7 +209,22 @@ describe('foundation over a real OpenSSH sshd', function () {
       // OpenSSH itself finds and trusts the line we wrote.
       const found = spawnSync('ssh-keygen', ['-F', `[127.0.0.1]:${sim.sshd.port}`, '-f', kh], { encoding: 'utf8' });
       assert.equal(found.status, 0, found.stderr);
-      const ssh = spawnSync('ssh', ['-F', sim.sshd.sshConfigFile, '-o', `UserKnownHostsFile=${kh}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', 'simnode', 'echo ok'], { encoding: 'utf8' });
+      const ssh = spawnSync(
+        'ssh',
+        [
+          '-F',
+          sim.sshd.sshConfigFile,
+          '-o',
+          `UserKnownHostsFile=${kh}`,
+          '-o',
+          'StrictHostKeyChecking=yes',
+          '-o',
+          'BatchMode=yes',
+          'simnode',
+          'echo ok',
+        ],
+        { encoding: 'utf8' },
+      );
       assert.equal(ssh.stdout.trim(), 'ok', ssh.stderr);
       // A second run needs no acceptance.
       const again = await cli(['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', kh, 'probe', 'simnode']);
@@ -240,7 +285,21 @@ describe('foundation over a real OpenSSH sshd', function () {
   it('a ProxyJump hop that is down is reported as unreachable', async () => {
     const port = await freePort();
     const cfgFile = path.join(sim.sshd.dir, 'jumpdown_config');
-    writeFileSync(cfgFile, ['Host deadhop', '  HostName 127.0.0.1', `  Port ${port}`, 'Host behind2', '  HostName 127.0.0.1', `  Port ${sim.sshd.port}`, `  User ${sim.user}`, `  IdentityFile ${sim.sshd.clientKey}`, '  ProxyJump deadhop', ''].join('\n'));
+    writeFileSync(
+      cfgFile,
+      [
+        'Host deadhop',
+        '  HostName 127.0.0.1',
+        `  Port ${port}`,
+        'Host behind2',
+        '  HostName 127.0.0.1',
+        `  Port ${sim.sshd.port}`,
+        `  User ${sim.user}`,
+        `  IdentityFile ${sim.sshd.clientKey}`,
+        '  ProxyJump deadhop',
+        '',
+      ].join('\n'),
+    );
     const r = await cli(['--ssh-config', cfgFile, '--known-hosts', sim.sshd.knownHostsFile, '--timeout', '5', 'probe', 'behind2']);
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stderr, /unreachable/i);

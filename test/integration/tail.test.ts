@@ -3,12 +3,12 @@
  * wiped by startSimNode, so these tests never touch another suite's node).
  */
 import assert from 'node:assert/strict';
-import { KnownHostsStore } from '../../src/core/knownHosts';
-import { listNodes } from '../../src/core/nodes';
-import { ConnectionPool } from '../../src/core/pool';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { ConnectionPool } from '../../src/core/ssh/pool';
 import { cmdTail } from '../../src/cli/cmdTail';
-import { RemoteTail, StatsTracker, TailEvent, TailOptions } from '../../src/core/tail';
-import type { SshTransport } from '../../src/core/transport';
+import { RemoteTail, StatsTracker, TailEvent, TailOptions } from '../../src/core/remote/tail';
+import type { SshTransport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
 
 const USER = 'gstail';
@@ -159,7 +159,8 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     ac.abort();
     assert.equal(await p, 0);
 
-    const dec = (g: number) => `[2026-04-05 20:02:52] Decode batch, #running-req: 32, #token: 34901, token usage: 0.19, accept len: 2.71, cuda graph: True, gen throughput (token/s): ${g}, #queue-req: 0, `;
+    const dec = (g: number) =>
+      `[2026-04-05 20:02:52] Decode batch, #running-req: 32, #token: 34901, token usage: 0.19, accept len: 2.71, cuda graph: True, gen throughput (token/s): ${g}, #queue-req: 0, `;
     sh(`printf '%s\\n' '${dec(1000)}' '${dec(1987.2)}' > t/s.log`);
     out = '';
     const ac2 = new AbortController();

@@ -10,17 +10,19 @@ export async function run(): Promise<void> {
   // mocha 12 is ESM-first: its CommonJS entry exposes the class under one of these names.
   let m;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     m = require('mocha');
   } catch {
     // Hosts whose Node cannot require() ES modules (older Electron): the CommonJS build directly.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+
     m = require('mocha/lib/mocha.cjs');
   }
   const Mocha = m.Mocha || m.default || m;
   const mocha = new Mocha({ ui: 'bdd', reporter: 'spec', color: false, timeout: 120_000, slow: 10_000 });
   const dir = path.join(__dirname, 'suite');
-  for (const f of readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()) mocha.addFile(path.join(dir, f));
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith('.test.js'))
+    .sort())
+    mocha.addFile(path.join(dir, f));
   if (typeof mocha.loadFilesAsync === 'function') await mocha.loadFilesAsync();
   const failures = await new Promise<number>((resolve) => mocha.run((n: number) => resolve(n)));
   if (failures > 0) throw new Error(`${failures} extension-host test(s) failed.`);

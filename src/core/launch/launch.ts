@@ -13,14 +13,14 @@
  * Every remote command is a fixed text or built from shq-quoted values; scripts travel on stdin.
  * No `vscode` import.
  */
-import { GpuSessionsError, errorMessage } from '../errors';
-import { checkHealth, httpGet, metricsSummary, parseMetrics } from '../http';
-import { classifyLine } from '../logstats';
-import { procRecordsLoop } from '../probe';
-import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../sections';
-import { shq } from '../quote';
-import { SglangServer, findServers, parseProcRecords } from '../parsers/sglangProcess';
-import type { AbortLike, Transport } from '../transport';
+import { GpuSessionsError, errorMessage } from '../util/errors';
+import { checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import { classifyLine } from '../sglang/logLines';
+import { procRecordsLoop } from '../node/probe';
+import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
+import { shq } from '../remote/quote';
+import { SglangServer, findServers, parseProcRecords } from '../sglang/serverArgv';
+import type { AbortLike, Transport } from '../ssh/transport';
 import {
   DEFAULT_PYTHON,
   LaunchProfile,
@@ -48,7 +48,6 @@ const sleep = (ms: number, signal?: AbortLike) =>
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-
 
 const nonce = newNonce;
 
@@ -106,7 +105,9 @@ sec workdir; if [ -d ${remotePathExpr(profile.workDir ?? '~')} ]; then echo ok; 
 sec model; ( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(model)} )
 sec draft; ${draft !== undefined ? `( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(remotePathExpr(draft))} )` : 'echo none'}
 sec python; (
-${renderPreamble(profile).map((l) => '  ' + l).join('\n')}
+${renderPreamble(profile)
+  .map((l) => '  ' + l)
+  .join('\n')}
   T=; if command -v timeout >/dev/null 2>&1; then T="timeout 90"; fi
   $T ${pyExpr} -c 'import sys, sglang; sys.stdout.write("GS-SGLANG %s\\n" % getattr(sglang, "__version__", "unknown"))' 2>&1
   echo "GS-RC $?"
@@ -132,7 +133,10 @@ export function parseListenPorts(text: string): Map<number, string[]> {
 
 function hexAddr(h: string): string {
   if (h.length === 8) {
-    const b = h.match(/../g)!.map((x) => parseInt(x, 16)).reverse();
+    const b = h
+      .match(/../g)!
+      .map((x) => parseInt(x, 16))
+      .reverse();
     return b.join('.');
   }
   if (h.length === 32) {
@@ -158,7 +162,14 @@ function parseSsOwners(text: string): Map<number, string> {
   return out;
 }
 
-export function parsePreflightOutput(text: string, n: string, profile: LaunchProfile, requested: number[] | 'all', nodeLabel: string, override: boolean): PreflightResult {
+export function parsePreflightOutput(
+  text: string,
+  n: string,
+  profile: LaunchProfile,
+  requested: number[] | 'all',
+  nodeLabel: string,
+  override: boolean,
+): PreflightResult {
   const s = splitSections(text, n);
   const refusals: PreflightIssue[] = [];
   const warnings: PreflightIssue[] = [];
@@ -185,11 +196,16 @@ export function parsePreflightOutput(text: string, n: string, profile: LaunchPro
     else refusals.push({ check: 'gpu', message: `gpus is "all", but nvidia-smi on ${nodeLabel} lists no GPU (${smiProblem}).` });
   } else {
     gpus = [...requested];
-    if (!nodeGpus) refuseOrWarn('gpu', `nvidia-smi on ${nodeLabel} could not list GPUs (${smiProblem}); cannot check GPUs ${gpus.join(',')}.`, true);
+    if (!nodeGpus)
+      refuseOrWarn('gpu', `nvidia-smi on ${nodeLabel} could not list GPUs (${smiProblem}); cannot check GPUs ${gpus.join(',')}.`, true);
     else {
       const have = new Set(nodeGpus.map((g) => g.index));
       const missing = gpus.filter((g) => !have.has(g));
-      if (missing.length) refusals.push({ check: 'gpu', message: `GPU${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'do' : 'does'} not exist on ${nodeLabel} (it has GPU${nodeGpus.length === 1 ? '' : 's'} ${nodeGpus.map((g) => g.index).join(', ')}).` });
+      if (missing.length)
+        refusals.push({
+          check: 'gpu',
+          message: `GPU${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'do' : 'does'} not exist on ${nodeLabel} (it has GPU${nodeGpus.length === 1 ? '' : 's'} ${nodeGpus.map((g) => g.index).join(', ')}).`,
+        });
     }
   }
   if (nodeGpus) {
@@ -209,7 +225,12 @@ export function parsePreflightOutput(text: string, n: string, profile: LaunchPro
     }
     for (const g of gpus) {
       const procs = busy.get(g);
-      if (procs) refuseOrWarn('gpu', `GPU ${g} is in use on ${nodeLabel}: ${procs.slice(0, 3).join(', ')}${procs.length > 3 ? `, and ${procs.length - 3} more` : ''}. Stop it first, choose other gpus, or override.`, true);
+      if (procs)
+        refuseOrWarn(
+          'gpu',
+          `GPU ${g} is in use on ${nodeLabel}: ${procs.slice(0, 3).join(', ')}${procs.length > 3 ? `, and ${procs.length - 3} more` : ''}. Stop it first, choose other gpus, or override.`,
+          true,
+        );
     }
   }
 
@@ -228,16 +249,25 @@ export function parsePreflightOutput(text: string, n: string, profile: LaunchPro
     const addrs = listening.get(port);
     if (!addrs) continue;
     const who = owners.get(port);
-    refusals.push({ check: 'port', message: `Port ${port}${profile.layout === 'per-gpu' ? ` (GPU ${gpus[k]})` : ''} is already in use on ${nodeLabel}: something listens on ${addrs.map((a) => `${a}:${port}`).join(', ')}${who ? ` (${who})` : ''}. Stop it or choose another basePort.` });
+    refusals.push({
+      check: 'port',
+      message: `Port ${port}${profile.layout === 'per-gpu' ? ` (GPU ${gpus[k]})` : ''} is already in use on ${nodeLabel}: something listens on ${addrs.map((a) => `${a}:${port}`).join(', ')}${who ? ` (${who})` : ''}. Stop it or choose another basePort.`,
+    });
   }
 
   // Working directory, model
-  if ((s.get('workdir') ?? '').trim() !== 'ok') refusals.push({ check: 'workdir', message: `workDir ${profile.workDir ?? '~'} does not exist on ${nodeLabel}.` });
+  if ((s.get('workdir') ?? '').trim() !== 'ok')
+    refusals.push({ check: 'workdir', message: `workDir ${profile.workDir ?? '~'} does not exist on ${nodeLabel}.` });
   const modelCheck = (what: string, field: string, p: string, state: string) => {
     if (state === 'dir-config') return;
-    if (state === 'dir') warnings.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} has no config.json; SGLang may not load it.` });
+    if (state === 'dir')
+      warnings.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} has no config.json; SGLang may not load it.` });
     else if (state === 'not-dir') refusals.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} is not a directory.` });
-    else if (looksLikeHfRepo(p)) warnings.push({ check: 'model', message: `${field}: "${p}" is not a directory on ${nodeLabel}; it looks like a Hugging Face repo id, which SGLang downloads on start (into HF_HOME).` });
+    else if (looksLikeHfRepo(p))
+      warnings.push({
+        check: 'model',
+        message: `${field}: "${p}" is not a directory on ${nodeLabel}; it looks like a Hugging Face repo id, which SGLang downloads on start (into HF_HOME).`,
+      });
     else refusals.push({ check: 'model', message: `${field}: the ${what} ${p} does not exist on ${nodeLabel}.` });
   };
   modelCheck('model', 'modelPath', profile.modelPath, (s.get('model') ?? '').trim());
@@ -252,8 +282,11 @@ export function parsePreflightOutput(text: string, n: string, profile: LaunchPro
   if (!ver || (rc && rc[1] !== '0')) {
     const lines = pyOut.split('\n').filter((l) => l && !/^GS-RC /.test(l));
     const gsErr = lines.find((l) => l.startsWith('GS-ERROR '));
-    const why = gsErr ? gsErr.slice('GS-ERROR '.length) : errorSummary(lines) ?? `exit ${rc?.[1] ?? '?'}`;
-    refusals.push({ check: 'python', message: `${py}${profile.venv ? ` (venv ${profile.venv})` : ''} cannot import sglang on ${nodeLabel}: ${why}` });
+    const why = gsErr ? gsErr.slice('GS-ERROR '.length) : (errorSummary(lines) ?? `exit ${rc?.[1] ?? '?'}`);
+    refusals.push({
+      check: 'python',
+      message: `${py}${profile.venv ? ` (venv ${profile.venv})` : ''} cannot import sglang on ${nodeLabel}: ${why}`,
+    });
   }
   if (!sectionsComplete(text, n)) refusals.push({ check: 'python', message: `The preflight did not complete on ${nodeLabel}.` });
   return { ok: refusals.length === 0, refusals, warnings, gpus, nodeGpus, ports, sglangVersion: ver ? ver[1] : null };
@@ -264,9 +297,20 @@ export function parsePreflightOutput(text: string, n: string, profile: LaunchPro
  * process (unless `override`), the model path is present (an HF repo id only warns), workDir exists, and the
  * interpreter (after venv and env) can `import sglang`.
  */
-export async function preflight(t: Transport, profile: LaunchProfile, gpus: number[] | 'all' = profile.gpus, opts: PreflightOptions = {}): Promise<PreflightResult> {
+export async function preflight(
+  t: Transport,
+  profile: LaunchProfile,
+  gpus: number[] | 'all' = profile.gpus,
+  opts: PreflightOptions = {},
+): Promise<PreflightResult> {
   const n = nonce();
-  const r = await t.exec('sh -s', { stdin: buildPreflightScript(n, profile), timeoutMs: opts.timeoutMs ?? 150_000, signal: opts.signal, maxOutputBytes: 8 * 1024 * 1024, retryOnDrop: true });
+  const r = await t.exec('sh -s', {
+    stdin: buildPreflightScript(n, profile),
+    timeoutMs: opts.timeoutMs ?? 150_000,
+    signal: opts.signal,
+    maxOutputBytes: 8 * 1024 * 1024,
+    retryOnDrop: true,
+  });
   return parsePreflightOutput(r.stdout.toString('utf8'), n, profile, gpus, t.label, Boolean(opts.override));
 }
 
@@ -274,34 +318,59 @@ export async function preflight(t: Transport, profile: LaunchProfile, gpus: numb
 
 /** The node's last launched script (`~/.gpu-sessions/launch/last.sh`), or null. */
 export async function readLastScript(t: Transport, signal?: AbortLike): Promise<string | null> {
-  const r = await t.exec(`cat "$HOME"/${shq(LAUNCH_DIR + '/last.sh')} 2>/dev/null`, { timeoutMs: 30_000, signal, maxOutputBytes: 4 * 1024 * 1024, retryOnDrop: true });
+  const r = await t.exec(`cat "$HOME"/${shq(LAUNCH_DIR + '/last.sh')} 2>/dev/null`, {
+    timeoutMs: 30_000,
+    signal,
+    maxOutputBytes: 4 * 1024 * 1024,
+    retryOnDrop: true,
+  });
   return r.code === 0 ? r.stdout.toString('utf8') : null;
 }
 
 export function scriptFileName(profile: LaunchProfile, fallbackName: string | undefined, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${profileName(profile, fallbackName)}.sh`;
 }
 
 /** Upload through stdin (never on a command line); returns the remote path and the previous last.sh. */
-export async function uploadScript(t: Transport, fileName: string, script: string, signal?: AbortLike): Promise<{ path: string; previous: string | null }> {
+export async function uploadScript(
+  t: Transport,
+  fileName: string,
+  script: string,
+  signal?: AbortLike,
+): Promise<{ path: string; previous: string | null }> {
   if (!/^[A-Za-z0-9._-]+$/.test(fileName)) throw new GpuSessionsError('usage', `Bad script file name ${JSON.stringify(fileName)}.`);
   const body =
-    'umask 022; d="$HOME/' + LAUNCH_DIR + '"; mkdir -p "$d" || exit 3; f="$d/$1"; ' +
+    'umask 022; d="$HOME/' +
+    LAUNCH_DIR +
+    '"; mkdir -p "$d" || exit 3; f="$d/$1"; ' +
     'cat > "$f.tmp" && mv -f "$f.tmp" "$f" && chmod 755 "$f" || exit 3; ' +
     'printf "GS-PATH %s\\n" "$f"; if [ -f "$d/last.sh" ]; then printf "GS-PREV\\n"; cat "$d/last.sh"; fi';
   const r = await t.exec(`sh -c ${shq(body)} sh ${shq(fileName)}`, { stdin: script, timeoutMs: 60_000, signal });
   const out = r.stdout.toString('utf8');
   const m = /^GS-PATH (.*)\n/.exec(out);
-  if (r.code !== 0 || !m) throw new GpuSessionsError('remote-failed', `${t.label}: could not write the launch script to ~/${LAUNCH_DIR}/${fileName}: ${r.stderr.toString('utf8').trim() || `exit ${r.code}`}`);
+  if (r.code !== 0 || !m)
+    throw new GpuSessionsError(
+      'remote-failed',
+      `${t.label}: could not write the launch script to ~/${LAUNCH_DIR}/${fileName}: ${r.stderr.toString('utf8').trim() || `exit ${r.code}`}`,
+    );
   const rest = out.slice(m[0].length);
   return { path: m[1], previous: rest.startsWith('GS-PREV\n') ? rest.slice('GS-PREV\n'.length) : null };
 }
 
 /** Run an uploaded script; it prints GS-STARTED lines and returns at once (the servers are detached). Copies it to last.sh. */
-export async function runScript(t: Transport, fileName: string, signal?: AbortLike): Promise<{ started: Map<number, number>; errors: string[]; code: number | null; output: string }> {
+export async function runScript(
+  t: Transport,
+  fileName: string,
+  signal?: AbortLike,
+): Promise<{ started: Map<number, number>; errors: string[]; code: number | null; output: string }> {
   const body =
-    'd="$HOME/' + LAUNCH_DIR + '"; f="$d/$1"; sh "$f" </dev/null; rc=$?; ' +
+    'd="$HOME/' +
+    LAUNCH_DIR +
+    '"; f="$d/$1"; sh "$f" </dev/null; rc=$?; ' +
     'cp -f "$f" "$d/last.sh.tmp" && mv -f "$d/last.sh.tmp" "$d/last.sh"; exit $rc';
   const r = await t.exec(`sh -c ${shq(body)} sh ${shq(fileName)}`, { timeoutMs: 120_000, signal });
   const out = r.stdout.toString('utf8');
@@ -329,7 +398,16 @@ export interface LaunchedInstance extends RenderedInstance {
 }
 
 /** Fatal markers: the instance is failing even if its process has not exited yet. */
-const FATAL_MARKS = ['unrecognized arguments', ': error: ', 'Received sigquit', 'CUDA out of memory', 'OutOfMemoryError', 'address already in use', 'NCCL error', 'Fatal Python error'];
+const FATAL_MARKS = [
+  'unrecognized arguments',
+  ': error: ',
+  'Received sigquit',
+  'CUDA out of memory',
+  'OutOfMemoryError',
+  'address already in use',
+  'NCCL error',
+  'Fatal Python error',
+];
 
 /** The one line that says why an instance failed, from the last lines of its log. */
 export function errorSummary(lines: string[]): string | null {
@@ -341,7 +419,10 @@ export function errorSummary(lines: string[]): string | null {
   }
   for (let i = lines.length - 1; i >= 0; i--) {
     if (classifyLine(lines[i]).kind === 'traceback') {
-      const after = lines.slice(i + 1).map((l) => l.trim()).filter(Boolean);
+      const after = lines
+        .slice(i + 1)
+        .map((l) => l.trim())
+        .filter(Boolean);
       return after.length ? after[after.length - 1] : lines[i].trim();
     }
   }
@@ -394,7 +475,9 @@ export function buildPollScript(n: string, items: Array<{ pid: number; logFile: 
   const L = [sectionPrologue(n), 'export LC_ALL=C'];
   items.forEach((it, i) => {
     const log = remotePathExpr(it.logFile);
-    L.push(`sec s${i}; st=dead; if [ -r /proc/${it.pid}/stat ]; then z=$(sed 's/.*) //' /proc/${it.pid}/stat 2>/dev/null | cut -c1); [ "$z" != Z ] && [ -n "$z" ] && st=alive; fi; echo "$st"`);
+    L.push(
+      `sec s${i}; st=dead; if [ -r /proc/${it.pid}/stat ]; then z=$(sed 's/.*) //' /proc/${it.pid}/stat 2>/dev/null | cut -c1); [ "$z" != Z ] && [ -n "$z" ] && st=alive; fi; echo "$st"`,
+    );
     L.push(`sec r${i}; grep -a -F -m1 -e ${shq(READY_TEXT)} ${log} 2>/dev/null | head -c 4096`);
     L.push(`sec t${i}; tail -c 16384 ${log} 2>/dev/null | tail -n 60`);
   });
@@ -408,7 +491,11 @@ export function parsePollOutput(text: string, n: string, count: number): PollSta
   const out: PollState[] = [];
   for (let i = 0; i < count; i++) {
     const tail = (s.get(`t${i}`) ?? '').replace(/\n+$/, '');
-    out.push({ alive: (s.get(`s${i}`) ?? '').trim() === 'alive', readyLine: (s.get(`r${i}`) ?? '').trim(), tail: tail ? tail.split('\n') : [] });
+    out.push({
+      alive: (s.get(`s${i}`) ?? '').trim() === 'alive',
+      readyLine: (s.get(`r${i}`) ?? '').trim(),
+      tail: tail ? tail.split('\n') : [],
+    });
   }
   return out;
 }
@@ -435,7 +522,13 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
   const report = () => {
     const ready = instances.filter((i) => i.state === 'ready').length;
     const failed = instances.filter((i) => i.state === 'failed' || i.state === 'not-started').length;
-    opts.onProgress?.({ phase: 'wait', message: `${ready}/${instances.length} ready${failed ? `, ${failed} failed` : ''} (${Math.round((Date.now() - started) / 1000)} s)`, ready, failed, total: instances.length });
+    opts.onProgress?.({
+      phase: 'wait',
+      message: `${ready}/${instances.length} ready${failed ? `, ${failed} failed` : ''} (${Math.round((Date.now() - started) / 1000)} s)`,
+      ready,
+      failed,
+      total: instances.length,
+    });
   };
   let lastTails = new Map<number, string[]>();
   while (pending().length) {
@@ -443,7 +536,16 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
     const n = nonce();
     let states: PollState[] | null = null;
     try {
-      const r = await t.exec('sh -s', { stdin: buildPollScript(n, list.map((i) => ({ pid: i.pid!, logFile: i.logFile }))), timeoutMs: 30_000, signal: opts.signal, maxOutputBytes: 4 * 1024 * 1024, retryOnDrop: true });
+      const r = await t.exec('sh -s', {
+        stdin: buildPollScript(
+          n,
+          list.map((i) => ({ pid: i.pid!, logFile: i.logFile })),
+        ),
+        timeoutMs: 30_000,
+        signal: opts.signal,
+        maxOutputBytes: 4 * 1024 * 1024,
+        retryOnDrop: true,
+      });
       states = parsePollOutput(r.stdout.toString('utf8'), n, list.length);
     } catch (e) {
       if (e instanceof GpuSessionsError && e.code === 'cancelled') throw e;
@@ -459,7 +561,11 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
         const readyLine = Boolean(st.readyLine) && classifyLine(st.readyLine).kind === 'ready';
         if (!st.alive) {
           const why = errorSummary(st.tail) ?? 'no output in its log';
-          Object.assign(inst, { state: 'failed', error: `exited ${readyLine ? 'right after it was ready' : 'before it was ready'}: ${why}`, lastLines: errorLines(st.tail) });
+          Object.assign(inst, {
+            state: 'failed',
+            error: `exited ${readyLine ? 'right after it was ready' : 'before it was ready'}: ${why}`,
+            lastLines: errorLines(st.tail),
+          });
           return;
         }
         if (readyLine) {
@@ -470,7 +576,11 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
           const since = fatalSince.get(inst.port) ?? now;
           fatalSince.set(inst.port, since);
           if (now - since >= (opts.fatalGraceMs ?? 10_000)) {
-            Object.assign(inst, { state: 'failed', error: `error in its log (process ${inst.pid} still running): ${errorSummary(st.tail) ?? ''}`, lastLines: errorLines(st.tail) });
+            Object.assign(inst, {
+              state: 'failed',
+              error: `error in its log (process ${inst.pid} still running): ${errorSummary(st.tail) ?? ''}`,
+              lastLines: errorLines(st.tail),
+            });
             return;
           }
         }
@@ -480,7 +590,15 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
         needHealth.map(async (inst) => {
           try {
             const h = await checkHealth(t, opts.host ?? '127.0.0.1', inst.port, 3000);
-            if (h.health === 'healthy') Object.assign(inst, { state: 'ready', ready: true, readyVia: 'health', readyAfterMs: Date.now() - started, error: null, lastLines: [] });
+            if (h.health === 'healthy')
+              Object.assign(inst, {
+                state: 'ready',
+                ready: true,
+                readyVia: 'health',
+                readyAfterMs: Date.now() - started,
+                error: null,
+                lastLines: [],
+              });
           } catch {
             /* the SSH connection itself: next round */
           }
@@ -499,7 +617,11 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
   }
   for (const inst of pending()) {
     const tail = lastTails.get(inst.port) ?? [];
-    Object.assign(inst, { state: 'timeout', error: `not ready after ${Math.round(opts.timeoutMs / 1000)} s (still starting; process ${inst.pid} left running)${tail.length ? `; last line: ${tail[tail.length - 1].trim()}` : ''}`, lastLines: tail.slice(-30) });
+    Object.assign(inst, {
+      state: 'timeout',
+      error: `not ready after ${Math.round(opts.timeoutMs / 1000)} s (still starting; process ${inst.pid} left running)${tail.length ? `; last line: ${tail[tail.length - 1].trim()}` : ''}`,
+      lastLines: tail.slice(-30),
+    });
   }
   return instances;
 }
@@ -549,8 +671,15 @@ export interface PreparedLaunch {
 }
 
 /** Preflight + render + the node's last.sh: what a review shows before launching. Starts nothing. */
-export async function prepareLaunch(t: Transport, profile: LaunchProfile, opts: { gpus?: number[]; override?: boolean; signal?: AbortLike } = {}): Promise<PreparedLaunch> {
-  const [pf, previousScript] = await Promise.all([preflight(t, profile, opts.gpus ?? profile.gpus, { override: opts.override, signal: opts.signal }), readLastScript(t, opts.signal)]);
+export async function prepareLaunch(
+  t: Transport,
+  profile: LaunchProfile,
+  opts: { gpus?: number[]; override?: boolean; signal?: AbortLike } = {},
+): Promise<PreparedLaunch> {
+  const [pf, previousScript] = await Promise.all([
+    preflight(t, profile, opts.gpus ?? profile.gpus, { override: opts.override, signal: opts.signal }),
+    readLastScript(t, opts.signal),
+  ]);
   let script: string | null = null;
   let instances: RenderedInstance[] = [];
   let renderError: string | null = null;
@@ -567,7 +696,16 @@ export async function prepareLaunch(t: Transport, profile: LaunchProfile, opts: 
 }
 
 function toLaunched(r: RenderedInstance[]): LaunchedInstance[] {
-  return r.map((i) => ({ ...i, pid: null, state: 'starting' as InstanceState, ready: false, readyVia: null, readyAfterMs: null, error: null, lastLines: [] }));
+  return r.map((i) => ({
+    ...i,
+    pid: null,
+    state: 'starting' as InstanceState,
+    ready: false,
+    readyVia: null,
+    readyAfterMs: null,
+    error: null,
+    lastLines: [],
+  }));
 }
 
 /**
@@ -583,16 +721,35 @@ export async function launch(t: Transport, profile: LaunchProfile, opts: LaunchO
   const pf = prep.preflight;
   const base = { preflight: pf, previousScript: prep.previousScript, scriptPath: null };
   if (prep.script === null) {
-    const refusals = pf.refusals.length ? pf : { ...pf, ok: false, refusals: [...pf.refusals, { check: 'gpu' as const, message: prep.renderError ?? 'nothing to launch' }] };
+    const refusals = pf.refusals.length
+      ? pf
+      : { ...pf, ok: false, refusals: [...pf.refusals, { check: 'gpu' as const, message: prep.renderError ?? 'nothing to launch' }] };
     return { ...base, preflight: refusals, outcome: 'refused', script: '', instances: [], durationMs: Date.now() - started };
   }
   const instances = toLaunched(prep.instances);
-  if (opts.dryRun) return { ...base, outcome: 'dry-run', script: prep.script, instances: instances.map((i) => ({ ...i, state: 'not-started' })), durationMs: Date.now() - started };
+  if (opts.dryRun)
+    return {
+      ...base,
+      outcome: 'dry-run',
+      script: prep.script,
+      instances: instances.map((i) => ({ ...i, state: 'not-started' })),
+      durationMs: Date.now() - started,
+    };
   if (opts.expectScript !== undefined && opts.expectScript !== prep.script) {
-    pf.refusals.push({ check: 'gpu', message: `The launch script for ${t.label} changed since it was reviewed (the node's GPUs changed?); review it again.` });
+    pf.refusals.push({
+      check: 'gpu',
+      message: `The launch script for ${t.label} changed since it was reviewed (the node's GPUs changed?); review it again.`,
+    });
     pf.ok = false;
   }
-  if (!pf.ok) return { ...base, outcome: 'refused', script: prep.script, instances: instances.map((i) => ({ ...i, state: 'not-started' })), durationMs: Date.now() - started };
+  if (!pf.ok)
+    return {
+      ...base,
+      outcome: 'refused',
+      script: prep.script,
+      instances: instances.map((i) => ({ ...i, state: 'not-started' })),
+      durationMs: Date.now() - started,
+    };
 
   progress('upload', `uploading the launch script to ~/${LAUNCH_DIR}/…`);
   const fileName = scriptFileName(profile, opts.fallbackName);
@@ -602,7 +759,13 @@ export async function launch(t: Transport, profile: LaunchProfile, opts: LaunchO
   for (const inst of instances) {
     const pid = run.started.get(inst.port);
     if (pid !== undefined) inst.pid = pid;
-    else Object.assign(inst, { state: 'not-started', error: run.errors.length ? run.errors.join('; ') : `the script did not start it (exit ${run.code}): ${run.output.split('\n').slice(-3).join(' | ')}` });
+    else
+      Object.assign(inst, {
+        state: 'not-started',
+        error: run.errors.length
+          ? run.errors.join('; ')
+          : `the script did not start it (exit ${run.code}): ${run.output.split('\n').slice(-3).join(' | ')}`,
+      });
   }
   await waitForInstances(t, instances, {
     timeoutMs: opts.timeoutMs ?? 15 * 60_000,
@@ -613,8 +776,21 @@ export async function launch(t: Transport, profile: LaunchProfile, opts: LaunchO
     fatalGraceMs: opts.fatalGraceMs,
   });
   const ok = instances.every((i) => i.state === 'ready');
-  progress('done', ok ? `${instances.length}/${instances.length} ready` : `${instances.filter((i) => i.state === 'ready').length}/${instances.length} ready`);
-  return { ...base, scriptPath: up.path, previousScript: up.previous, outcome: ok ? 'ready' : 'failed', script: prep.script, instances, durationMs: Date.now() - started };
+  progress(
+    'done',
+    ok
+      ? `${instances.length}/${instances.length} ready`
+      : `${instances.filter((i) => i.state === 'ready').length}/${instances.length} ready`,
+  );
+  return {
+    ...base,
+    scriptPath: up.path,
+    previousScript: up.previous,
+    outcome: ok ? 'ready' : 'failed',
+    script: prep.script,
+    instances,
+    durationMs: Date.now() - started,
+  };
 }
 
 // ------------------------------------------------------------------------------------ scanning servers
@@ -636,9 +812,11 @@ export interface ServerScan {
 }
 
 /** Variables that change how SGLang runs and are worth keeping in a captured profile. */
-const ENV_KEEP = /^(SGLANG_[A-Z0-9_]*|NCCL_[A-Z0-9_]*|CUDA_[A-Z0-9_]*|TORCH_[A-Z0-9_]*|PYTORCH_[A-Z0-9_]*|HF_HOME|HF_HUB_OFFLINE|HF_HUB_ENABLE_HF_TRANSFER|HF_HUB_CACHE|TRANSFORMERS_OFFLINE|TRANSFORMERS_CACHE|FLASHINFER_[A-Z0-9_]*|TRITON_[A-Z0-9_]*|OMP_NUM_THREADS|TOKENIZERS_PARALLELISM|NVIDIA_[A-Z0-9_]*|VIRTUAL_ENV)=/;
+const ENV_KEEP =
+  /^(SGLANG_[A-Z0-9_]*|NCCL_[A-Z0-9_]*|CUDA_[A-Z0-9_]*|TORCH_[A-Z0-9_]*|PYTORCH_[A-Z0-9_]*|HF_HOME|HF_HUB_OFFLINE|HF_HUB_ENABLE_HF_TRANSFER|HF_HUB_CACHE|TRANSFORMERS_OFFLINE|TRANSFORMERS_CACHE|FLASHINFER_[A-Z0-9_]*|TRITON_[A-Z0-9_]*|OMP_NUM_THREADS|TOKENIZERS_PARALLELISM|NVIDIA_[A-Z0-9_]*|VIRTUAL_ENV)=/;
 const ENV_SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
-const ENV_GREP = "'^(SGLANG_|NCCL_|CUDA_|TORCH_|PYTORCH_|HF_|TRANSFORMERS_|FLASHINFER_|TRITON_|OMP_NUM_THREADS=|TOKENIZERS_PARALLELISM=|NVIDIA_|VIRTUAL_ENV=)'";
+const ENV_GREP =
+  "'^(SGLANG_|NCCL_|CUDA_|TORCH_|PYTORCH_|HF_|TRANSFORMERS_|FLASHINFER_|TRITON_|OMP_NUM_THREADS=|TOKENIZERS_PARALLELISM=|NVIDIA_|VIRTUAL_ENV=)'";
 
 export function buildScanScript(n: string): string {
   return `${sectionPrologue(n)}
@@ -679,7 +857,8 @@ export function parseScanOutput(text: string, n: string): ServerScan {
   const procs = new Map<number, { ppid: number; pgid: number; uid: number }>();
   for (const l of (s.get('ps') ?? '').split('\n')) {
     const f = l.trim().split(/\s+/);
-    if (f.length === 4 && f.every((x) => /^\d+$/.test(x))) procs.set(Number(f[0]), { ppid: Number(f[1]), pgid: Number(f[2]), uid: Number(f[3]) });
+    if (f.length === 4 && f.every((x) => /^\d+$/.test(x)))
+      procs.set(Number(f[0]), { ppid: Number(f[1]), pgid: Number(f[2]), uid: Number(f[3]) });
   }
   const procText = s.get('proc') ?? '';
   const records = parseProcRecords(procText);
@@ -714,7 +893,13 @@ export function parseScanOutput(text: string, n: string): ServerScan {
 /** The node's SGLang servers with owner, process group and environment, in ONE exec. */
 export async function scanServers(t: Transport, signal?: AbortLike): Promise<ServerScan> {
   const n = nonce();
-  const r = await t.exec('sh -s', { stdin: buildScanScript(n), timeoutMs: 60_000, signal, maxOutputBytes: 16 * 1024 * 1024, retryOnDrop: true });
+  const r = await t.exec('sh -s', {
+    stdin: buildScanScript(n),
+    timeoutMs: 60_000,
+    signal,
+    maxOutputBytes: 16 * 1024 * 1024,
+    retryOnDrop: true,
+  });
   return parseScanOutput(r.stdout.toString('utf8'), n);
 }
 
@@ -768,14 +953,19 @@ export function logDrainReading(line: string, state: LogDrainState, now: number,
     state.lastDecode = line;
     state.quietSince = now;
   }
-  const running = line ? classifyLine(line).stat?.runningReqs ?? null : null;
+  const running = line ? (classifyLine(line).stat?.runningReqs ?? null) : null;
   if (running === 0) return 0;
   if (now - state.quietSince >= quietMs) return 0;
   return running ?? (line ? null : 1);
 }
 
 /** Running + queued requests now, from the first source that answers; null when none does. */
-async function loadNow(t: Transport, srv: ScannedServer, state: { source: DrainSource | null; lastDecode: string | null; quietSince: number }, quietMs: number): Promise<number | null> {
+async function loadNow(
+  t: Transport,
+  srv: ScannedServer,
+  state: { source: DrainSource | null; lastDecode: string | null; quietSince: number },
+  quietMs: number,
+): Promise<number | null> {
   const tryMetrics = async (): Promise<number | null> => {
     const r = await httpGet(t, srv.host, srv.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024 });
     if (r.status !== 200) return null;
@@ -793,14 +983,21 @@ async function loadNow(t: Transport, srv: ScannedServer, state: { source: DrainS
     for (const x of ranks) {
       if (x && typeof x === 'object') {
         const o = x as Record<string, unknown>;
-        for (const k of ['num_reqs', 'num_waiting_reqs']) if (typeof o[k] === 'number') ((sum += o[k] as number), (any = true));
+        for (const k of ['num_reqs', 'num_waiting_reqs'])
+          if (typeof o[k] === 'number') {
+            sum += o[k] as number;
+            any = true;
+          }
       }
     }
     return any ? sum : null;
   };
   const tryLog = async (): Promise<number | null> => {
     if (!srv.logFile) return null;
-    const r = await t.exec(`tail -c 2097152 ${shq(srv.logFile)} 2>/dev/null | grep -a -F -e '#running-req' | grep -a -F -e 'Decode' | tail -n 1`, { timeoutMs: 20_000, retryOnDrop: true });
+    const r = await t.exec(
+      `tail -c 2097152 ${shq(srv.logFile)} 2>/dev/null | grep -a -F -e '#running-req' | grep -a -F -e 'Decode' | tail -n 1`,
+      { timeoutMs: 20_000, retryOnDrop: true },
+    );
     return logDrainReading(r.stdout.toString('utf8').trim(), state, Date.now(), quietMs);
   };
   const order: Array<[DrainSource, () => Promise<number | null>]> = [
@@ -808,7 +1005,11 @@ async function loadNow(t: Transport, srv: ScannedServer, state: { source: DrainS
     ['get_load', tryLoad],
     ['log', tryLog],
   ];
-  const candidates = state.source ? order.filter(([s]) => s === state.source) : srv.enableMetrics ? order : order.filter(([s]) => s !== 'metrics');
+  const candidates = state.source
+    ? order.filter(([s]) => s === state.source)
+    : srv.enableMetrics
+      ? order
+      : order.filter(([s]) => s !== 'metrics');
   for (const [source, fn] of candidates) {
     try {
       const v = await fn();
@@ -882,10 +1083,16 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
   });
   if (!srv) {
     const other = scan.servers.find((s) => s.port === opts.port);
-    return result({ message: other ? `The server on port ${opts.port} of ${t.label} has pid ${other.pid}, not ${opts.pid}; nothing stopped.` : `No SGLang server listens on port ${opts.port} of ${t.label}${scan.servers.length ? ` (servers on ${scan.servers.map((s) => s.port).join(', ')})` : ''}.` });
+    return result({
+      message: other
+        ? `The server on port ${opts.port} of ${t.label} has pid ${other.pid}, not ${opts.pid}; nothing stopped.`
+        : `No SGLang server listens on port ${opts.port} of ${t.label}${scan.servers.length ? ` (servers on ${scan.servers.map((s) => s.port).join(', ')})` : ''}.`,
+    });
   }
   if (scan.ownUid !== null && srv.uid !== null && scan.ownUid !== 0 && srv.uid !== scan.ownUid) {
-    return result({ message: `The server on port ${opts.port} (pid ${srv.pid}) belongs to another user (uid ${srv.uid}); it cannot be stopped from this account.` });
+    return result({
+      message: `The server on port ${opts.port} (pid ${srv.pid}) belongs to another user (uid ${srv.uid}); it cannot be stopped from this account.`,
+    });
   }
 
   let drain: StopResult['drain'] = null;
@@ -900,7 +1107,9 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
       last = await loadNow(t, srv, state, opts.quietMs ?? 15_000);
       if (last === 0) zeros++;
       else zeros = 0;
-      say(`draining port ${opts.port}: ${last === null ? 'load unknown' : `${last} running request${last === 1 ? '' : 's'}`}${state.source ? ` (from ${state.source === 'get_load' ? '/get_load' : state.source === 'metrics' ? '/metrics' : 'its log'})` : ''}`);
+      say(
+        `draining port ${opts.port}: ${last === null ? 'load unknown' : `${last} running request${last === 1 ? '' : 's'}`}${state.source ? ` (from ${state.source === 'get_load' ? '/get_load' : state.source === 'metrics' ? '/metrics' : 'its log'})` : ''}`,
+      );
       if (zeros >= 2 || (last === 0 && state.source === 'log')) {
         drained = true;
         break;
@@ -918,7 +1127,10 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
     }
     drain = { source: state.source, waitedMs: Date.now() - dStart, drained, lastRunning: last };
     if (!drained) {
-      return result({ drain, message: `Port ${opts.port} still had ${last ?? 'an unknown number of'} running request(s) after ${Math.round(drain.waitedMs / 1000)} s of draining; the server was NOT stopped.` });
+      return result({
+        drain,
+        message: `Port ${opts.port} still had ${last ?? 'an unknown number of'} running request(s) after ${Math.round(drain.waitedMs / 1000)} s of draining; the server was NOT stopped.`,
+      });
     }
   }
 
@@ -929,7 +1141,8 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
   const r = await t.exec('sh -s', { stdin: script, timeoutMs: termTimeoutMs + 30_000, signal: opts.signal });
   const out = r.stdout.toString('utf8');
   const failed = /GS-KILL-FAILED ?(.*)/.exec(out);
-  if (failed) return result({ drain, group, message: `Could not signal pid ${srv.pid} on ${t.label}: ${failed[1].trim() || 'kill failed'}` });
+  if (failed)
+    return result({ drain, group, message: `Could not signal pid ${srv.pid} on ${t.label}: ${failed[1].trim() || 'kill failed'}` });
   const gone = /GS-GONE/.test(out);
   const killed = /GS-KILLED/.test(out);
   const sig: StopResult['signal'] = /GS-GONE-BEFORE/.test(out) ? null : killed ? 'SIGKILL' : 'SIGTERM';

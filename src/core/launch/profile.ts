@@ -10,8 +10,8 @@
  *
  * No `vscode` import.
  */
-import { shq } from '../quote';
-import { SglangServer, sglangLaunchIndex } from '../parsers/sglangProcess';
+import { shq } from '../remote/quote';
+import { SglangServer, sglangLaunchIndex } from '../sglang/serverArgv';
 
 // ------------------------------------------------------------------------------------ types
 
@@ -19,10 +19,48 @@ export const SPECULATIVE_ALGORITHMS = ['EAGLE', 'EAGLE3', 'NEXTN', 'STANDALONE',
 export type SpeculativeAlgorithm = (typeof SPECULATIVE_ALGORITHMS)[number];
 
 /** Suggestions only (VS Code completion); other values are passed through. */
-export const QUANTIZATION_SUGGESTIONS = ['fp8', 'awq', 'gptq', 'marlin', 'gptq_marlin', 'awq_marlin', 'bitsandbytes', 'gguf', 'modelopt', 'modelopt_fp8', 'modelopt_fp4', 'w8a8_int8', 'w8a8_fp8', 'moe_wna16', 'mxfp4', 'compressed-tensors'];
+export const QUANTIZATION_SUGGESTIONS = [
+  'fp8',
+  'awq',
+  'gptq',
+  'marlin',
+  'gptq_marlin',
+  'awq_marlin',
+  'bitsandbytes',
+  'gguf',
+  'modelopt',
+  'modelopt_fp8',
+  'modelopt_fp4',
+  'w8a8_int8',
+  'w8a8_fp8',
+  'moe_wna16',
+  'mxfp4',
+  'compressed-tensors',
+];
 export const KV_CACHE_DTYPE_SUGGESTIONS = ['auto', 'fp8_e5m2', 'fp8_e4m3', 'bf16', 'bfloat16', 'fp4_e2m1'];
-export const ATTENTION_BACKEND_SUGGESTIONS = ['flashinfer', 'fa3', 'fa4', 'triton', 'torch_native', 'flashmla', 'cutlass_mla', 'trtllm_mla', 'trtllm_mha', 'aiter'];
-export const REASONING_PARSER_SUGGESTIONS = ['qwen3', 'qwen3-thinking', 'deepseek-r1', 'deepseek-v3', 'glm45', 'gpt-oss', 'kimi', 'minimax', 'step3'];
+export const ATTENTION_BACKEND_SUGGESTIONS = [
+  'flashinfer',
+  'fa3',
+  'fa4',
+  'triton',
+  'torch_native',
+  'flashmla',
+  'cutlass_mla',
+  'trtllm_mla',
+  'trtllm_mha',
+  'aiter',
+];
+export const REASONING_PARSER_SUGGESTIONS = [
+  'qwen3',
+  'qwen3-thinking',
+  'deepseek-r1',
+  'deepseek-v3',
+  'glm45',
+  'gpt-oss',
+  'kimi',
+  'minimax',
+  'step3',
+];
 
 export interface SpeculativeConfig {
   /** --speculative-algorithm */
@@ -51,7 +89,10 @@ export interface LaunchProfile {
   servedModelName?: string;
   /** GPU indices, or 'all' (every GPU nvidia-smi lists). */
   gpus: number[] | 'all';
-  /** 'per-gpu': one server per GPU (CUDA_VISIBLE_DEVICES=i, port basePort+k, log sglang_gpu{i}.log); 'single': one server with tp/dp over all of them. */
+  /**
+   * 'per-gpu': one server per GPU (CUDA_VISIBLE_DEVICES=i, port basePort+k, log sglang_gpu{i}.log);
+   * 'single': one server with tp/dp over all of them.
+   */
   layout: Layout;
   /** Port of the first instance; instance k listens on basePort + k. */
   basePort: number;
@@ -141,10 +182,37 @@ for (const s of FLAG_SPECS) for (const n of [s.flag, ...(s.aliases ?? [])]) FLAG
 
 /** Top-level fields a profile may have (the JSON schema lists the same; a unit test checks). */
 export const PROFILE_FIELDS = [
-  '$schema', 'name', 'description', 'modelPath', 'servedModelName', 'gpus', 'layout', 'basePort', 'host', 'tp', 'dp',
-  'memFractionStatic', 'contextLength', 'maxRunningRequests', 'chunkedPrefillSize', 'cudaGraphMaxBs', 'quantization',
-  'kvCacheDtype', 'speculative', 'reasoningParser', 'enableHierarchicalCache', 'enableMetrics', 'attentionBackend',
-  'decodeLogInterval', 'trustRemoteCode', 'extraArgs', 'env', 'python', 'venv', 'workDir', 'logDir',
+  '$schema',
+  'name',
+  'description',
+  'modelPath',
+  'servedModelName',
+  'gpus',
+  'layout',
+  'basePort',
+  'host',
+  'tp',
+  'dp',
+  'memFractionStatic',
+  'contextLength',
+  'maxRunningRequests',
+  'chunkedPrefillSize',
+  'cudaGraphMaxBs',
+  'quantization',
+  'kvCacheDtype',
+  'speculative',
+  'reasoningParser',
+  'enableHierarchicalCache',
+  'enableMetrics',
+  'attentionBackend',
+  'decodeLogInterval',
+  'trustRemoteCode',
+  'extraArgs',
+  'env',
+  'python',
+  'venv',
+  'workDir',
+  'logDir',
 ] as const;
 export const SPECULATIVE_FIELDS = ['algorithm', 'numSteps', 'eagleTopk', 'numDraftTokens', 'draftModelPath'] as const;
 
@@ -216,7 +284,12 @@ class Checker {
     this.errors.push(`${field}: ${msg}`);
   }
 
-  string(obj: Record<string, unknown>, key: string, field: string, opts: { required?: boolean; nonEmpty?: boolean } = {}): string | undefined {
+  string(
+    obj: Record<string, unknown>,
+    key: string,
+    field: string,
+    opts: { required?: boolean; nonEmpty?: boolean } = {},
+  ): string | undefined {
     const v = obj[key];
     if (v === undefined || v === null) {
       if (opts.required) this.err(field, 'is required');
@@ -242,7 +315,10 @@ class Checker {
     const v = obj[key];
     if (v === undefined || v === null) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      this.err(field, `must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}${note} (got ${show(v)})`);
+      this.err(
+        field,
+        `must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}${note} (got ${show(v)})`,
+      );
       return undefined;
     }
     return v;
@@ -285,7 +361,8 @@ export function validateProfile(x: unknown): ValidationResult {
   c.unknownKeys(x, PROFILE_FIELDS, '');
 
   const name = c.string(x, 'name', 'name');
-  if (name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(name)) c.err('name', `"${name}" must be 1-80 letters, digits, ".", "_", "-" or spaces, starting with a letter or digit`);
+  if (name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(name))
+    c.err('name', `"${name}" must be 1-80 letters, digits, ".", "_", "-" or spaces, starting with a letter or digit`);
   const description = c.string(x, 'description', 'description', { nonEmpty: false });
   const modelPath = c.string(x, 'modelPath', 'modelPath', { required: true });
   checkPath(c, modelPath, 'modelPath', true);
@@ -298,7 +375,8 @@ export function validateProfile(x: unknown): ValidationResult {
     else if (Array.isArray(x.gpus)) {
       const list: number[] = [];
       x.gpus.forEach((g, i) => {
-        if (typeof g !== 'number' || !Number.isInteger(g) || g < 0 || g > 1023) c.err(`gpus[${i}]`, `must be a GPU index (an integer >= 0) (got ${show(g)})`);
+        if (typeof g !== 'number' || !Number.isInteger(g) || g < 0 || g > 1023)
+          c.err(`gpus[${i}]`, `must be a GPU index (an integer >= 0) (got ${show(g)})`);
         else if (list.includes(g)) c.err(`gpus[${i}]`, `GPU ${g} is listed twice`);
         else list.push(g);
       });
@@ -310,7 +388,11 @@ export function validateProfile(x: unknown): ValidationResult {
   let layout: Layout = 'per-gpu';
   if (x.layout !== undefined) {
     if (x.layout === 'per-gpu' || x.layout === 'single') layout = x.layout;
-    else c.err('layout', `${show(x.layout)} is not one of per-gpu, single${typeof x.layout === 'string' ? hintOf(x.layout, ['per-gpu', 'single']) : ''}`);
+    else
+      c.err(
+        'layout',
+        `${show(x.layout)} is not one of per-gpu, single${typeof x.layout === 'string' ? hintOf(x.layout, ['per-gpu', 'single']) : ''}`,
+      );
   }
   const basePort = c.int(x, 'basePort', 'basePort', 1, 65535) ?? (x.basePort === undefined ? DEFAULT_BASE_PORT : undefined);
   if (Array.isArray(gpus) && basePort !== undefined && layout === 'per-gpu' && basePort + gpus.length - 1 > 65535) {
@@ -321,23 +403,35 @@ export function validateProfile(x: unknown): ValidationResult {
   const tp = c.int(x, 'tp', 'tp', 1, 1024);
   const dp = c.int(x, 'dp', 'dp', 1, 1024);
   if (layout === 'per-gpu') {
-    if (tp !== undefined && tp > 1) c.err('tp', `is ${tp}, but layout "per-gpu" runs one single-GPU server per GPU; use layout "single" for tensor parallelism`);
-    if (dp !== undefined && dp > 1) c.err('dp', `is ${dp}, but layout "per-gpu" already is data parallelism by hand; use layout "single" for --dp-size`);
+    if (tp !== undefined && tp > 1)
+      c.err('tp', `is ${tp}, but layout "per-gpu" runs one single-GPU server per GPU; use layout "single" for tensor parallelism`);
+    if (dp !== undefined && dp > 1)
+      c.err('dp', `is ${dp}, but layout "per-gpu" already is data parallelism by hand; use layout "single" for --dp-size`);
   } else if (Array.isArray(gpus) && gpus.length && (tp !== undefined || dp !== undefined)) {
     const need = (tp ?? 1) * (dp ?? 1);
-    if (tp !== undefined && dp !== undefined && need !== gpus.length) c.err('tp', `tp ${tp} × dp ${dp} = ${need} GPUs, but gpus lists ${gpus.length}`);
-    else if (gpus.length % need !== 0) c.err(tp !== undefined ? 'tp' : 'dp', `${need} does not divide the ${gpus.length} GPUs listed in gpus`);
+    if (tp !== undefined && dp !== undefined && need !== gpus.length)
+      c.err('tp', `tp ${tp} × dp ${dp} = ${need} GPUs, but gpus lists ${gpus.length}`);
+    else if (gpus.length % need !== 0)
+      c.err(tp !== undefined ? 'tp' : 'dp', `${need} does not divide the ${gpus.length} GPUs listed in gpus`);
   }
 
   let memFractionStatic: number | undefined;
   if (x.memFractionStatic !== undefined && x.memFractionStatic !== null) {
     const v = x.memFractionStatic;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 1) c.err('memFractionStatic', `must be a number greater than 0 and at most 1, e.g. 0.88 (got ${show(v)})`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 1)
+      c.err('memFractionStatic', `must be a number greater than 0 and at most 1, e.g. 0.88 (got ${show(v)})`);
     else memFractionStatic = v;
   }
   const contextLength = c.int(x, 'contextLength', 'contextLength', 1);
   const maxRunningRequests = c.int(x, 'maxRunningRequests', 'maxRunningRequests', 1);
-  let chunkedPrefillSize = c.int(x, 'chunkedPrefillSize', 'chunkedPrefillSize', -1, Number.MAX_SAFE_INTEGER, ' (-1 disables chunked prefill)');
+  let chunkedPrefillSize = c.int(
+    x,
+    'chunkedPrefillSize',
+    'chunkedPrefillSize',
+    -1,
+    Number.MAX_SAFE_INTEGER,
+    ' (-1 disables chunked prefill)',
+  );
   if (chunkedPrefillSize === 0) {
     c.err('chunkedPrefillSize', 'must not be 0 (use -1 to disable chunked prefill)');
     chunkedPrefillSize = undefined;
@@ -365,7 +459,10 @@ export function validateProfile(x: unknown): ValidationResult {
       else if (typeof alg !== 'string' || !(SPECULATIVE_ALGORITHMS as readonly string[]).includes(alg)) {
         const isMtp = typeof alg === 'string' && /mtp/i.test(alg);
         const hint = typeof alg === 'string' && !isMtp ? hintOf(alg, SPECULATIVE_ALGORITHMS) : '';
-        c.err('speculative.algorithm', `${show(alg)} is not one of ${SPECULATIVE_ALGORITHMS.join(', ')}${isMtp ? ' (MTP models run through NEXTN or EAGLE)' : hint}`);
+        c.err(
+          'speculative.algorithm',
+          `${show(alg)} is not one of ${SPECULATIVE_ALGORITHMS.join(', ')}${isMtp ? ' (MTP models run through NEXTN or EAGLE)' : hint}`,
+        );
       } else algorithm = alg as SpeculativeAlgorithm;
       const numSteps = c.int(s, 'numSteps', 'speculative.numSteps', 1, 64);
       const eagleTopk = c.int(s, 'eagleTopk', 'speculative.eagleTopk', 1, 64);
@@ -379,7 +476,8 @@ export function validateProfile(x: unknown): ValidationResult {
   // extraArgs
   const extraArgs: string[] = [];
   if (x.extraArgs !== undefined && x.extraArgs !== null) {
-    if (!Array.isArray(x.extraArgs)) c.err('extraArgs', `must be a list of strings like ["--log-level", "info"] (got ${show(x.extraArgs)})`);
+    if (!Array.isArray(x.extraArgs))
+      c.err('extraArgs', `must be a list of strings like ["--log-level", "info"] (got ${show(x.extraArgs)})`);
     else {
       x.extraArgs.forEach((a, i) => {
         if (typeof a !== 'string') return c.err(`extraArgs[${i}]`, `must be a string (got ${show(a)})`);
@@ -394,11 +492,15 @@ export function validateProfile(x: unknown): ValidationResult {
     if (!a.startsWith('--')) return;
     const flag = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
     if (RESERVED_FLAGS.includes(flag)) {
-      c.err(`extraArgs[${i}]`, `${flag} is set by ${flag === '--port' ? 'basePort (instance k listens on basePort + k)' : 'modelPath'}; remove it from extraArgs`);
+      c.err(
+        `extraArgs[${i}]`,
+        `${flag} is set by ${flag === '--port' ? 'basePort (instance k listens on basePort + k)' : 'modelPath'}; remove it from extraArgs`,
+      );
       return;
     }
     const spec = FLAG_BY_NAME.get(flag);
-    if (spec && getField(profileSoFar, spec.field) !== undefined) c.err(`extraArgs[${i}]`, `${flag} is already set by ${spec.field}; give it only once`);
+    if (spec && getField(profileSoFar, spec.field) !== undefined)
+      c.err(`extraArgs[${i}]`, `${flag} is already set by ${spec.field}; give it only once`);
   });
 
   // env
@@ -407,7 +509,8 @@ export function validateProfile(x: unknown): ValidationResult {
     if (!isObject(x.env)) c.err('env', `must be an object of NAME: "value" (got ${show(x.env)})`);
     else {
       for (const [k, v] of Object.entries(x.env)) {
-        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) c.err(`env.${k}`, 'is not a valid environment variable name (letters, digits and "_", not starting with a digit)');
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+          c.err(`env.${k}`, 'is not a valid environment variable name (letters, digits and "_", not starting with a digit)');
         else if (k === 'CUDA_VISIBLE_DEVICES') c.err(`env.${k}`, 'is set per instance from gpus and layout; use "gpus" instead');
         else if (typeof v !== 'string') c.err(`env.${k}`, `must be a string (got ${show(v)}); write numbers in quotes`);
         else if (v.includes('\0')) c.err(`env.${k}`, 'must not contain a NUL character');
@@ -427,7 +530,8 @@ export function validateProfile(x: unknown): ValidationResult {
   const schema = typeof x.$schema === 'string' ? x.$schema : undefined;
   if (x.$schema !== undefined && typeof x.$schema !== 'string') c.err('$schema', 'must be a string');
 
-  if (c.errors.length || modelPath === undefined || basePort === undefined) return { errors: c.errors.length ? c.errors : ['modelPath: is required'] };
+  if (c.errors.length || modelPath === undefined || basePort === undefined)
+    return { errors: c.errors.length ? c.errors : ['modelPath: is required'] };
   const profile: LaunchProfile = stripUndef({
     $schema: schema,
     name,
@@ -503,7 +607,10 @@ export function parseProfileText(text: string): ValidationResult {
 
 /** The profile's name for file names: the name field, else the given fallback (a file's base name). */
 export function profileName(p: LaunchProfile, fallback = 'profile'): string {
-  const n = (p.name ?? fallback).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60);
+  const n = (p.name ?? fallback)
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60);
   return n || 'profile';
 }
 
@@ -547,7 +654,8 @@ export function instanceArgv(p: LaunchProfile, port: number, single: { tp?: numb
   const argv = [p.python ?? DEFAULT_PYTHON, '-m', 'sglang.launch_server'];
   const rec = p as unknown as Record<string, unknown>;
   for (const spec of FLAG_SPECS) {
-    const v = spec.field === 'tp' || spec.field === 'dp' ? (p.layout === 'single' ? single[spec.field] : p[spec.field]) : getField(rec, spec.field);
+    const v =
+      spec.field === 'tp' || spec.field === 'dp' ? (p.layout === 'single' ? single[spec.field] : p[spec.field]) : getField(rec, spec.field);
     if (v !== undefined && v !== null && v !== false) {
       if (spec.kind === 'bool') argv.push(spec.flag);
       else {
@@ -600,7 +708,10 @@ export function planInstances(p: LaunchProfile, gpuIndices: number[]): InstanceP
     if (n % tp !== 0) throw new Error(`tp: ${tp} does not divide the ${n} GPUs`);
     dp = n / tp > 1 ? n / tp : undefined;
   }
-  if ((tp ?? 1) * (dp ?? 1) !== n) throw new Error(`tp ${tp ?? 1} × dp ${dp ?? 1} = ${(tp ?? 1) * (dp ?? 1)} GPUs, but ${n} GPU(s) are selected (${gpuIndices.join(',')})`);
+  if ((tp ?? 1) * (dp ?? 1) !== n)
+    throw new Error(
+      `tp ${tp ?? 1} × dp ${dp ?? 1} = ${(tp ?? 1) * (dp ?? 1)} GPUs, but ${n} GPU(s) are selected (${gpuIndices.join(',')})`,
+    );
   return [{ gpus: [...gpuIndices], port: p.basePort, logName: `sglang_port${p.basePort}.log`, tp, dp }];
 }
 
@@ -637,8 +748,12 @@ export function renderLaunchScript(profile: LaunchProfile, gpuIndices: number[])
   L.push('#!/bin/sh');
   L.push(`# GPU Sessions launch script for profile "${name}" — rendered from the profile; edit the profile, not this file.`);
   if (profile.description) L.push(`# ${profile.description.replace(/[\r\n]+/g, ' ')}`);
-  if (profile.layout === 'per-gpu') L.push(`# Layout per-gpu: one independent SGLang server per GPU (data parallel by hand), GPU i on its own port and log.`);
-  else L.push(`# Layout single: one SGLang server over GPUs ${plans[0].gpus.join(',')}${plans[0].tp ? ` with --tp-size ${plans[0].tp}` : ''}${plans[0].dp ? ` --dp-size ${plans[0].dp}` : ''}.`);
+  if (profile.layout === 'per-gpu')
+    L.push(`# Layout per-gpu: one independent SGLang server per GPU (data parallel by hand), GPU i on its own port and log.`);
+  else
+    L.push(
+      `# Layout single: one SGLang server over GPUs ${plans[0].gpus.join(',')}${plans[0].tp ? ` with --tp-size ${plans[0].tp}` : ''}${plans[0].dp ? ` --dp-size ${plans[0].dp}` : ''}.`,
+    );
   for (const inst of instances) L.push(`#   GPU ${inst.gpus.join(',')} -> port ${inst.port}, log ${inst.logFile}`);
   L.push(`# Each server starts detached (setsid nohup, stdin from /dev/null), so it outlives this SSH session;`);
   L.push(`# its pid is printed as "GS-STARTED <port> <pid>". Readiness: "The server is fired up and ready to roll!" in its log.`);
@@ -778,14 +893,19 @@ export function captureProfile(servers: SglangServer[], extras: CaptureExtras = 
   const parsed = new Map(list.map((s) => [s.pid, parseServerArgv(s.args)]));
   const gpuOf = (s: SglangServer): number[] => {
     if (s.gpus.length) return s.gpus;
-    if (s.cudaVisibleDevices) return s.cudaVisibleDevices.split(',').map((x) => Number.parseInt(x, 10)).filter((n) => Number.isInteger(n) && n >= 0);
+    if (s.cudaVisibleDevices)
+      return s.cudaVisibleDevices
+        .split(',')
+        .map((x) => Number.parseInt(x, 10))
+        .filter((n) => Number.isInteger(n) && n >= 0);
     return [];
   };
   const logDirOf = (s: SglangServer) => (s.logFile ? dirOf(s.logFile) : '');
-  const envKey = (s: SglangServer) => JSON.stringify([extras.virtualEnv?.[s.pid] ?? null, Object.entries(extras.env?.[s.pid] ?? {}).sort()]);
+  const envKey = (s: SglangServer) =>
+    JSON.stringify([extras.virtualEnv?.[s.pid] ?? null, Object.entries(extras.env?.[s.pid] ?? {}).sort()]);
   const isSingleGpu = (s: SglangServer) => {
     const f = parsed.get(s.pid)!.fields;
-    return (Number(f.tp ?? 1) * Number(f.dp ?? 1)) === 1 && gpuOf(s).length <= 1;
+    return Number(f.tp ?? 1) * Number(f.dp ?? 1) === 1 && gpuOf(s).length <= 1;
   };
 
   // Group: runs of single-GPU servers with the same argv (port aside), directory, log dir and env on consecutive ports.
@@ -809,12 +929,17 @@ export function captureProfile(servers: SglangServer[], extras: CaptureExtras = 
   const group = groups.reduce((a, b) => (b.length > a.length ? b : a));
   for (const g of groups) {
     if (g === group) continue;
-    warnings.push(`Not captured: server${g.length > 1 ? 's' : ''} on port${g.length > 1 ? 's' : ''} ${g.map((s) => s.port).join(', ')} (different flags, directory or ports not consecutive with the captured group); capture them separately.`);
+    warnings.push(
+      `Not captured: server${g.length > 1 ? 's' : ''} on port${g.length > 1 ? 's' : ''} ${g.map((s) => s.port).join(', ')} (different flags, directory or ports not consecutive with the captured group); capture them separately.`,
+    );
   }
   const first = group[0];
   const pa = parsed.get(first.pid)!;
   warnings.push(...pa.warnings);
-  if (!pa.launcherOk) warnings.push(`The server on port ${first.port} was not started as "python -m sglang.launch_server" (${first.args.slice(0, 3).join(' ')}); the profile starts it that way with ${pa.python}.`);
+  if (!pa.launcherOk)
+    warnings.push(
+      `The server on port ${first.port} was not started as "python -m sglang.launch_server" (${first.args.slice(0, 3).join(' ')}); the profile starts it that way with ${pa.python}.`,
+    );
   const single = !isSingleGpu(first);
   let gpus: number[] = [];
   if (single) {
@@ -856,8 +981,11 @@ export function captureProfile(servers: SglangServer[], extras: CaptureExtras = 
   const logDir = logDirOf(first);
   if (first.logFile) {
     const expected = single ? `sglang_port${first.port}.log` : `sglang_gpu${gpus[0]}.log`;
-    if (!first.logFile.endsWith('/' + expected)) warnings.push(`Logs were ${group.map((s) => s.logFile).join(', ')}; the profile writes ${joinRemote(logDir, single ? 'sglang_port<port>.log' : 'sglang_gpu<i>.log')}.`);
-  } else warnings.push('The servers\' log files are unknown (output not redirected to a file); the profile writes them to ~/logs.');
+    if (!first.logFile.endsWith('/' + expected))
+      warnings.push(
+        `Logs were ${group.map((s) => s.logFile).join(', ')}; the profile writes ${joinRemote(logDir, single ? 'sglang_port<port>.log' : 'sglang_gpu<i>.log')}.`,
+      );
+  } else warnings.push("The servers' log files are unknown (output not redirected to a file); the profile writes them to ~/logs.");
   const modelPath = f.modelPath as string | undefined;
   if (modelPath === undefined) throw new Error(`The server on port ${first.port} has no --model-path.`);
   const venv = extras.virtualEnv?.[first.pid];

@@ -3,8 +3,8 @@
  * environment, GPU, log file) as a one-server profile, stop it (optionally after draining), then launch
  * that profile and wait until it is ready again.
  */
-import { GpuSessionsError } from '../errors';
-import type { AbortLike, Transport } from '../transport';
+import { GpuSessionsError } from '../util/errors';
+import type { AbortLike, Transport } from '../ssh/transport';
 import { LaunchProgress, LaunchResult, StopResult, launch, scanServers, stopServer } from './launch';
 import { captureProfile } from './profile';
 
@@ -31,7 +31,14 @@ export async function restartServer(t: Transport, o: RestartOptions): Promise<Re
   const srv = own.find((s) => s.port === o.port);
   if (!srv) throw new GpuSessionsError('usage', `No SGLang server of this account listens on port ${o.port} on ${t.label}.`);
   const cap = captureProfile([srv], { virtualEnv: { [srv.pid]: srv.virtualEnv ?? undefined }, env: { [srv.pid]: srv.env } });
-  const stop = await stopServer(t, { port: o.port, pid: srv.pid, drain: o.drain, drainTimeoutMs: o.drainTimeoutMs, signal: o.signal, onProgress: say });
+  const stop = await stopServer(t, {
+    port: o.port,
+    pid: srv.pid,
+    drain: o.drain,
+    drainTimeoutMs: o.drainTimeoutMs,
+    signal: o.signal,
+    onProgress: say,
+  });
   if (!stop.stopped) return { stop, launch: null, message: `Not restarted: ${stop.message}` };
   say('starting it again…');
   const res = await launch(t, cap.profile, {

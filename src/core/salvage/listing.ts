@@ -2,10 +2,10 @@
  * What salvage considers: every artifact the probe knows plus data files (completions, checkpoints,
  * datasets) and symlinks (listed, never followed), under the node's roots, in ONE exec.
  */
-import type { RemoteOperation } from '../operation';
-import { ArtifactKind, PRUNE_DIRS, classifyArtifact, remoteRootExpr } from '../probe';
-import { sectionPrologue, sectionedOperation, splitSections } from '../sections';
-import { shq } from '../quote';
+import type { RemoteOperation } from '../remote/operation';
+import { ArtifactKind, PRUNE_DIRS, classifyArtifact, remoteRootExpr } from '../node/probe';
+import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
+import { shq } from '../remote/quote';
 
 export type SalvageKind = ArtifactKind | 'data' | 'model' | 'symlink';
 
@@ -27,7 +27,26 @@ export interface SalvageListing {
   truncated: boolean;
 }
 
-const DATA_EXT = ['.jsonl', '.json', '.csv', '.tsv', '.parquet', '.arrow', '.txt', '.md', '.npy', '.npz', '.ipynb', '.toml', '.ini', '.cfg', '.tar', '.gz', '.zst', '.pkl'];
+const DATA_EXT = [
+  '.jsonl',
+  '.json',
+  '.csv',
+  '.tsv',
+  '.parquet',
+  '.arrow',
+  '.txt',
+  '.md',
+  '.npy',
+  '.npz',
+  '.ipynb',
+  '.toml',
+  '.ini',
+  '.cfg',
+  '.tar',
+  '.gz',
+  '.zst',
+  '.pkl',
+];
 const MODEL_EXT = ['.safetensors', '.bin', '.pt', '.pth', '.gguf', '.ckpt', '.h5', '.onnx'];
 
 export function classifySalvage(p: string): SalvageKind | null {
@@ -85,7 +104,13 @@ sec end
         if (tag === 'L') {
           // path and target may contain tabs; the target is the last field by construction only if the
           // path has none. Tabs in symlink paths are rare; keep the first split.
-          files.push({ path: f[3], kind: 'symlink', size: Number(f[1]) || 0, mtime: new Date(Math.round(Number(f[2]) * 1000) || 0).toISOString(), linkTarget: f.slice(4).join('\t') });
+          files.push({
+            path: f[3],
+            kind: 'symlink',
+            size: Number(f[1]) || 0,
+            mtime: new Date(Math.round(Number(f[2]) * 1000) || 0).toISOString(),
+            linkTarget: f.slice(4).join('\t'),
+          });
           continue;
         }
         if (tag !== 'F') continue;
@@ -98,7 +123,10 @@ sec end
       return {
         home: (s.get('home') ?? '').trim(),
         roots,
-        realRoots: (s.get('realroots') ?? '').split('\n').map((l) => l.trim()).filter(Boolean),
+        realRoots: (s.get('realroots') ?? '')
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean),
         files,
         truncated,
       };

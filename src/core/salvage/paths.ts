@@ -4,11 +4,10 @@
  */
 import { lstatSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { GpuSessionsError } from '../errors';
+import { GpuSessionsError } from '../util/errors';
 
 /** Encode one path component for the local file system: control characters and `%` become %XX. */
 export function safeComponent(c: string): string {
-  // eslint-disable-next-line no-control-regex
   let s = c.replace(/[%\u0000-\u001f\u007f]/g, (ch) => '%' + ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
   if (s === '.' || s === '..' || s === '') throw new GpuSessionsError('io', `Refusing the path component "${c}".`);
   // Keep names within common file-system limits (255 bytes); mark the cut with a hash of the whole.
@@ -26,7 +25,8 @@ export function safeComponent(c: string): string {
 export function localRelPath(remotePath: string, area = 'files'): string {
   const parts = remotePath.split('/').filter((p) => p.length > 0);
   if (parts.length === 0) throw new GpuSessionsError('io', `Refusing the remote path "${remotePath}".`);
-  for (const p of parts) if (p === '.' || p === '..') throw new GpuSessionsError('io', `Refusing the remote path "${remotePath}": it contains "${p}".`);
+  for (const p of parts)
+    if (p === '.' || p === '..') throw new GpuSessionsError('io', `Refusing the remote path "${remotePath}": it contains "${p}".`);
   return [area, ...parts.map(safeComponent)].join('/');
 }
 

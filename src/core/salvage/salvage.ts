@@ -12,16 +12,16 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { GpuSessionsError, errorMessage } from '../errors';
-import { formatBytes } from '../format';
-import type { Logger } from '../logger';
-import { nullLogger } from '../logger';
-import { runOperation } from '../operation';
-import type { SglangServer } from '../parsers/sglangProcess';
-import { shq, shJoin } from '../quote';
-import { redactArgv, redactText } from '../redact';
-import type { S3Mapping, S3Status, S3Target } from '../s3';
-import type { AbortLike, Transport } from '../transport';
+import { GpuSessionsError, errorMessage } from '../util/errors';
+import { formatBytes } from '../util/format';
+import type { Logger } from '../util/logger';
+import { nullLogger } from '../util/logger';
+import { runOperation } from '../remote/operation';
+import type { SglangServer } from '../sglang/serverArgv';
+import { shq, shJoin } from '../remote/quote';
+import { redactArgv, redactText } from '../util/redact';
+import type { S3Mapping, S3Status, S3Target } from './s3';
+import type { AbortLike, Transport } from '../ssh/transport';
 import { ListedFile, SalvageKind, SalvageListing, insideRoots, salvageListOperation } from './listing';
 import { ensureParent, insideDest, localRelPath } from './paths';
 import { TransferResult, downloadBatch, downloadOne, remoteHashes, remoteStats } from './transfer';
@@ -151,7 +151,9 @@ export function chooseRunDir(base: string, node: string, now: Date): { dir: stri
   const nodeDir = path.join(path.resolve(base), safeNodeName(node));
   let previous: SalvageManifest | null = null;
   if (existsSync(nodeDir)) {
-    const runs = readdirSync(nodeDir).filter((d) => /^\d{8}-\d{6}$/.test(d)).sort();
+    const runs = readdirSync(nodeDir)
+      .filter((d) => /^\d{8}-\d{6}$/.test(d))
+      .sort();
     const last = runs[runs.length - 1];
     if (last) {
       const mf = path.join(nodeDir, last, 'salvage-manifest.json');
@@ -186,12 +188,19 @@ function writeAtomic(abs: string, content: string): void {
 
 /** A launch script that reproduces the running servers (argv redacted). */
 export function renderServersScript(node: string, servers: SglangServer[]): string {
-  const L = ['#!/bin/bash', `# SGLang servers that were running on ${node} when it was salvaged (${new Date().toISOString()}).`, '# Secrets in flags are redacted. Review before running.', 'set -e', ''];
+  const L = [
+    '#!/bin/bash',
+    `# SGLang servers that were running on ${node} when it was salvaged (${new Date().toISOString()}).`,
+    '# Secrets in flags are redacted. Review before running.',
+    'set -e',
+    '',
+  ];
   for (const s of servers) {
     const argv = redactArgv(s.args);
     L.push(`# pid ${s.pid}, port ${s.port}${s.gpus.length ? `, GPU ${s.gpus.join(',')}` : ''}${s.logFile ? `, log ${s.logFile}` : ''}`);
     if (s.cwd) L.push(`cd ${shq(s.cwd)}`);
-    const env = s.cudaVisibleDevices !== null && s.cudaVisibleDevices !== undefined ? `CUDA_VISIBLE_DEVICES=${shq(s.cudaVisibleDevices)} ` : '';
+    const env =
+      s.cudaVisibleDevices !== null && s.cudaVisibleDevices !== undefined ? `CUDA_VISIBLE_DEVICES=${shq(s.cudaVisibleDevices)} ` : '';
     L.push(`${env}nohup ${shJoin(argv)} > ${shq(s.logFile ?? `sglang_${s.port}.log`)} 2>&1 &`, '');
   }
   return L.join('\n');
@@ -237,7 +246,14 @@ export class Salvager {
   }
 
   private progress(step: SalvageProgress['step'], message: string): void {
-    this.o.onProgress?.({ step, message, bytesDone: this.bytesDone, bytesTotal: this.bytesTotal, filesDone: this.filesDone, filesTotal: this.filesTotal });
+    this.o.onProgress?.({
+      step,
+      message,
+      bytesDone: this.bytesDone,
+      bytesTotal: this.bytesTotal,
+      filesDone: this.filesDone,
+      filesTotal: this.filesTotal,
+    });
   }
 
   private save(force = false): void {
@@ -264,18 +280,37 @@ export class Salvager {
     } catch (e0) {
       const e = diagnoseWrite(this.dir, e0);
       const code = (e as NodeJS.ErrnoException).code ?? '';
-      throw new GpuSessionsError('io', `Cannot write the salvage folder ${this.dir} (${code || errorMessage(e)}): ${code === 'ENOSPC' ? 'the disk is full' : code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(e)}. Choose another destination (CLI --dest, setting gpuSessions.salvage.folder); nothing was downloaded.`);
+      throw new GpuSessionsError(
+        'io',
+        `Cannot write the salvage folder ${this.dir} (${code || errorMessage(e)}): ${code === 'ENOSPC' ? 'the disk is full' : code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(e)}. Choose another destination (CLI --dest, setting gpuSessions.salvage.folder); nothing was downloaded.`,
+      );
     }
     this.lastWrite = Date.now();
     this.progress('plan', 'Listing files on the node…');
     const t = this.o.transport;
-    this.listing = await runOperation(t, salvageListOperation({ roots: this.o.roots, maxDepth: this.o.maxDepth, maxFiles: this.o.maxFiles }), this.o.signal);
+    this.listing = await runOperation(
+      t,
+      salvageListOperation({ roots: this.o.roots, maxDepth: this.o.maxDepth, maxFiles: this.o.maxFiles }),
+      this.o.signal,
+    );
     const threshold = this.manifest.sizeThreshold;
     const items: SalvageItem[] = [];
     for (const f of this.listing.files) items.push(this.itemFor(f, threshold));
     if (this.listing.truncated) this.log.warn(`Listing truncated at ${this.o.maxFiles ?? 50000} files; raise the limit to see more.`);
     if (this.o.servers && this.o.servers.length) {
-      items.push({ remotePath: '(running SGLang servers)', localPath: 'running-servers.sh', kind: 'server-cmdline', step: 'scripts', size: 0, mtime: new Date().toISOString(), sha256: null, selected: true, status: 'pending', reason: null, s3: 'unknown' });
+      items.push({
+        remotePath: '(running SGLang servers)',
+        localPath: 'running-servers.sh',
+        kind: 'server-cmdline',
+        step: 'scripts',
+        size: 0,
+        mtime: new Date().toISOString(),
+        sha256: null,
+        selected: true,
+        status: 'pending',
+        reason: null,
+        s3: 'unknown',
+      });
     }
     this.manifest.items = items;
     this.save(true);
@@ -283,9 +318,26 @@ export class Salvager {
   }
 
   private itemFor(f: ListedFile, threshold: number): SalvageItem {
-    const base: SalvageItem = { remotePath: f.path, localPath: null, kind: f.kind, step: stepOf(f.kind), size: f.size, mtime: f.mtime, sha256: null, selected: true, status: 'pending', reason: null, s3: 'unknown' };
+    const base: SalvageItem = {
+      remotePath: f.path,
+      localPath: null,
+      kind: f.kind,
+      step: stepOf(f.kind),
+      size: f.size,
+      mtime: f.mtime,
+      sha256: null,
+      selected: true,
+      status: 'pending',
+      reason: null,
+      s3: 'unknown',
+    };
     if (f.kind === 'symlink') {
-      return { ...base, selected: false, status: 'skipped', reason: `symlink → ${f.linkTarget ?? '?'}; not followed (salvage never follows links${f.linkTarget && f.linkTarget.startsWith('/') && this.listing && !insideRoots(f.linkTarget, this.listing.realRoots) ? ', and this one leads outside the roots' : ''})` };
+      return {
+        ...base,
+        selected: false,
+        status: 'skipped',
+        reason: `symlink → ${f.linkTarget ?? '?'}; not followed (salvage never follows links${f.linkTarget && f.linkTarget.startsWith('/') && this.listing && !insideRoots(f.linkTarget, this.listing.realRoots) ? ', and this one leads outside the roots' : ''})`,
+      };
     }
     if (f.kind === 'git-repo') return { ...base, kind: 'git-state', localPath: localRelPath(f.path, 'git') };
     try {
@@ -293,15 +345,20 @@ export class Salvager {
     } catch (e) {
       return { ...base, selected: false, status: 'skipped', reason: errorMessage(e) };
     }
-    if (f.kind === 'model') return { ...base, selected: false, reason: 'model weights: listed, not downloaded unless chosen (usually re-downloadable)' };
-    if (f.size > threshold) return { ...base, selected: false, reason: `larger than the ${Math.round(threshold / 1048576)} MiB threshold: listed, not downloaded unless chosen` };
+    if (f.kind === 'model')
+      return { ...base, selected: false, reason: 'model weights: listed, not downloaded unless chosen (usually re-downloadable)' };
+    if (f.size > threshold)
+      return {
+        ...base,
+        selected: false,
+        reason: `larger than the ${Math.round(threshold / 1048576)} MiB threshold: listed, not downloaded unless chosen`,
+      };
     return base;
   }
 
   /** Run everything after the plan (call plan() first, or run()). */
   async execute(selectedPaths?: string[]): Promise<SalvageManifest> {
     const m = this.manifest;
-    const t = this.o.transport;
     if (selectedPaths) {
       const sel = new Set(selectedPaths);
       for (const it of m.items) {
@@ -320,13 +377,18 @@ export class Salvager {
     }
     try {
       this.resumeFromPrevious();
-      const files = m.items.filter((i) => i.selected && i.status === 'pending' && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && i.localPath);
+      const files = m.items.filter(
+        (i) => i.selected && i.status === 'pending' && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && i.localPath,
+      );
       this.filesTotal = m.items.filter((i) => i.selected).length;
       this.filesDone = m.items.filter((i) => i.selected && i.status === 'verified').length;
       this.bytesTotal = files.reduce((a, b) => a + b.size, 0);
       for (const step of ['scripts', 'logs', 'configs', 'data'] as StepId[]) {
         this.checkCancel();
-        await this.runFileStep(step, files.filter((f) => f.step === step));
+        await this.runFileStep(
+          step,
+          files.filter((f) => f.step === step),
+        );
       }
       this.checkCancel();
       await this.recheckVerified();
@@ -344,7 +406,8 @@ export class Salvager {
       }
       for (const s of STEPS) {
         const st = m.steps[s.id];
-        if (st.status === 'pending' || st.status === 'running') m.steps[s.id] = { status: cancelled ? 'skipped' : 'failed', reason: cancelled ? 'cancelled' : errorMessage(e) };
+        if (st.status === 'pending' || st.status === 'running')
+          m.steps[s.id] = { status: cancelled ? 'skipped' : 'failed', reason: cancelled ? 'cancelled' : errorMessage(e) };
       }
       this.finish();
       if (!cancelled) throw e;
@@ -368,7 +431,8 @@ export class Salvager {
     for (const it of this.manifest.items) {
       if (!it.selected || it.status !== 'pending' || !it.localPath || it.kind === 'git-state' || it.kind === 'server-cmdline') continue;
       const p = byPath.get(it.remotePath);
-      if (!p || p.status !== 'verified' || p.size !== it.size || p.mtime !== it.mtime || p.localPath !== it.localPath || !p.sha256) continue;
+      if (!p || p.status !== 'verified' || p.size !== it.size || p.mtime !== it.mtime || p.localPath !== it.localPath || !p.sha256)
+        continue;
       const abs = insideDest(this.dir, it.localPath);
       try {
         if (statSync(abs).size !== (p.redacted ? statSync(abs).size : it.size)) continue;
@@ -382,11 +446,17 @@ export class Salvager {
 
   /** One stat of every file verified in this run: anything that changed since is not safe yet. */
   private async recheckVerified(): Promise<void> {
-    const items = this.manifest.items.filter((i) => i.status === 'verified' && i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline');
+    const items = this.manifest.items.filter(
+      (i) => i.status === 'verified' && i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline',
+    );
     if (!items.length) return;
     let stats: Map<string, { size: number; mtime: number }>;
     try {
-      stats = await remoteStats(this.o.transport, items.map((i) => i.remotePath), this.o.signal);
+      stats = await remoteStats(
+        this.o.transport,
+        items.map((i) => i.remotePath),
+        this.o.signal,
+      );
     } catch (e) {
       this.log.warn(`Could not re-check files after download: ${errorMessage(e)}`);
       return;
@@ -451,7 +521,9 @@ export class Salvager {
     const cmdItems = step === 'scripts' ? m.items.filter((i) => i.kind === 'server-cmdline' && i.selected && i.status === 'pending') : [];
     if (files.length === 0 && gitItems.length === 0 && cmdItems.length === 0) {
       const already = m.items.some((i) => i.step === step && i.status === 'verified');
-      m.steps[step] = already ? { status: 'done', reason: 'already salvaged by a previous run' } : { status: 'skipped', reason: 'nothing of this kind selected on the node' };
+      m.steps[step] = already
+        ? { status: 'done', reason: 'already salvaged by a previous run' }
+        : { status: 'skipped', reason: 'nothing of this kind selected on the node' };
       this.save(true);
       return;
     }
@@ -483,7 +555,14 @@ export class Salvager {
       if (prev) {
         const h = await sha256File(insideDest(this.dir, it.localPath!));
         if (h && h === (prev.localSha256 ?? prev.sha256)) {
-          Object.assign(it, { sha256: prev.sha256, md5: prev.md5, localSha256: prev.localSha256, redacted: prev.redacted, status: 'verified', reason: prev.redacted ? prev.reason : 'verified by a previous run; local copy re-hashed and intact' });
+          Object.assign(it, {
+            sha256: prev.sha256,
+            md5: prev.md5,
+            localSha256: prev.localSha256,
+            redacted: prev.redacted,
+            status: 'verified',
+            reason: prev.redacted ? prev.reason : 'verified by a previous run; local copy re-hashed and intact',
+          });
           this.filesDone++;
           this.bytesTotal -= it.size;
           continue;
@@ -522,7 +601,14 @@ export class Salvager {
         const job = jobs.shift();
         if (!job) return;
         if (job.kind === 'one') {
-          const r = await downloadOne(t, this.dir, { remotePath: job.item.remotePath, localPath: job.item.localPath!, size: job.item.size }, onBytes, this.o.signal, { md5: !!this.o.s3 });
+          const r = await downloadOne(
+            t,
+            this.dir,
+            { remotePath: job.item.remotePath, localPath: job.item.localPath!, size: job.item.size },
+            onBytes,
+            this.o.signal,
+            { md5: !!this.o.s3 },
+          );
           this.markItem(job.item, r, REDACT_KINDS.has(job.item.kind));
         } else {
           await downloadBatch(
@@ -554,7 +640,9 @@ export class Salvager {
     }
     const mine = [...files, ...gitItems, ...cmdItems];
     const failed = mine.filter((i) => i.status === 'failed');
-    m.steps[step] = failed.length ? { status: 'failed', reason: `${failed.length} of ${mine.length} item(s) failed${this.fatal ? `: ${this.fatal}` : ''}` } : { status: 'done' };
+    m.steps[step] = failed.length
+      ? { status: 'failed', reason: `${failed.length} of ${mine.length} item(s) failed${this.fatal ? `: ${this.fatal}` : ''}` }
+      : { status: 'done' };
     this.save(true);
   }
 
@@ -576,7 +664,7 @@ export class Salvager {
       const [status, diff] = out.split('@@GS-DIFF@@\n');
       const dirAbs = insideDest(this.dir, it.localPath!);
       const statusText = redactText(status ?? '');
-      const diffText = this.o.keepSecrets ? diff ?? '' : redactText(diff ?? '');
+      const diffText = this.o.keepSecrets ? (diff ?? '') : redactText(diff ?? '');
       ensureParent(this.dir, path.join(dirAbs, 'x'));
       writeAtomic(path.join(dirAbs, 'git-status.txt'), statusText);
       writeAtomic(path.join(dirAbs, 'git-diff.patch'), diffText);
@@ -602,7 +690,7 @@ export class Salvager {
     }
     m.steps.s3 = { status: 'running' };
     this.progress('s3', `Checking s3://${s3.bucket}/${s3.prefix}…`);
-    const { inventoryS3, matchToS3, summarizeS3 } = await import('../s3');
+    const { inventoryS3, matchToS3, summarizeS3 } = await import('./s3');
     let inv;
     try {
       inv = await inventoryS3(s3, { signal: this.o.signal as AbortSignal | undefined });
@@ -614,27 +702,48 @@ export class Salvager {
       return;
     }
     // MD5 of files we did not download, so single-part ETags can be compared (bounded work on the node).
-    const candidates = m.items.filter((i) => i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && !i.md5 && i.status !== 'verified');
-    const pre = matchToS3(candidates.map((i) => ({ remotePath: i.remotePath, size: i.size })), inv, s3.mappings);
-    const needMd5 = candidates.filter((_, k) => pre[k].status === 'unverified' && pre[k].key && /^[0-9a-f]{32}$/.test(inv.objects.find((o) => o.key === pre[k].key)?.etag ?? ''));
+    const candidates = m.items.filter(
+      (i) => i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && !i.md5 && i.status !== 'verified',
+    );
+    const pre = matchToS3(
+      candidates.map((i) => ({ remotePath: i.remotePath, size: i.size })),
+      inv,
+      s3.mappings,
+    );
+    const needMd5 = candidates.filter(
+      (_, k) =>
+        pre[k].status === 'unverified' && pre[k].key && /^[0-9a-f]{32}$/.test(inv.objects.find((o) => o.key === pre[k].key)?.etag ?? ''),
+    );
     let md5s = new Map<string, string>();
     const md5Bytes = needMd5.reduce((a, b) => a + b.size, 0);
     if (needMd5.length && md5Bytes <= 64 * 1024 * 1024 * 1024) {
       try {
-        md5s = await remoteHashes(this.o.transport, needMd5.map((i) => i.remotePath), 'md5', this.o.signal);
+        md5s = await remoteHashes(
+          this.o.transport,
+          needMd5.map((i) => i.remotePath),
+          'md5',
+          this.o.signal,
+        );
       } catch (e) {
         this.log.warn(`MD5 on the node failed: ${errorMessage(e)}`);
       }
     }
     const fileItems = m.items.filter((i) => i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline');
-    const matches = matchToS3(fileItems.map((i) => ({ remotePath: i.remotePath, size: i.size, md5: i.md5 ?? md5s.get(i.remotePath) ?? null })), inv, s3.mappings);
+    const matches = matchToS3(
+      fileItems.map((i) => ({ remotePath: i.remotePath, size: i.size, md5: i.md5 ?? md5s.get(i.remotePath) ?? null })),
+      inv,
+      s3.mappings,
+    );
     fileItems.forEach((it, k) => {
       it.s3 = matches[k].status;
       it.s3Key = matches[k].key;
     });
     const sum = summarizeS3(inv, matches);
     m.s3 = { target: `s3://${s3.bucket}/${s3.prefix}`, endpoint: s3.endpoint, objects: sum.objects, bytes: sum.bytes };
-    m.steps.s3 = { status: 'done', reason: `${sum.objects} objects (${sum.bytes} B); ${sum.present} present, ${sum.unverified} size-only, ${sum.missing} missing, ${sum.mismatch} mismatched` };
+    m.steps.s3 = {
+      status: 'done',
+      reason: `${sum.objects} objects (${sum.bytes} B); ${sum.present} present, ${sum.unverified} size-only, ${sum.missing} missing, ${sum.mismatch} mismatched`,
+    };
     this.save(true);
   }
 
@@ -666,7 +775,9 @@ export class Salvager {
       lost.push({ remotePath: it.remotePath, size: it.size, why: it.reason ?? it.status });
     }
     m.lost = lost;
-    m.leftByChoice = m.items.filter((i) => !i.selected && i.kind !== 'symlink' && i.s3 !== 'present').map((i) => ({ remotePath: i.remotePath, size: i.size, s3: i.s3 }));
+    m.leftByChoice = m.items
+      .filter((i) => !i.selected && i.kind !== 'symlink' && i.s3 !== 'present')
+      .map((i) => ({ remotePath: i.remotePath, size: i.size, s3: i.s3 }));
     m.verdict = lost.length === 0 ? 'safe' : 'unsafe';
     m.finishedAt = new Date().toISOString();
     this.save(true);
@@ -693,17 +804,23 @@ function diagnoseWrite(dir: string, e: unknown): unknown {
   return e;
 }
 
-async function defaultSnapshot(t: Transport, node: string, servers: SglangServer[]): Promise<{ json: unknown; markdown: string; summary: string }> {
-  const { takeSnapshot, renderSnapshotMarkdown } = await import('../snapshot');
-  const s = await takeSnapshot(t, node, servers.map((x) => ({ pid: x.pid, port: x.port, host: x.host, enableMetrics: x.enableMetrics })));
+async function defaultSnapshot(
+  t: Transport,
+  node: string,
+  servers: SglangServer[],
+): Promise<{ json: unknown; markdown: string; summary: string }> {
+  const { takeSnapshot, renderSnapshotMarkdown } = await import('./snapshot');
+  const s = await takeSnapshot(
+    t,
+    node,
+    servers.map((x) => ({ pid: x.pid, port: x.port, host: x.host, enableMetrics: x.enableMetrics })),
+  );
   const gpus = (s.gpus.smiQ.match(/Product Name\s*:\s*(.*)/g) ?? []).length;
   const summary = `${s.hostname ?? node}: ${s.os ?? '?'}, driver ${s.gpus.driverVersion ?? '—'}, CUDA ${s.gpus.cudaVersion ?? '—'}, ${gpus} GPU(s), Python ${s.python.version ?? '?'}, sglang ${s.keyPackages['sglang'] ?? '—'}, torch ${s.keyPackages['torch'] ?? '—'}`;
   return { json: s, markdown: renderSnapshotMarkdown(s), summary };
 }
 
-
 function mdCell(s: string): string {
-  // eslint-disable-next-line no-control-regex
   return s.replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`).replace(/\|/g, '\\|');
 }
 
@@ -712,11 +829,16 @@ export function renderSalvageReport(m: SalvageManifest): string {
   L.push(`# Salvage of ${m.node}`, '');
   L.push(m.verdict === 'safe' ? `## ✅ Safe to shut down` : `## ❌ Not safe to shut down — ${m.lost.length} item(s) would be lost`, '');
   L.push(`- Started ${m.startedAt}, finished ${m.finishedAt ?? '—'}`);
-  L.push(`- Node: ${mdCell(String(m.host.user ?? ''))}@${mdCell(String(m.host.host ?? ''))}:${m.host.port ?? ''}${m.host.hostKeyFingerprint ? ` (host key ${m.host.hostKeyFingerprint})` : ''}`);
+  L.push(
+    `- Node: ${mdCell(String(m.host.user ?? ''))}@${mdCell(String(m.host.host ?? ''))}:${m.host.port ?? ''}${m.host.hostKeyFingerprint ? ` (host key ${m.host.hostKeyFingerprint})` : ''}`,
+  );
   L.push(`- Roots: ${m.roots.map((r) => '`' + r + '`').join(', ')}; size threshold ${formatBytes(m.sizeThreshold)}`);
   const verified = m.items.filter((i) => i.status === 'verified');
   L.push(`- Downloaded and verified: ${verified.length} item(s), ${formatBytes(verified.reduce((a, b) => a + b.size, 0))}`);
-  if (m.s3) L.push(`- S3: ${m.s3.target}${m.s3.endpoint ? ` (${m.s3.endpoint})` : ''} — ${m.s3.error ? `error: ${m.s3.error}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`}`);
+  if (m.s3)
+    L.push(
+      `- S3: ${m.s3.target}${m.s3.endpoint ? ` (${m.s3.endpoint})` : ''} — ${m.s3.error ? `error: ${m.s3.error}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`}`,
+    );
   if (m.environment) L.push(`- Environment: ${m.environment.summary} — see [environment.md](environment.md)`);
   L.push('');
   L.push('## Checklist', '');
@@ -739,7 +861,9 @@ export function renderSalvageReport(m: SalvageManifest): string {
   }
   L.push('## Items', '', '| status | kind | remote path | size | sha256 | S3 |', '|---|---|---|---|---|---|');
   for (const it of m.items.slice(0, 2000)) {
-    L.push(`| ${it.status}${it.redacted ? ' (secrets redacted)' : ''} | ${it.kind} | \`${mdCell(it.remotePath)}\` | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`);
+    L.push(
+      `| ${it.status}${it.redacted ? ' (secrets redacted)' : ''} | ${it.kind} | \`${mdCell(it.remotePath)}\` | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`,
+    );
   }
   if (m.items.length > 2000) L.push(`| … | | ${m.items.length - 2000} more items in salvage-manifest.json | | | |`);
   L.push('');

@@ -8,10 +8,10 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { GpuSessionsError, errorMessage } from '../errors';
-import { shq } from '../quote';
-import type { AbortLike, Transport } from '../transport';
-import { TarReader } from '../tar';
+import { GpuSessionsError, errorMessage } from '../util/errors';
+import { shq } from '../remote/quote';
+import type { AbortLike, Transport } from '../ssh/transport';
+import { TarReader } from '../remote/tar';
 import { ensureParent, forgetCheckedDirs, insideDest } from './paths';
 
 export interface TransferItem {
@@ -46,10 +46,20 @@ export function parseHashList(out: Buffer, hexLen: number): Map<string, string> 
 }
 
 /** Hash many remote files in one exec; paths travel on stdin (NUL-separated), never on a command line. */
-export async function remoteHashes(t: Transport, paths: string[], algo: 'sha256' | 'md5', signal?: AbortLike): Promise<Map<string, string>> {
+export async function remoteHashes(
+  t: Transport,
+  paths: string[],
+  algo: 'sha256' | 'md5',
+  signal?: AbortLike,
+): Promise<Map<string, string>> {
   if (paths.length === 0) return new Map();
   const tool = algo === 'sha256' ? 'sha256sum' : 'md5sum';
-  const r = await t.exec(`xargs -0 -r ${tool} -z --`, { stdin: Buffer.from(paths.join('\0') + '\0'), timeoutMs: 30 * 60_000, signal, maxOutputBytes: 64 * 1024 * 1024 });
+  const r = await t.exec(`xargs -0 -r ${tool} -z --`, {
+    stdin: Buffer.from(paths.join('\0') + '\0'),
+    timeoutMs: 30 * 60_000,
+    signal,
+    maxOutputBytes: 64 * 1024 * 1024,
+  });
   return parseHashList(r.stdout, algo === 'sha256' ? 64 : 32);
 }
 
@@ -57,9 +67,15 @@ export async function remoteHashes(t: Transport, paths: string[], algo: 'sha256'
  * SHA-256 of the first N bytes of each file (one exec; paths quoted into the script). Used for files that
  * grew while they were read: what we received must equal the node's file up to what we received.
  */
-export async function prefixHashes(t: Transport, entries: Array<{ path: string; size: number }>, signal?: AbortLike): Promise<Map<string, string>> {
+export async function prefixHashes(
+  t: Transport,
+  entries: Array<{ path: string; size: number }>,
+  signal?: AbortLike,
+): Promise<Map<string, string>> {
   if (entries.length === 0) return new Map();
-  const lines = entries.map((e, i) => `printf '%s ' ${i}; head -c ${Math.max(0, Math.floor(e.size))} -- ${shq(e.path)} 2>/dev/null | sha256sum`);
+  const lines = entries.map(
+    (e, i) => `printf '%s ' ${i}; head -c ${Math.max(0, Math.floor(e.size))} -- ${shq(e.path)} 2>/dev/null | sha256sum`,
+  );
   const r = await t.exec('sh -s', { stdin: lines.join('\n') + '\n', timeoutMs: 30 * 60_000, signal });
   const out = new Map<string, string>();
   for (const l of r.stdout.toString().split('\n')) {
@@ -70,10 +86,19 @@ export async function prefixHashes(t: Transport, entries: Array<{ path: string; 
 }
 
 /** Current size and mtime of files (one exec, NUL-separated paths on stdin). */
-export async function remoteStats(t: Transport, paths: string[], signal?: AbortLike): Promise<Map<string, { size: number; mtime: number }>> {
+export async function remoteStats(
+  t: Transport,
+  paths: string[],
+  signal?: AbortLike,
+): Promise<Map<string, { size: number; mtime: number }>> {
   const out = new Map<string, { size: number; mtime: number }>();
   if (paths.length === 0) return out;
-  const r = await t.exec(`xargs -0 -r stat --printf '%s\\t%Y\\t%n\\0' --`, { stdin: Buffer.from(paths.join('\0') + '\0'), timeoutMs: 10 * 60_000, signal, maxOutputBytes: 64 * 1024 * 1024 });
+  const r = await t.exec(`xargs -0 -r stat --printf '%s\\t%Y\\t%n\\0' --`, {
+    stdin: Buffer.from(paths.join('\0') + '\0'),
+    timeoutMs: 10 * 60_000,
+    signal,
+    maxOutputBytes: 64 * 1024 * 1024,
+  });
   for (const rec of r.stdout.toString('utf8').split('\0')) {
     const a = rec.indexOf('\t');
     const b = rec.indexOf('\t', a + 1);
@@ -85,8 +110,13 @@ export async function remoteStats(t: Transport, paths: string[], signal?: AbortL
 
 function fsProblem(e: unknown): { fatal: boolean; reason: string } {
   const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOSPC') return { fatal: true, reason: 'local disk full (ENOSPC): free space or choose another destination, then run salvage again; verified files are kept' };
-  if (code === 'EACCES' || code === 'EPERM') return { fatal: true, reason: `destination not writable (${code}): choose a folder you can write to` };
+  if (code === 'ENOSPC')
+    return {
+      fatal: true,
+      reason: 'local disk full (ENOSPC): free space or choose another destination, then run salvage again; verified files are kept',
+    };
+  if (code === 'EACCES' || code === 'EPERM')
+    return { fatal: true, reason: `destination not writable (${code}): choose a folder you can write to` };
   if (code === 'EROFS') return { fatal: true, reason: 'destination is on a read-only file system (EROFS)' };
   if (code === 'EDQUOT') return { fatal: true, reason: 'disk quota exceeded (EDQUOT)' };
   return { fatal: false, reason: errorMessage(e) };
@@ -103,7 +133,12 @@ class VerifiedWriter {
   readonly tmp: string;
   error: unknown = null;
 
-  constructor(dest: string, rel: string, withMd5: boolean, private readonly durable: boolean) {
+  constructor(
+    dest: string,
+    rel: string,
+    withMd5: boolean,
+    private readonly durable: boolean,
+  ) {
     this.md5 = withMd5 ? createHash('md5') : null;
     this.abs = insideDest(dest, rel);
     this.tmp = insideDest(dest, rel + '.gs-partial');
@@ -175,7 +210,14 @@ class VerifiedWriter {
     if (expectedSha !== sha256) {
       this.discard();
       const changed = expectedSize !== null && expectedSize !== this.bytes;
-      return { ...base, remotePath: '', ok: false, reason: changed ? `changed on the node during the transfer (listed ${expectedSize} B, received ${this.bytes} B); run salvage again` : 'SHA-256 mismatch between the node and the received bytes (the file changed during the transfer?); run salvage again' };
+      return {
+        ...base,
+        remotePath: '',
+        ok: false,
+        reason: changed
+          ? `changed on the node during the transfer (listed ${expectedSize} B, received ${this.bytes} B); run salvage again`
+          : 'SHA-256 mismatch between the node and the received bytes (the file changed during the transfer?); run salvage again',
+      };
     }
     try {
       renameSync(this.tmp, this.abs);
@@ -206,11 +248,27 @@ export interface TransferOptions {
   md5?: boolean;
 }
 
-export async function downloadOne(t: Transport, dest: string, item: TransferItem, onBytes: (n: number) => void, signal?: AbortLike, o: TransferOptions = {}): Promise<TransferResult> {
+export async function downloadOne(
+  t: Transport,
+  dest: string,
+  item: TransferItem,
+  onBytes: (n: number) => void,
+  signal?: AbortLike,
+  o: TransferOptions = {},
+): Promise<TransferResult> {
   const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, true);
   if (w.error) {
     const p = fsProblem(w.error);
-    return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: p.reason, fatal: p.fatal };
+    return {
+      remotePath: item.remotePath,
+      ok: false,
+      sha256: null,
+      md5: null,
+      remoteSha256: null,
+      bytes: 0,
+      reason: p.reason,
+      fatal: p.fatal,
+    };
   }
   const q = shq(item.remotePath);
   // Exactly the listed size: a log that grows meanwhile is read up to the size we planned, and the node
@@ -219,7 +277,10 @@ export async function downloadOne(t: Transport, dest: string, item: TransferItem
   const hashP = prefixHashes(t, [{ path: item.remotePath, size: n }], signal).catch(() => new Map<string, string>());
   let stderr = '';
   try {
-    const s = await t.stream(`f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then exec head -c ${n} -- "$f"; else echo "not a regular file" >&2; exit 3; fi`, { signal });
+    const s = await t.stream(
+      `f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then exec head -c ${n} -- "$f"; else echo "not a regular file" >&2; exit 3; fi`,
+      { signal },
+    );
     s.stdout.on('data', (b: Buffer) => {
       w.write(b);
       onBytes(b.length);
@@ -228,7 +289,15 @@ export async function downloadOne(t: Transport, dest: string, item: TransferItem
     const done = await s.done;
     if (done.code !== 0) {
       w.discard();
-      return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: w.bytes, reason: `the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}` };
+      return {
+        remotePath: item.remotePath,
+        ok: false,
+        sha256: null,
+        md5: null,
+        remoteSha256: null,
+        bytes: w.bytes,
+        reason: `the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`,
+      };
     }
   } catch (e) {
     w.discard();
@@ -247,11 +316,24 @@ export async function downloadOne(t: Transport, dest: string, item: TransferItem
  * Download many small files as one tar stream (GNU tar: NUL-separated names on stdin, taken verbatim,
  * absolute names kept, no recursion). The node's SHA-256 list is fetched in parallel on another channel.
  */
-export async function downloadBatch(t: Transport, dest: string, items: TransferItem[], onBytes: (n: number) => void, onFile: (r: TransferResult) => void, signal?: AbortLike, o: TransferOptions = {}): Promise<void> {
+export async function downloadBatch(
+  t: Transport,
+  dest: string,
+  items: TransferItem[],
+  onBytes: (n: number) => void,
+  onFile: (r: TransferResult) => void,
+  signal?: AbortLike,
+  o: TransferOptions = {},
+): Promise<void> {
   if (items.length === 0) return;
   const byPath = new Map(items.map((i) => [i.remotePath, i]));
   const list = Buffer.from(items.map((i) => i.remotePath).join('\0') + '\0');
-  const hashP = remoteHashes(t, items.map((i) => i.remotePath), 'sha256', signal).catch(() => new Map<string, string>());
+  const hashP = remoteHashes(
+    t,
+    items.map((i) => i.remotePath),
+    'sha256',
+    signal,
+  ).catch(() => new Map<string, string>());
   const finished: Array<{ item: TransferItem; w: VerifiedWriter }> = [];
   const seen = new Set<string>();
   let cur: { item: TransferItem; w: VerifiedWriter } | null = null;
@@ -262,14 +344,31 @@ export async function downloadBatch(t: Transport, dest: string, items: TransferI
       if (!item || seen.has(e.path)) return false;
       seen.add(e.path);
       if (e.type !== '0' && e.type !== '\0' && e.type !== '7') {
-        onFile({ remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more' });
+        onFile({
+          remotePath: item.remotePath,
+          ok: false,
+          sha256: null,
+          md5: null,
+          remoteSha256: null,
+          bytes: 0,
+          reason: e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more',
+        });
         return false;
       }
       if (fatal) return false;
       const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, false);
       if (w.error) {
         const p = fsProblem(w.error);
-        fatal = { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: p.reason, fatal: p.fatal };
+        fatal = {
+          remotePath: item.remotePath,
+          ok: false,
+          sha256: null,
+          md5: null,
+          remoteSha256: null,
+          bytes: 0,
+          reason: p.reason,
+          fatal: p.fatal,
+        };
         onFile(fatal);
         return false;
       }
@@ -305,7 +404,11 @@ export async function downloadBatch(t: Transport, dest: string, items: TransferI
   // A file that grew between the node's hashing and tar's read (a live log): compare the prefix we got.
   const differing = finished.filter((f) => hashes.get(f.item.remotePath) !== f.w.peekSha());
   if (differing.length) {
-    const pre = await prefixHashes(t, differing.map((f) => ({ path: f.item.remotePath, size: f.w.bytes })), signal).catch(() => new Map<string, string>());
+    const pre = await prefixHashes(
+      t,
+      differing.map((f) => ({ path: f.item.remotePath, size: f.w.bytes })),
+      signal,
+    ).catch(() => new Map<string, string>());
     for (const f of differing) {
       const h = pre.get(f.item.remotePath);
       if (h) hashes.set(f.item.remotePath, h);
@@ -318,12 +421,30 @@ export async function downloadBatch(t: Transport, dest: string, items: TransferI
   const partial = cur as { item: TransferItem; w: VerifiedWriter } | null;
   if (partial) {
     partial.w.discard();
-    onFile({ remotePath: partial.item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: partial.w.bytes, reason: 'transfer interrupted mid-file; run salvage again' });
+    onFile({
+      remotePath: partial.item.remotePath,
+      ok: false,
+      sha256: null,
+      md5: null,
+      remoteSha256: null,
+      bytes: partial.w.bytes,
+      reason: 'transfer interrupted mid-file; run salvage again',
+    });
   }
   if (signal?.aborted) throw new GpuSessionsError('cancelled', 'Cancelled.');
   for (const i of items) {
     if (seen.has(i.remotePath)) continue;
-    const why = /No such file/.test(stderr) && stderr.includes(i.remotePath) ? 'vanished from the node' : parseError ? `transfer stream broke: ${errorMessage(parseError)}` : stderr.includes(i.remotePath) ? stderr.split('\n').find((l) => l.includes(i.remotePath))!.trim() : `not received (${stderr.trim().split('\n')[0] || 'connection dropped?'})`;
+    const why =
+      /No such file/.test(stderr) && stderr.includes(i.remotePath)
+        ? 'vanished from the node'
+        : parseError
+          ? `transfer stream broke: ${errorMessage(parseError)}`
+          : stderr.includes(i.remotePath)
+            ? stderr
+                .split('\n')
+                .find((l) => l.includes(i.remotePath))!
+                .trim()
+            : `not received (${stderr.trim().split('\n')[0] || 'connection dropped?'})`;
     onFile({ remotePath: i.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: why });
   }
 }

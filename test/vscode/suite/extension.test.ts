@@ -16,7 +16,7 @@ const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
 const DEMO = 'gpu-demo';
 
 function label(item: vscode.TreeItem): string {
-  return typeof item.label === 'string' ? item.label : item.label?.label ?? '';
+  return typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
 }
 
 async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 250): Promise<NonNullable<T>> {
@@ -30,7 +30,8 @@ async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 30
     } catch (e) {
       last = e instanceof Error ? e.message : e;
     }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last).slice(0, 300)})`);
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last).slice(0, 300)})`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -60,7 +61,10 @@ describe('GPU Sessions in the extension host', function () {
 
   after(async function () {
     this.timeout(60_000);
-    await vscode.workspace.getConfiguration('gpuSessions').update('nodes', undefined, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
+    await vscode.workspace
+      .getConfiguration('gpuSessions')
+      .update('nodes', undefined, vscode.ConfigurationTarget.Global)
+      .then(undefined, () => undefined);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors').then(undefined, () => undefined);
     await vscode.commands.executeCommand('gpuSessions.stopDemoNode').then(undefined, () => undefined);
   });
@@ -89,7 +93,9 @@ describe('GPU Sessions in the extension host', function () {
     const name = await vscode.commands.executeCommand<string>('gpuSessions.startDemoNode');
     assert.equal(name, DEMO);
     assert.ok(api.demo(), 'api.demo() is set');
-    const st = await waitFor('demo probe', () => (api.fleet.status(DEMO).state === 'ok' && api.fleet.status(DEMO).probe ? api.fleet.status(DEMO) : undefined));
+    const st = await waitFor('demo probe', () =>
+      api.fleet.status(DEMO).state === 'ok' && api.fleet.status(DEMO).probe ? api.fleet.status(DEMO) : undefined,
+    );
     assert.equal(st.probe!.gpuState, 'ok');
     const roots = await children();
     const node = roots.find((el) => el.type === 'node' && el.node.name === DEMO);
@@ -111,7 +117,10 @@ describe('GPU Sessions in the extension host', function () {
     assert.ok(Number(groupItems[2].description) >= 20, `artifacts: ${groupItems[2].description}`);
 
     const gpus = await Promise.all((await children(groups[0])).map((g) => api.tree.getTreeItem(g)));
-    assert.deepEqual(gpus.map(label), [0, 1, 2, 3, 4, 5, 6].map((i) => `GPU ${i} · NVIDIA B200`));
+    assert.deepEqual(
+      gpus.map(label),
+      [0, 1, 2, 3, 4, 5, 6].map((i) => `GPU ${i} · NVIDIA B200`),
+    );
     for (const g of gpus) assert.match(String(g.description), /^[\d.]+\/179\.1 GiB · \d+% · \d+°C/);
 
     // The demo node is this machine: a concurrent run's simulated servers would show too, so the
@@ -119,8 +128,12 @@ describe('GPU Sessions in the extension host', function () {
     const serverEls = (await children(groups[1])).filter((el) => el.type === 'server' && el.server.logFile?.startsWith(demoHome() + '/'));
     const servers = await Promise.all(serverEls.map((s) => api.tree.getTreeItem(s)));
     const base = Math.min(...serverEls.map((el) => (el.type === 'server' ? el.server.port : 0)));
-    assert.deepEqual(servers.map(label).sort(), [0, 1, 2, 3, 4, 5, 6].map((i) => `:${base + i} qwen3.6-27b`));
-    if (Number(groupItems[1].description) !== 7) console.log(`      note: ${groupItems[1].description} SGLang servers on this machine (other runs' simulated servers)`);
+    assert.deepEqual(
+      servers.map(label).sort(),
+      [0, 1, 2, 3, 4, 5, 6].map((i) => `:${base + i} qwen3.6-27b`),
+    );
+    if (Number(groupItems[1].description) !== 7)
+      console.log(`      note: ${groupItems[1].description} SGLang servers on this machine (other runs' simulated servers)`);
     for (const s of servers) {
       assert.match(String(s.description), /^GPU \d/);
       assert.match(String(s.description), /NEXTN/);
@@ -130,7 +143,8 @@ describe('GPU Sessions in the extension host', function () {
 
     const kinds = await children(groups[2]);
     const kindLabels = (await Promise.all(kinds.map((k) => api.tree.getTreeItem(k)))).map(label);
-    for (const k of ['Launch scripts', 'Logs', 'Progress files']) assert.ok(kindLabels.includes(k), `artifact kinds: ${kindLabels.join(', ')}`);
+    for (const k of ['Launch scripts', 'Logs', 'Progress files'])
+      assert.ok(kindLabels.includes(k), `artifact kinds: ${kindLabels.join(', ')}`);
     const logs = kinds.find((k) => k.type === 'kind' && k.kind === 'log')!;
     const logNames = (await Promise.all((await children(logs)).map((a) => api.tree.getTreeItem(a)))).map(label);
     for (let i = 0; i < 7; i++) assert.ok(logNames.includes(`sglang_gpu${i}.log`), `logs: ${logNames.join(', ')}`);
@@ -152,17 +166,24 @@ describe('GPU Sessions in the extension host', function () {
   });
 
   it('live throughput of the demo node is above zero', async () => {
-    const live = await waitFor('throughput > 0', () => {
-      const l = api.tree.liveFor(DEMO);
-      return l && l.genThroughput > 0 ? l : undefined;
-    }, 60_000, 500);
+    const live = await waitFor(
+      'throughput > 0',
+      () => {
+        const l = api.tree.liveFor(DEMO);
+        return l && l.genThroughput > 0 ? l : undefined;
+      },
+      60_000,
+      500,
+    );
     assert.ok(live.servers.length >= 7, `followed servers: ${live.servers.length}`);
     console.log(`      ${Math.round(live.genThroughput)} tok/s, ${live.runningReqs} running`);
   });
 
   it('an unreachable node (closed loopback port) shows an error item', async () => {
     const port = await closedPort();
-    await vscode.workspace.getConfiguration('gpuSessions').update('nodes', [{ name: 'unreachable-node', host: '127.0.0.1', port, user: 'nobody' }], vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('gpuSessions')
+      .update('nodes', [{ name: 'unreachable-node', host: '127.0.0.1', port, user: 'nobody' }], vscode.ConfigurationTarget.Global);
     await waitFor('node from settings', () => api.fleet.node('unreachable-node'));
     const st = await api.fleet.refresh('unreachable-node');
     assert.equal(st.state, 'error');
@@ -178,17 +199,24 @@ describe('GPU Sessions in the extension host', function () {
     assert.equal(api.fleet.status(DEMO).state, 'ok');
   });
 
-  type Manifest = { verdict: string | null; dest: string; items: { status: string; localPath: string | null; kind: string; remotePath: string }[]; lost: { remotePath: string; why: string }[] };
+  type Manifest = {
+    verdict: string | null;
+    dest: string;
+    items: { status: string; localPath: string | null; kind: string; remotePath: string }[];
+    lost: { remotePath: string; why: string }[];
+  };
 
   function checkSalvageFiles(m: Manifest): void {
     const ws = vscode.workspace.workspaceFolders![0];
     assert.ok(m.dest.startsWith(path.join(ws.uri.fsPath, 'salvage', DEMO) + path.sep), m.dest);
-    for (const f of ['SALVAGE.md', 'salvage-manifest.json', 'running-servers.sh', 'environment.json']) assert.ok(existsSync(path.join(m.dest, f)), f);
+    for (const f of ['SALVAGE.md', 'salvage-manifest.json', 'running-servers.sh', 'environment.json'])
+      assert.ok(existsSync(path.join(m.dest, f)), f);
     const onDisk = JSON.parse(readFileSync(path.join(m.dest, 'salvage-manifest.json'), 'utf8'));
     assert.equal(onDisk.verdict, m.verdict);
     const verified = m.items.filter((i) => i.status === 'verified' && i.localPath);
     assert.ok(verified.length >= 20, `verified: ${verified.length}`);
-    for (const i of verified) assert.ok(existsSync(path.isAbsolute(i.localPath!) ? i.localPath! : path.join(m.dest, i.localPath!)), i.localPath!);
+    for (const i of verified)
+      assert.ok(existsSync(path.isAbsolute(i.localPath!) ? i.localPath! : path.join(m.dest, i.localPath!)), i.localPath!);
   }
 
   it('gpuSessions.salvageNode while the job still runs: only logs still being written can be at risk', async () => {
@@ -216,15 +244,25 @@ describe('GPU Sessions in the extension host', function () {
     const home = demoHome();
     assert.ok(existsSync(path.join(home, '.sim')), `demo home ${home}`);
     writeFileSync(path.join(home, '.sim', 'pause_load'), 'the e2e generation job finished\n');
-    const logs = api.fleet.status(DEMO).probe!.servers.map((s) => s.logFile!).filter((f) => f.startsWith(home + '/'));
+    const logs = api.fleet
+      .status(DEMO)
+      .probe!.servers.map((s) => s.logFile!)
+      .filter((f) => f.startsWith(home + '/'));
     assert.equal(logs.length, 7);
     let last = '';
     let quietSince = Date.now();
-    await waitFor('logs quiet for 2.5 s', () => {
-      const now = logs.map((f) => statSync(f).size).join(',');
-      if (now !== last) (last = now), (quietSince = Date.now());
-      return Date.now() - quietSince >= 2500;
-    }, 30_000);
+    await waitFor(
+      'logs quiet for 2.5 s',
+      () => {
+        const now = logs.map((f) => statSync(f).size).join(',');
+        if (now !== last) {
+          last = now;
+          quietSince = Date.now();
+        }
+        return Date.now() - quietSince >= 2500;
+      },
+      30_000,
+    );
     const t0 = Date.now();
     const m = await vscode.commands.executeCommand<Manifest>('gpuSessions.salvageNode', DEMO, { assumeYes: true });
     assert.ok(m, 'salvageNode returns the manifest');
@@ -233,7 +271,10 @@ describe('GPU Sessions in the extension host', function () {
     checkSalvageFiles(m);
     assert.match(readFileSync(path.join(m.dest, 'SALVAGE.md'), 'utf8'), /safe to shut down/i);
     assert.equal(api.tree.verdicts.get(DEMO)?.verdict, 'safe');
-    await waitFor('SALVAGE.md editor', () => vscode.window.visibleTextEditors.some((e) => e.document.uri.fsPath === path.join(m.dest, 'SALVAGE.md')), 15_000);
+    await waitFor(
+      'SALVAGE.md editor',
+      () => vscode.window.visibleTextEditors.some((e) => e.document.uri.fsPath === path.join(m.dest, 'SALVAGE.md')),
+      15_000,
+    );
   });
 });
-

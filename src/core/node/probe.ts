@@ -1,0 +1,341 @@
+/**
+ * The probe: everything the tree shows about a node, gathered in ONE exec (one SSH round trip).
+ * The script is POSIX sh fed on stdin (`sh -s`), so the remote argv stays short and no name we
+ * did not write is ever part of a command line unquoted. Output sections are delimited by markers
+ * that carry a per-probe nonce, so no file name can forge a section.
+ */
+import { shq } from '../remote/quote';
+import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
+
+export { splitSections };
+import type { RemoteOperation } from '../remote/operation';
+import {
+  COMPUTE_APPS_ARGS,
+  GPU_QUERY_ARGS,
+  GpuInfo,
+  GpuProcess,
+  GpuState,
+  classifySmiFailure,
+  parseComputeApps,
+  parseGpuQuery,
+  parseSmiBanner,
+} from './nvidiaSmi';
+import { SglangServer, findServers, parseProcRecords, parsePsLines } from '../sglang/serverArgv';
+
+export type ArtifactKind = 'log' | 'launch-script' | 'script' | 'python' | 'progress' | 'config' | 'patch' | 'git-repo';
+
+export interface Artifact {
+  path: string;
+  kind: ArtifactKind;
+  size: number;
+  /** Modification time, ISO 8601. */
+  mtime: string;
+}
+
+export interface DiskInfo {
+  filesystem: string;
+  sizeKiB: number;
+  usedKiB: number;
+  availKiB: number;
+  mount: string;
+}
+
+export interface ProbeResult {
+  node: string;
+  hostname: string | null;
+  os: string | null;
+  kernel: string | null;
+  uptimeS: number | null;
+  cpuModel: string | null;
+  cpuCores: number | null;
+  memTotalKiB: number | null;
+  memAvailableKiB: number | null;
+  disks: DiskInfo[];
+  gpuState: GpuState;
+  gpuMessage: string | null;
+  driverVersion: string | null;
+  cudaVersion: string | null;
+  gpus: GpuInfo[];
+  gpuProcesses: GpuProcess[];
+  servers: SglangServer[];
+  artifacts: Artifact[];
+  artifactsTruncated: boolean;
+  homeDir: string | null;
+  roots: string[];
+  probedAt: string;
+  durationMs: number;
+}
+
+export interface ProbeOptions {
+  /** Directories to scan for artifacts; `~` or `~/x` are relative to the remote home. Default: the home. */
+  roots?: string[];
+  maxDepth?: number;
+  maxArtifacts?: number;
+}
+
+/**
+ * Directories never descended into when looking for artifacts — besides these, every hidden directory
+ * below a root (tool state such as ~/.cache, ~/.ssh, ~/.aws, ~/.config: not artifacts, and some of it secret).
+ */
+export const PRUNE_DIRS = [
+  '.git',
+  'node_modules',
+  '__pycache__',
+  '.cache',
+  'site-packages',
+  'venv',
+  '.venv',
+  'miniconda3',
+  'anaconda3',
+  '.conda',
+  '.npm',
+  '.cargo',
+  '.rustup',
+  '.local',
+  '.vscode-server',
+  '.triton',
+  '.nv',
+  'proc',
+  'sys',
+];
+
+const NAME_PATTERNS = [
+  '*.log',
+  'nohup.out',
+  '*.sh',
+  '*.py',
+  'progress.json',
+  '.done_indices',
+  '*progress*.json',
+  'config.json',
+  'generation_config.json',
+  '*.yaml',
+  '*.yml',
+  '*.patch',
+  '*.diff',
+];
+
+/** Quote a root for the remote shell: `~` and `~/x` expand to the remote home, everything else is literal. */
+export function remoteRootExpr(root: string): string {
+  if (root === '~' || root === '') return '"$HOME"';
+  if (root.startsWith('~/')) return `"$HOME"/${shq(root.slice(2))}`;
+  return shq(root);
+}
+
+/**
+ * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
+ * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and the exact argv (parsed by parseProcRecords).
+ * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record.
+ */
+export function procRecordsLoop(extra = ''): string {
+  return `for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
+  d=\${f%/cmdline}
+  [ -r "$f" ] || continue
+  printf 'P\\035%s\\035%s\\035%s\\035%s\\035%s\\035' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
+  tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='
+  printf '\\035'
+  tr '\\000' '\\037' < "$f" 2>/dev/null
+  printf '\\036'
+${extra}done`;
+}
+
+export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string {
+  const roots = (opts.roots && opts.roots.length ? opts.roots : ['~']).map(remoteRootExpr).join(' ');
+  const depth = Math.max(1, Math.min(32, Math.floor(opts.maxDepth ?? 6)));
+  const max = Math.max(1, Math.floor(opts.maxArtifacts ?? 2000));
+  const prune = PRUNE_DIRS.map((d) => `-name ${shq(d)}`).join(' -o ');
+  const names = NAME_PATTERNS.map((n) => `-name ${shq(n)}`).join(' -o ');
+  return `
+${sectionPrologue(nonce)}
+export LC_ALL=C
+T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
+( nvidia-smi ${GPU_QUERY_ARGS.map(shq).join(' ')} >"$T/q" 2>&1; echo $? >"$T/qrc" ) &
+( nvidia-smi >"$T/b" 2>&1; echo $? >"$T/brc" ) &
+( nvidia-smi ${COMPUTE_APPS_ARGS.map(shq).join(' ')} >"$T/a" 2>&1 ) &
+sec home; printf '%s' "$HOME"
+sec hostname; hostname 2>/dev/null || cat /proc/sys/kernel/hostname
+sec os; cat /etc/os-release 2>/dev/null
+sec kernel; uname -srm 2>/dev/null
+sec uptime; cat /proc/uptime 2>/dev/null
+sec cpu; grep -m1 '^model name' /proc/cpuinfo 2>/dev/null; nproc 2>/dev/null
+sec mem; grep -E '^(MemTotal|MemAvailable):' /proc/meminfo 2>/dev/null
+sec disks; df -kP 2>/dev/null
+sec ps; ps -eww -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null
+sec proc
+${procRecordsLoop()}
+sec artifacts
+for r in ${roots}; do
+  [ -d "$r" ] || { printf 'E\\t0\\t0\\t%s\\000' "$r"; continue; }
+  find "$r" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
+done | head -z -n ${max + 1} 2>/dev/null
+wait
+sec gpus; cat "$T/q" 2>/dev/null
+sec gpusrc; cat "$T/qrc" 2>/dev/null
+sec banner; cat "$T/b" 2>/dev/null
+sec bannerrc; cat "$T/brc" 2>/dev/null
+sec apps; cat "$T/a" 2>/dev/null
+rm -rf "$T"
+sec end
+`;
+}
+
+export function classifyArtifact(p: string): ArtifactKind | null {
+  const base = p.slice(p.lastIndexOf('/') + 1);
+  if (base === 'progress.json' || base === '.done_indices' || /progress.*\.json$/.test(base)) return 'progress';
+  if (base.endsWith('.log') || base === 'nohup.out') return 'log';
+  if (base.endsWith('.sh')) return /^(launch|start|serve|run)/i.test(base) ? 'launch-script' : 'script';
+  if (base.endsWith('.py')) return 'python';
+  if (base === 'config.json' || base === 'generation_config.json' || base.endsWith('.yaml') || base.endsWith('.yml')) return 'config';
+  if (base.endsWith('.patch') || base.endsWith('.diff')) return 'patch';
+  return null;
+}
+
+export function parseArtifacts(section: string, max: number): { artifacts: Artifact[]; truncated: boolean; missingRoots: string[] } {
+  const artifacts: Artifact[] = [];
+  const missingRoots: string[] = [];
+  const recs = section.split('\0').filter((r) => r.length > 0 && r !== '\n');
+  let count = 0;
+  for (const rec of recs) {
+    const r = rec.replace(/^\n/, '');
+    const t1 = r.indexOf('\t');
+    const t2 = r.indexOf('\t', t1 + 1);
+    const t3 = r.indexOf('\t', t2 + 1);
+    if (t1 < 0 || t2 < 0 || t3 < 0) continue;
+    const tag = r.slice(0, t1);
+    const p = r.slice(t3 + 1);
+    if (tag === 'E') {
+      missingRoots.push(p);
+      continue;
+    }
+    count++;
+    if (count > max) break;
+    if (tag === 'G') {
+      artifacts.push({ path: p, kind: 'git-repo', size: 0, mtime: new Date(0).toISOString() });
+      continue;
+    }
+    if (tag !== 'F') continue;
+    const kind = classifyArtifact(p);
+    if (!kind) continue;
+    const size = Number(r.slice(t1 + 1, t2));
+    const mt = Number(r.slice(t2 + 1, t3));
+    artifacts.push({
+      path: p,
+      kind,
+      size: Number.isFinite(size) ? size : 0,
+      mtime: new Date(Number.isFinite(mt) ? Math.round(mt * 1000) : 0).toISOString(),
+    });
+  }
+  artifacts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { artifacts, truncated: count > max, missingRoots };
+}
+
+function firstLine(s: string | undefined): string | null {
+  const l = (s ?? '')
+    .split('\n')
+    .map((x) => x.trim())
+    .find((x) => x.length > 0);
+  return l ?? null;
+}
+
+function num(s: string | undefined | null): number | null {
+  if (s === undefined || s === null) return null;
+  const n = Number(s.trim());
+  return Number.isFinite(n) && s.trim() !== '' ? n : null;
+}
+
+export function parseProbeOutput(nodeName: string, text: string, nonce: string, opts: ProbeOptions = {}, durationMs = 0): ProbeResult {
+  const s = splitSections(text, nonce);
+  const osRel = s.get('os') ?? '';
+  const pretty = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(osRel);
+  const cpuSec = s.get('cpu') ?? '';
+  const model = /model name\s*:\s*(.*)/.exec(cpuSec);
+  const cores = cpuSec
+    .split('\n')
+    .map((x) => x.trim())
+    .filter((x) => /^\d+$/.test(x));
+  const mem = s.get('mem') ?? '';
+  const memTotal = /MemTotal:\s*(\d+)/.exec(mem);
+  const memAvail = /MemAvailable:\s*(\d+)/.exec(mem);
+  const disks: DiskInfo[] = [];
+  for (const l of (s.get('disks') ?? '').split('\n').slice(1)) {
+    const f = l.trim().split(/\s+/);
+    if (f.length < 6 || !/^\d+$/.test(f[1])) continue;
+    const fs = f[0];
+    if (/^(tmpfs|devtmpfs|overlay|shm|udev|none|proc|sysfs|cgroup)/.test(fs) && !/\/dev\/shm$/.test(f.slice(5).join(' '))) continue;
+    disks.push({ filesystem: fs, sizeKiB: Number(f[1]), usedKiB: Number(f[2]), availKiB: Number(f[3]), mount: f.slice(5).join(' ') });
+  }
+
+  const qText = s.get('gpus') ?? '';
+  const qrc = num(firstLine(s.get('gpusrc')));
+  const bannerText = s.get('banner') ?? '';
+  const banner = parseSmiBanner(bannerText);
+  let gpus: GpuInfo[] = [];
+  let gpuState: GpuState = 'ok';
+  let gpuMessage: string | null = null;
+  if (qrc === 0) {
+    gpus = parseGpuQuery(qText);
+    // A wrapper or an odd build that ignores the query still prints the banner table.
+    if (gpus.length === 0 && banner.gpus.length) gpus = banner.gpus;
+    if (gpus.length === 0) {
+      gpuState = 'no-gpu';
+      gpuMessage = 'nvidia-smi listed no GPU.';
+    }
+  } else {
+    const c = classifySmiFailure(qrc, qText || bannerText);
+    gpuState = c.state;
+    gpuMessage = c.message;
+  }
+  const apps = gpuState === 'ok' ? parseComputeApps(s.get('apps') ?? '') : [];
+  // The banner's table knows which GPU each process is on; the CSV knows memory precisely.
+  const gpuProcesses: GpuProcess[] = apps.map((a) => {
+    const b = banner.processes.find((p) => p.pid !== null && p.pid === a.pid);
+    return { ...a, gpuIndex: b?.gpuIndex ?? null };
+  });
+  for (const b of banner.processes) if (!gpuProcesses.some((g) => g.pid === b.pid)) gpuProcesses.push(b);
+
+  const ps = parsePsLines(s.get('ps') ?? '');
+  const proc = parseProcRecords(s.get('proc') ?? '');
+  const servers = findServers(ps, proc, gpuProcesses);
+  const max = Math.max(1, Math.floor(opts.maxArtifacts ?? 2000));
+  const arts = parseArtifacts(s.get('artifacts') ?? '', max);
+  const up = num((s.get('uptime') ?? '').trim().split(/\s+/)[0]);
+  return {
+    node: nodeName,
+    hostname: firstLine(s.get('hostname')),
+    os: pretty?.[1] ?? null,
+    kernel: firstLine(s.get('kernel')),
+    uptimeS: up === null ? null : Math.round(up),
+    cpuModel: model?.[1]?.trim() ?? null,
+    cpuCores: cores.length ? Number(cores[cores.length - 1]) : null,
+    memTotalKiB: memTotal ? Number(memTotal[1]) : null,
+    memAvailableKiB: memAvail ? Number(memAvail[1]) : null,
+    disks,
+    gpuState,
+    gpuMessage,
+    driverVersion: gpuState === 'ok' ? banner.driverVersion : banner.driverVersion,
+    cudaVersion: banner.cudaVersion,
+    gpus,
+    gpuProcesses,
+    servers,
+    artifacts: arts.artifacts,
+    artifactsTruncated: arts.truncated,
+    homeDir: (s.get('home') ?? '').trim() || null,
+    roots: opts.roots && opts.roots.length ? opts.roots : ['~'],
+    probedAt: new Date().toISOString(),
+    durationMs,
+  };
+}
+
+/** The probe as a remote-operation description. */
+export function probeOperation(nodeName: string, opts: ProbeOptions = {}): RemoteOperation<ProbeResult> {
+  const started = Date.now();
+  return sectionedOperation({
+    name: 'probe',
+    what: 'The probe',
+    node: nodeName,
+    script: (nonce) => buildProbeScript(nonce, opts),
+    parse: (text, nonce) => parseProbeOutput(nodeName, text, nonce, opts, Date.now() - started),
+    timeoutMs: 60_000,
+    maxOutputBytes: 32 * 1024 * 1024,
+  });
+}

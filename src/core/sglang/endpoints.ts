@@ -1,0 +1,362 @@
+/**
+ * HTTP to a server on the node (SGLang's /health, /server_info, /metrics) through the pooled SSH
+ * connection: the socket is a direct-tcpip channel from `Transport.connectTcp`, driven by node:http.
+ * No local port is opened. Bodies are bounded, every request has a deadline.
+ */
+import * as http from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { GpuSessionsError, errorMessage } from '../util/errors';
+import type { Transport } from '../ssh/transport';
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  durationMs: number;
+  /** The body was longer than maxBytes and was cut there. */
+  truncated?: boolean;
+}
+
+export interface HttpGetOptions {
+  /** Deadline for connecting and the whole response. Default 10 s. */
+  timeoutMs?: number;
+  /** Body bytes kept; the rest is discarded (and the connection closed). Default 8 MiB. */
+  maxBytes?: number;
+  /** Extra request headers (e.g. `Authorization` for a server launched with --api-key). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * The address to connect to for a server that listens on `host`: a wildcard listen address
+ * (0.0.0.0, ::, empty) is reached on loopback; brackets around IPv6 literals are removed.
+ */
+export function reachableHost(host: string | null | undefined): string {
+  let h = (host ?? '').trim();
+  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
+  if (h === '' || h === '0.0.0.0' || h === '*') return '127.0.0.1';
+  if (h === '::' || h === '0:0:0:0:0:0:0:0') return '::1';
+  return h;
+}
+
+function hostHeader(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function isRefused(e: unknown): boolean {
+  const code = (e as { code?: string }).code;
+  return code === 'ECONNREFUSED' || /refused/i.test(errorMessage(e));
+}
+
+/** GET http://host:port/path as seen from the node. Rejects with GpuSessionsError ('timeout', 'remote-failed'). */
+export async function httpGet(t: Transport, host: string, port: number, path: string, opts: HttpGetOptions = {}): Promise<HttpResult> {
+  const target = reachableHost(host);
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const maxBytes = Math.max(0, opts.maxBytes ?? 8 * 1024 * 1024);
+  const url = `http://${hostHeader(target, port)}${path}`;
+  const started = Date.now();
+  const timeoutError = () =>
+    new GpuSessionsError(
+      'timeout',
+      `GET ${url} on ${t.label}: no answer within ${(timeoutMs / 1000).toFixed(timeoutMs % 1000 ? 1 : 0)} s.`,
+      { url },
+    );
+
+  // 1. The channel, under the same deadline.
+  let sock: Duplex;
+  {
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const connecting = t.connectTcp(target, port);
+    try {
+      sock = await Promise.race([
+        connecting,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            timedOut = true;
+            reject(timeoutError());
+          }, timeoutMs);
+        }),
+      ]);
+    } catch (e) {
+      if (timedOut)
+        connecting.then(
+          (s) => s.destroy(),
+          () => undefined,
+        );
+      if (e instanceof GpuSessionsError) {
+        if (e.code === 'remote-failed' && isRefused(e))
+          throw new GpuSessionsError('remote-failed', e.message, { ...e.detail, refused: true, url });
+        throw e;
+      }
+      throw new GpuSessionsError('remote-failed', `GET ${url} on ${t.label}: ${errorMessage(e)}`, { refused: isRefused(e), url });
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+  }
+
+  // 2. The request over it.
+  return new Promise<HttpResult>((resolve, reject) => {
+    let done = false;
+    const finish = (err: Error | null, res?: HttpResult) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      if (err) reject(err);
+      else resolve(res!);
+    };
+    const timer = setTimeout(
+      () => {
+        req.destroy();
+        finish(timeoutError());
+      },
+      Math.max(1, timeoutMs - (Date.now() - started)),
+    );
+    sock.on('error', () => undefined); // reported through the request
+    const req = http.request(
+      {
+        host: target,
+        port,
+        path,
+        method: 'GET',
+        headers: {
+          Host: hostHeader(target, port),
+          Accept: '*/*',
+          Connection: 'close',
+          'User-Agent': 'gpu-sessions',
+          ...(opts.headers ?? {}),
+        },
+        createConnection: () => sock as unknown as Socket,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) {
+          if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+        }
+        const result = () => ({
+          status: res.statusCode ?? 0,
+          headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          durationMs: Date.now() - started,
+          ...(truncated ? { truncated } : {}),
+        });
+        res.on('data', (b: Buffer) => {
+          if (done) return;
+          if (size + b.length > maxBytes) {
+            chunks.push(b.subarray(0, maxBytes - size));
+            size = maxBytes;
+            truncated = true;
+            finish(null, result());
+            res.destroy();
+            return;
+          }
+          chunks.push(b);
+          size += b.length;
+        });
+        res.on('end', () => finish(null, result()));
+        res.on('aborted', () =>
+          finish(new GpuSessionsError('remote-failed', `GET ${url} on ${t.label}: the connection closed mid-response.`, { url })),
+        );
+        res.on('error', (e) => finish(new GpuSessionsError('remote-failed', `GET ${url} on ${t.label}: ${e.message}`, { url })));
+      },
+    );
+    req.on('error', (e) =>
+      finish(new GpuSessionsError('remote-failed', `GET ${url} on ${t.label}: ${e.message}`, { url, refused: isRefused(e) })),
+    );
+    req.end();
+  });
+}
+
+// ------------------------------------------------------------------------------------ SGLang
+
+export type Health = 'healthy' | 'starting' | 'busy' | 'dead';
+
+/**
+ * /health of an SGLang server: 200 healthy; 503 starting (or stopping/unhealthy: SGLang answers 503 for
+ * both); no answer in time → busy (newer builds run a 1-token generation for /health, slow under load);
+ * connection refused or reset → dead. Problems of the SSH connection itself (node unreachable, host key)
+ * are thrown: they say nothing about the server.
+ */
+export async function checkHealth(
+  t: Transport,
+  host: string,
+  port: number,
+  timeoutMs = 10_000,
+): Promise<{ health: Health; detail: string }> {
+  try {
+    const r = await httpGet(t, host, port, '/health', { timeoutMs, maxBytes: 64 * 1024 });
+    if (r.status >= 200 && r.status < 300) return { health: 'healthy', detail: `HTTP ${r.status} in ${r.durationMs} ms` };
+    if (r.status === 503) return { health: 'starting', detail: 'HTTP 503: starting up, shutting down, or failing its health generation' };
+    return { health: 'dead', detail: `unexpected HTTP ${r.status} from /health${r.body ? `: ${r.body.slice(0, 200)}` : ''}` };
+  } catch (e) {
+    if (e instanceof GpuSessionsError && e.code === 'timeout') {
+      return {
+        health: 'busy',
+        detail: `no answer within ${Math.round(timeoutMs / 100) / 10} s (under load /health runs a generation; not dead)`,
+      };
+    }
+    if (e instanceof GpuSessionsError && e.code === 'remote-failed') {
+      if (e.detail?.refused || isRefused(e)) return { health: 'dead', detail: `connection refused on ${reachableHost(host)}:${port}` };
+      if (/socket hang up|ECONNRESET|closed mid-response/i.test(e.message))
+        return { health: 'dead', detail: `connection closed: ${e.message}` };
+    }
+    throw e;
+  }
+}
+
+/** Server info and why it is missing, for reports. */
+export async function fetchServerInfo(
+  t: Transport,
+  host: string,
+  port: number,
+  opts: { timeoutMs?: number; apiKey?: string } = {},
+): Promise<{ info: Record<string, unknown> | null; path: string | null; error: string | null }> {
+  const headers: Record<string, string> = opts.apiKey ? { Authorization: `Bearer ${opts.apiKey}` } : {};
+  let lastError: string | null = null;
+  for (const path of ['/server_info', '/get_server_info']) {
+    let r: HttpResult;
+    try {
+      r = await httpGet(t, host, port, path, { timeoutMs: opts.timeoutMs ?? 15_000, maxBytes: 16 * 1024 * 1024, headers });
+    } catch (e) {
+      return { info: null, path: null, error: errorMessage(e) };
+    }
+    if (r.status === 404) {
+      lastError = `${path}: HTTP 404`;
+      continue;
+    }
+    if (r.status !== 200)
+      return { info: null, path, error: `${path}: HTTP ${r.status}${r.status === 401 ? ' (the server was launched with --api-key)' : ''}` };
+    if (r.truncated) return { info: null, path, error: `${path}: the answer exceeded 16 MiB` };
+    try {
+      const v = JSON.parse(r.body) as unknown;
+      if (v && typeof v === 'object' && !Array.isArray(v)) return { info: v as Record<string, unknown>, path, error: null };
+      return { info: null, path, error: `${path}: not a JSON object` };
+    } catch {
+      return { info: null, path, error: `${path}: not JSON` };
+    }
+  }
+  return { info: null, path: null, error: lastError };
+}
+
+/** /server_info (2026 builds), falling back to /get_server_info on 404. Null when neither answers. */
+export async function getServerInfo(
+  t: Transport,
+  host: string,
+  port: number,
+  opts: { timeoutMs?: number; apiKey?: string } = {},
+): Promise<Record<string, unknown> | null> {
+  return (await fetchServerInfo(t, host, port, opts)).info;
+}
+
+// ------------------------------------------------------------------------------------ /metrics
+
+export interface MetricsSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
+
+function promNumber(v: string | undefined): number | null {
+  if (v === undefined) return null;
+  const s = v.trim();
+  if (s === '') return null;
+  if (/^\+?Inf$/i.test(s)) return Infinity;
+  if (/^-Inf$/i.test(s)) return -Infinity;
+  if (/^NaN$/i.test(s)) return NaN;
+  const n = Number(s);
+  return Number.isNaN(n) ? null : n;
+}
+
+/**
+ * Prometheus text → flat samples, one per line of the exposition (histogram buckets as `NAME_bucket` with
+ * their `le` label, `_sum`, `_count`, counters' `_total` / `_created`). Never throws: junk gives [].
+ *
+ * The parser merges histogram and summary samples into one object per family and drops their labels;
+ * comment lines (HELP, TYPE) are removed before parsing so every sample keeps its own name and labels.
+ */
+export function parseMetrics(text: string): MetricsSample[] {
+  if (typeof text !== 'string' || text.length === 0) return [];
+  // Comments go: TYPE would make the parser fold histograms (losing their labels), and a HELP line without
+  // text makes it throw. Without a final newline it drops the last sample.
+  const cleaned =
+    text
+      .replace(/\r\n?/g, '\n')
+      .split('\n')
+      .filter((l) => !/^\s*#/.test(l))
+      .join('\n') + '\n';
+  let families: ReturnType<typeof parsePrometheusTextFormat>;
+  try {
+    families = parsePrometheusTextFormat(cleaned);
+  } catch {
+    return [];
+  }
+  const out: MetricsSample[] = [];
+  for (const f of families) {
+    if (!f || typeof f.name !== 'string' || !METRIC_NAME.test(f.name)) continue;
+    for (const m of f.metrics ?? []) {
+      const labels = { ...(m.labels ?? {}) };
+      const push = (name: string, raw: string | undefined, extra?: Record<string, string>) => {
+        const v = promNumber(raw);
+        if (v === null) return;
+        out.push({ name, labels: extra ? { ...labels, ...extra } : labels, value: v });
+      };
+      if (m.value !== undefined) push(f.name, m.value);
+      if (m.buckets) for (const [le, v] of Object.entries(m.buckets)) push(`${f.name}_bucket`, v, { le });
+      if (m.quantiles) for (const [q, v] of Object.entries(m.quantiles)) push(f.name, v, { quantile: q });
+      if (m.count !== undefined) push(`${f.name}_count`, m.count);
+      if (m.sum !== undefined) push(`${f.name}_sum`, m.sum);
+    }
+  }
+  return out;
+}
+
+export interface MetricsSummary {
+  /** token/s, summed over DP ranks. */
+  genThroughput: number | null;
+  runningReqs: number | null;
+  queueReqs: number | null;
+  /** KV-cache token usage 0..1, the mean over DP ranks (each rank has its own, equal-sized pool). */
+  tokenUsage: number | null;
+  /** Mean over DP ranks of the speculative accept length; null when absent or 0 (no speculative decoding). */
+  specAcceptLength: number | null;
+  promptTokensTotal: number | null;
+  generationTokensTotal: number | null;
+}
+
+/**
+ * Per-DP-rank values of one metric: samples grouped by `dp_rank` (absent = one group); within a group the
+ * other ranks (tp_rank, pp_rank) repeat or split the same figure, so the group's value is its maximum.
+ */
+function perRank(samples: MetricsSample[], ...names: string[]): number[] | null {
+  const groups = new Map<string, number>();
+  for (const s of samples) {
+    if (!names.includes(s.name) || !Number.isFinite(s.value)) continue;
+    const k = s.labels.dp_rank ?? '';
+    const prev = groups.get(k);
+    groups.set(k, prev === undefined ? s.value : Math.max(prev, s.value));
+  }
+  return groups.size ? [...groups.values()] : null;
+}
+
+const sum = (v: number[] | null) => (v ? v.reduce((a, b) => a + b, 0) : null);
+const mean = (v: number[] | null) => (v && v.length ? v.reduce((a, b) => a + b, 0) / v.length : null);
+
+export function metricsSummary(samples: MetricsSample[]): MetricsSummary {
+  const accept = perRank(samples, 'sglang:spec_accept_length')?.filter((x) => x > 0) ?? null;
+  return {
+    genThroughput: sum(perRank(samples, 'sglang:gen_throughput')),
+    runningReqs: sum(perRank(samples, 'sglang:num_running_reqs')),
+    queueReqs: sum(perRank(samples, 'sglang:num_queue_reqs')),
+    tokenUsage: mean(perRank(samples, 'sglang:token_usage')),
+    specAcceptLength: accept && accept.length ? mean(accept) : null,
+    promptTokensTotal: sum(perRank(samples, 'sglang:prompt_tokens_total', 'sglang:prompt_tokens')),
+    generationTokensTotal: sum(perRank(samples, 'sglang:generation_tokens_total', 'sglang:generation_tokens')),
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * SGLang servers from the process table: `python -m sglang.launch_server ...`, `python3 -m ...`,
+ * `sglang serve ...` (2026 builds), or `.../sglang/launch_server.py`. Flags are parsed in both
+ * `--flag value` and `--flag=value` forms. Children that renamed themselves (`sglang::scheduler_TP0`)
+ * are not servers; they are mapped to their server through the parent chain.
+ */
+
+export interface PsEntry {
+  pid: number;
+  ppid: number | null;
+  /** Exact argv when read from /proc/PID/cmdline, else the ps args split on whitespace. */
+  argv: string[];
+  exact: boolean;
+  cwd?: string | null;
+  fd1?: string | null;
+  fd2?: string | null;
+  cudaVisibleDevices?: string | null;
+}
+
+export interface SglangServer {
+  pid: number;
+  port: number;
+  host: string;
+  modelPath: string | null;
+  servedModelName: string | null;
+  tp: number;
+  dp: number;
+  speculativeAlgorithm: string | null;
+  reasoningParser: string | null;
+  enableMetrics: boolean;
+  logFile: string | null;
+  cwd: string | null;
+  cudaVisibleDevices: string | null;
+  /** GPU indices holding this server's memory (from nvidia-smi), else from CUDA_VISIBLE_DEVICES. */
+  gpus: number[];
+  /** Full argv. */
+  args: string[];
+  /** Every flag: `--tp 2` → {tp: '2'}, bare `--trust-remote-code` → {'trust-remote-code': true}. */
+  flags: Record<string, string | boolean>;
+}
+
+/** Index of the first flag after the launcher, or -1 when argv is not an SGLang server launch. */
+export function sglangLaunchIndex(argv: readonly string[]): number {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-m' && (argv[i + 1] === 'sglang.launch_server' || argv[i + 1] === 'sglang.launch_server.py')) return i + 2;
+    if (a === '-msglang.launch_server') return i + 1;
+    if (/(^|\/)sglang\/launch_server\.py$/.test(a) && i <= 2) return i + 1;
+    if (i <= 2 && /(^|\/)sglang$/.test(a) && argv[i + 1] === 'serve') return i + 2;
+  }
+  return -1;
+}
+
+export function parseFlags(args: readonly string[]): Record<string, string | boolean> {
+  const flags: Record<string, string | boolean> = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (!a.startsWith('--') || a === '--') continue;
+    const eq = a.indexOf('=');
+    if (eq > 2) {
+      flags[a.slice(2, eq)] = a.slice(eq + 1);
+      continue;
+    }
+    const next = args[i + 1];
+    if (next !== undefined && !next.startsWith('--')) {
+      flags[a.slice(2)] = next;
+      i++;
+    } else {
+      flags[a.slice(2)] = true;
+    }
+  }
+  return flags;
+}
+
+function flagStr(flags: Record<string, string | boolean>, ...names: string[]): string | null {
+  for (const n of names) {
+    const v = flags[n];
+    if (typeof v === 'string') return v;
+  }
+  return null;
+}
+
+function flagInt(flags: Record<string, string | boolean>, def: number, ...names: string[]): number {
+  const v = flagStr(flags, ...names);
+  if (v === null) return def;
+  const n = Number.parseInt(v, 10);
+  return Number.isFinite(n) ? n : def;
+}
+
+/** A log file path from /proc/PID/fd/N, or null for pipes, sockets, terminals and /dev/null. */
+export function logFileFromFd(link: string | null | undefined): string | null {
+  if (!link || !link.startsWith('/')) return null;
+  if (link.startsWith('/dev/')) return null;
+  return link.replace(/ \(deleted\)$/, '');
+}
+
+export function serverFromArgv(e: PsEntry): SglangServer | null {
+  const at = sglangLaunchIndex(e.argv);
+  if (at < 0) return null;
+  const rest = e.argv.slice(at);
+  const flags = parseFlags(rest);
+  // `sglang serve MODEL` accepts the model path as a positional in some builds.
+  const positional = rest[0] && !rest[0].startsWith('-') ? rest[0] : null;
+  const logFile = logFileFromFd(e.fd1) ?? logFileFromFd(e.fd2);
+  return {
+    pid: e.pid,
+    port: flagInt(flags, 30000, 'port'),
+    host: flagStr(flags, 'host') ?? '127.0.0.1',
+    modelPath: flagStr(flags, 'model-path', 'model') ?? positional,
+    servedModelName: flagStr(flags, 'served-model-name'),
+    tp: flagInt(flags, 1, 'tp', 'tp-size', 'tensor-parallel-size'),
+    dp: flagInt(flags, 1, 'dp', 'dp-size', 'data-parallel-size'),
+    speculativeAlgorithm: flagStr(flags, 'speculative-algorithm', 'speculative-algo'),
+    reasoningParser: flagStr(flags, 'reasoning-parser'),
+    enableMetrics: flags['enable-metrics'] === true || flags['enable-metrics'] === 'true',
+    logFile,
+    cwd: e.cwd ?? null,
+    cudaVisibleDevices: e.cudaVisibleDevices ?? null,
+    gpus: [],
+    args: [...e.argv],
+    flags,
+  };
+}
+
+/**
+ * `ps -eww -o pid=,ppid=,args=` lines; also `pid args` only, and the common tables with a header
+ * (`ps aux`: USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND; `ps -ef`: UID PID PPID C STIME TTY TIME CMD),
+ * so a wrapped or different `ps` still yields the process table.
+ */
+export function parsePsLines(text: string): PsEntry[] {
+  const lines = text.split('\n');
+  const hi = lines.findIndex((l) => l.trim().length > 0);
+  const header = hi >= 0 ? lines[hi].trim().split(/\s+/) : [];
+  const upper = header.map((h) => h.toUpperCase());
+  const cmdCol = upper.findIndex((h) => h === 'COMMAND' || h === 'CMD' || h === 'ARGS');
+  const pidCol = upper.indexOf('PID');
+  if (cmdCol > 0 && pidCol >= 0) {
+    const ppidCol = upper.indexOf('PPID');
+    const out: PsEntry[] = [];
+    for (const raw of lines.slice(hi + 1)) {
+      const f = raw.trim().split(/\s+/);
+      if (f.length <= cmdCol || !/^\d+$/.test(f[pidCol])) continue;
+      out.push({
+        pid: Number(f[pidCol]),
+        ppid: ppidCol >= 0 && /^\d+$/.test(f[ppidCol]) ? Number(f[ppidCol]) : null,
+        argv: f.slice(cmdCol),
+        exact: false,
+      });
+    }
+    return out;
+  }
+  const out: PsEntry[] = [];
+  for (const raw of lines) {
+    const m = /^\s*(\d+)\s+(?:(\d+)\s+)?(.*)$/.exec(raw);
+    if (!m) continue;
+    const args = m[3].trim();
+    if (!args) continue;
+    out.push({ pid: Number(m[1]), ppid: m[2] !== undefined ? Number(m[2]) : null, argv: args.split(/\s+/), exact: false });
+  }
+  return out;
+}
+
+/** The probe's /proc records: fields separated by \x1d, argv by \x1f, records by \x1e. */
+export function parseProcRecords(text: string): PsEntry[] {
+  const out: PsEntry[] = [];
+  for (const rec of text.split('\x1e')) {
+    const f = rec.replace(/^\n+/, '').split('\x1d');
+    if (f[0] !== 'P' || f.length < 8) continue;
+    const pid = Number(f[1]);
+    if (!Number.isInteger(pid)) continue;
+    const ppid = /^\d+$/.test(f[2]) ? Number(f[2]) : null;
+    const argv = f[7].split('\x1f');
+    if (argv.length && argv[argv.length - 1] === '') argv.pop();
+    const cvd = /(?:^|\n)CUDA_VISIBLE_DEVICES=([^\n]*)/.exec(f[6] ?? '');
+    out.push({
+      pid,
+      ppid,
+      cwd: f[3] || null,
+      fd1: f[4] || null,
+      fd2: f[5] || null,
+      cudaVisibleDevices: cvd ? cvd[1] : null,
+      argv,
+      exact: true,
+    });
+  }
+  return out;
+}
+
+/** Merge ps and /proc views (exact argv wins), find servers, attach GPUs through the parent chain. */
+export function findServers(
+  ps: PsEntry[],
+  proc: PsEntry[],
+  gpuPids: Array<{ pid: number | null; gpuIndex: number | null }>,
+): SglangServer[] {
+  const byPid = new Map<number, PsEntry>();
+  for (const p of ps) byPid.set(p.pid, p);
+  for (const p of proc) {
+    const prev = byPid.get(p.pid);
+    byPid.set(p.pid, { ...p, ppid: p.ppid ?? prev?.ppid ?? null });
+  }
+  const servers: SglangServer[] = [];
+  for (const e of byPid.values()) {
+    const s = serverFromArgv(e);
+    if (!s) continue;
+    // An SGLang launcher whose parent is also a launcher (multiprocessing spawn) is not a separate server.
+    const parent = e.ppid !== null ? byPid.get(e.ppid) : undefined;
+    if (parent && sglangLaunchIndex(parent.argv) >= 0 && parent.argv.join(' ') === e.argv.join(' ')) continue;
+    servers.push(s);
+  }
+  const serverPids = new Set(servers.map((s) => s.pid));
+  const ownerOf = (pid: number): number | null => {
+    let cur: number | null = pid;
+    for (let hops = 0; cur !== null && hops < 16; hops++) {
+      if (serverPids.has(cur)) return cur;
+      cur = byPid.get(cur)?.ppid ?? null;
+    }
+    return null;
+  };
+  for (const g of gpuPids) {
+    if (g.pid === null || g.gpuIndex === null) continue;
+    const owner = ownerOf(g.pid);
+    const s = servers.find((x) => x.pid === owner);
+    if (s && !s.gpus.includes(g.gpuIndex)) s.gpus.push(g.gpuIndex);
+  }
+  for (const s of servers) {
+    if (s.gpus.length === 0 && s.cudaVisibleDevices) {
+      s.gpus = s.cudaVisibleDevices
+        .split(',')
+        .map((x) => Number.parseInt(x, 10))
+        .filter((n) => Number.isInteger(n) && n >= 0);
+    }
+    s.gpus.sort((a, b) => a - b);
+  }
+  return servers.sort((a, b) => a.port - b.port || a.pid - b.pid);
+}

@@ -1,0 +1,470 @@
+/**
+ * Redaction: secrets never reach disk or logs.
+ *
+ * Two complementary mechanisms:
+ * - by NAME: environment variables, command-line flags, `NAME=value` / `NAME: value` lines and JSON keys
+ *   whose name is a secret name (`isSecretName`);
+ * - by VALUE: token formats recognisable on their own (AWS access key ids and session tokens, Hugging
+ *   Face, OpenAI, GitHub, PEM private keys, `user:pass@` in URLs, `Authorization: Bearer ...`).
+ *
+ * The name rule: a name is split into word parts on `_ - . :` (and camelCase humps); it is a secret name
+ * when one part IS a secret word (KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS, PASSPHRASE, CREDENTIAL(S),
+ * AUTH, AUTHORIZATION, COOKIE, PAT, APIKEY, ACCESSTOKEN, ...). Parts are compared whole, so `KEYBOARD`,
+ * `TOKENS`, `TOKENIZER` and `AUTHOR` are not secret words: `--max-tokens 512`, `max_total_tokens`,
+ * `--tokenizer-path` and `KEYBOARD_LAYOUT=us` stay. A few neighbours turn a secret word into a plain ML
+ * or config term: `TOKEN_ID(S)`, `TOKEN_USAGE`, `EOS_TOKEN`, `PAD_TOKEN`, `MAX_TOKEN`, `KEY_VALUE`
+ * (`num_key_value_heads`), `AUTH_TYPE`, `AUTH_URL`, ... (see BENIGN_AFTER / BENIGN_BEFORE).
+ * `AWS_ACCESS_KEY_ID` stays secret (KEY followed by ID is not benign; TOKEN followed by ID is).
+ *
+ * Every regular expression here is linear: character classes are disjoint from what follows them or
+ * guarded by a look-behind that stops a scan from restarting inside a run, so MBs of text take
+ * milliseconds. Every function is idempotent: redacting redacted text changes nothing.
+ */
+
+export const REDACTED = '[REDACTED]';
+
+const SECRET_WORDS = new Set([
+  'KEY',
+  'APIKEY',
+  'ACCESSKEY',
+  'SECRETKEY',
+  'PRIVATEKEY',
+  'TOKEN',
+  'APITOKEN',
+  'AUTHTOKEN',
+  'ACCESSTOKEN',
+  'REFRESHTOKEN',
+  'SECRET',
+  'SECRETS',
+  'PASSWORD',
+  'PASSWORDS',
+  'PASSWD',
+  'PASS',
+  'PASSPHRASE',
+  'CREDENTIAL',
+  'CREDENTIALS',
+  'CREDS',
+  'AUTH',
+  'AUTHORIZATION',
+  'COOKIE',
+  'PAT',
+]);
+
+/** A following part that makes the secret word a harmless term, for any secret word. */
+const BENIGN_AFTER_ANY = new Set([
+  'TYPE',
+  'TYPES',
+  'LEN',
+  'LENGTH',
+  'COUNT',
+  'NUM',
+  'SIZE',
+  'ENABLED',
+  'DISABLED',
+  'MODE',
+  'METHOD',
+  'NAME',
+  'NAMES',
+  'REQUIRED',
+  'ALGORITHM',
+  'FORMAT',
+  'VERSION',
+  'PATH',
+  'DIR',
+  'DIRECTORY',
+]);
+
+const BENIGN_AFTER: Record<string, Set<string>> = {
+  TOKEN: new Set([
+    'ID',
+    'IDS',
+    'USAGE',
+    'COUNTS',
+    'LIMIT',
+    'LIMITS',
+    'BUDGET',
+    'RATE',
+    'RATIO',
+    'LEVEL',
+    'THROUGHPUT',
+    'INDEX',
+    'IDX',
+    'CAPACITY',
+    'LOGPROBS',
+    'POSITION',
+    'POSITIONS',
+    'NUMS',
+  ]),
+  KEY: new Set([
+    'VALUE',
+    'VALUES',
+    'STATES',
+    'STATE',
+    'FRAME',
+    'FRAMES',
+    'COLUMN',
+    'COLUMNS',
+    'FIELD',
+    'FIELDS',
+    'BOARD',
+    'LAYOUT',
+    'MAP',
+    'CODE',
+    'CODES',
+    'EVENT',
+    'BINDING',
+    'BINDINGS',
+    'HEADS',
+    'DIM',
+    'PREFIX',
+  ]),
+  AUTH: new Set(['URL', 'URI', 'HOST', 'PORT', 'ENDPOINT', 'DOMAIN', 'PROVIDER', 'SCHEME', 'SERVER', 'REALM', 'SOCK', 'SOCKET']),
+  PASS: new Set(['THROUGH', 'RATE', 'AT', 'K']),
+};
+
+const BENIGN_BEFORE: Record<string, Set<string>> = {
+  TOKEN: new Set([
+    'MAX',
+    'MIN',
+    'NUM',
+    'TOTAL',
+    'NEW',
+    'EOS',
+    'BOS',
+    'PAD',
+    'UNK',
+    'SEP',
+    'CLS',
+    'MASK',
+    'STOP',
+    'SPECIAL',
+    'FIRST',
+    'LAST',
+    'PER',
+    'NEXT',
+    'START',
+    'END',
+    'IMAGE',
+    'VIDEO',
+    'AUDIO',
+    'VISION',
+    'THINK',
+    'DRAFT',
+    'PREFILL',
+    'DECODE',
+    'OUTPUT',
+    'INPUT',
+  ]),
+  KEY: new Set(['PRIMARY', 'FOREIGN', 'SORT', 'PARTITION', 'CACHE', 'DICT', 'LOOKUP', 'SHORTCUT', 'HOT', 'MONKEY', 'QUERY', 'ROUTING']),
+  PASS: new Set(['BY', 'BYPASS', 'FIRST', 'SECOND', 'SINGLE', 'MULTI', 'ONE', 'TWO', 'FORWARD', 'BACKWARD']),
+};
+
+const nameCache = new Map<string, boolean>();
+
+/** Word parts of a name: split on non-alphanumerics and camelCase humps, upper-cased. */
+export function nameParts(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter((p) => p.length > 0)
+    .map((p) => p.toUpperCase());
+}
+
+/** True when a variable, flag or key name names a secret (see the module comment for the rule). */
+export function isSecretName(name: string): boolean {
+  const cached = nameCache.get(name);
+  if (cached !== undefined) return cached;
+  const parts = nameParts(name.replace(/^-+/, ''));
+  let secret = false;
+  for (let i = 0; i < parts.length && !secret; i++) {
+    const p = parts[i];
+    if (!SECRET_WORDS.has(p)) continue;
+    const next = parts[i + 1];
+    const prev = parts[i - 1];
+    if (next !== undefined && (BENIGN_AFTER_ANY.has(next) || BENIGN_AFTER[p]?.has(next))) continue;
+    if (prev !== undefined && BENIGN_BEFORE[p]?.has(prev)) continue;
+    secret = true;
+  }
+  if (nameCache.size > 10_000) nameCache.clear();
+  nameCache.set(name, secret);
+  return secret;
+}
+
+/** Values that are not secrets even under a secret name: empty, None/null, shell references. */
+function isPlaceholder(v: string): boolean {
+  const s = v.replace(/,$/, '').replace(/^["']|["']$/g, '');
+  if (s === '' || s === REDACTED || s === '\\') return true;
+  // Already redacted with its scheme kept (`Bearer [REDACTED]`).
+  if (/^[A-Za-z][A-Za-z0-9-]*[ \t]+\[REDACTED\]$/.test(s)) return true;
+  if (/^(none|null|nil|undefined|true|false)$/i.test(s)) return true;
+  if (/^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/.test(s)) return true; // $VAR, ${VAR}
+  if (/^\*+$/.test(s)) return true;
+  return false;
+}
+
+/** Keep surrounding quotes, replace the inside. */
+function redactQuoted(v: string): string {
+  if (v.length >= 2 && (v[0] === '"' || v[0] === "'") && v[v.length - 1] === v[0]) return v[0] + REDACTED + v[0];
+  return REDACTED;
+}
+
+export function redactEnv(env: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    out[k] = isSecretName(k) && v !== '' ? REDACTED : redactText(v);
+  }
+  return out;
+}
+
+export function redactArgv(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const flag = /^(--?[A-Za-z][A-Za-z0-9_.-]*)(=([\s\S]*))?$/.exec(a);
+    if (flag) {
+      const name = flag[1];
+      if (isSecretName(name)) {
+        if (flag[2] !== undefined) {
+          out.push(flag[3] === '' ? a : `${name}=${REDACTED}`);
+          continue;
+        }
+        out.push(a);
+        const next = argv[i + 1];
+        if (next !== undefined && !next.startsWith('--')) {
+          out.push(next === '' ? next : REDACTED);
+          i++;
+        }
+        continue;
+      }
+      out.push(redactText(a));
+      continue;
+    }
+    // `env HF_TOKEN=... python ...`
+    const assign = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/.exec(a);
+    if (assign && isSecretName(assign[1]) && assign[2] !== '') {
+      out.push(`${assign[1]}=${REDACTED}`);
+      continue;
+    }
+    out.push(redactText(a));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------ free text
+
+const PEM_BEGIN = /-----BEGIN ([A-Z0-9 ]*?)PRIVATE KEY( BLOCK)?-----/g;
+
+/** PEM private key blocks → header, [REDACTED], footer. A block without its END is redacted to the end. */
+function redactPem(text: string): string {
+  if (!text.includes('PRIVATE KEY')) return text;
+  let out = '';
+  let pos = 0;
+  PEM_BEGIN.lastIndex = 0;
+  for (;;) {
+    PEM_BEGIN.lastIndex = pos;
+    const m = PEM_BEGIN.exec(text);
+    if (!m) break;
+    const kind = m[1];
+    const headerEnd = m.index + m[0].length;
+    const endMarker = `-----END ${kind}PRIVATE KEY${m[2] ?? ''}-----`;
+    const end = text.indexOf(endMarker, headerEnd);
+    // A different END (another kind) still closes the block.
+    if (end < 0) {
+      const anyEnd = /-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/g;
+      anyEnd.lastIndex = headerEnd;
+      const e2 = anyEnd.exec(text);
+      if (e2) {
+        out += text.slice(pos, headerEnd) + '\n' + REDACTED + '\n' + e2[0];
+        pos = e2.index + e2[0].length;
+        continue;
+      }
+      out += text.slice(pos, headerEnd) + '\n' + REDACTED + '\n';
+      pos = text.length;
+      break;
+    }
+    out += text.slice(pos, headerEnd) + '\n' + REDACTED + '\n' + endMarker;
+    pos = end + endMarker.length;
+  }
+  return out + text.slice(pos);
+}
+
+interface Rule {
+  /** Cheap pre-check: skip the regex when none of these substrings occurs (case-insensitive when `ci`). */
+  hint?: string[];
+  ci?: boolean;
+  re: RegExp;
+  replace: (substring: string, ...args: string[]) => string;
+}
+
+function hasHint(text: string, lower: () => string, r: Rule): boolean {
+  if (!r.hint) return true;
+  const t = r.ci ? lower() : text;
+  return r.hint.some((h) => t.includes(h));
+}
+
+/** A secret value keeps this much of its start when the start is a fixed, public prefix. */
+const keepPrefix = (prefix: string) => prefix + REDACTED;
+
+const VALUE_RULES: Rule[] = [
+  // AWS access key ids.
+  { hint: ['AKIA', 'ASIA'], re: /\b(AKIA|ASIA)[A-Z0-9]{16}\b/g, replace: (_m, p) => keepPrefix(p) },
+  // AWS (STS) session tokens: base64 with well-known prefixes.
+  {
+    hint: ['IQoJb3JpZ2luX2Vj', 'FwoGZXIvYXdzE', 'FQoGZXIvYXdzE'],
+    re: /\b(IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE|FQoGZXIvYXdzE)[A-Za-z0-9/+=]{16,}/g,
+    replace: (_m, p) => keepPrefix(p),
+  },
+  // Hugging Face.
+  { hint: ['hf_'], re: /\bhf_[A-Za-z0-9]{30,}/g, replace: () => keepPrefix('hf_') },
+  // OpenAI (sk-..., sk-proj-..., sk-svcacct-...) and look-alikes (Anthropic sk-ant-...).
+  { hint: ['sk-'], re: /\bsk-[A-Za-z0-9_-]{20,}/g, replace: () => keepPrefix('sk-') },
+  // GitHub.
+  { hint: ['gh'], re: /\b(gh[pousr]_)[A-Za-z0-9]{20,}/g, replace: (_m, p) => keepPrefix(p) },
+  { hint: ['github_pat_'], re: /\bgithub_pat_[A-Za-z0-9_]{20,}/g, replace: () => keepPrefix('github_pat_') },
+  // Slack, GitLab: cheap to cover.
+  { hint: ['xox'], re: /\b(xox[abposr]-)[A-Za-z0-9-]{10,}/g, replace: (_m, p) => keepPrefix(p) },
+  { hint: ['glpat-'], re: /\bglpat-[A-Za-z0-9_-]{20,}/g, replace: () => keepPrefix('glpat-') },
+  // `wandb login <40 hex>`.
+  {
+    hint: ['wandb'],
+    re: /\b(wandb[ \t]+login(?:[ \t]+--?[A-Za-z-]+)*[ \t]+)([0-9a-f]{40})\b/g,
+    replace: (_m, pre) => pre + REDACTED,
+  },
+  // Authorization headers (keep the scheme).
+  {
+    hint: ['authorization'],
+    ci: true,
+    re: /\b((?:Proxy-)?Authorization["']?[ \t]*[:=][ \t]*["']?)(?:(Bearer|Basic|Token|Digest|Bot|AWS4-HMAC-SHA256)[ \t]+)?([^\s"',]+)/gi,
+    replace: (m, pre, scheme, tok) => (tok === REDACTED ? m : `${pre}${scheme ? scheme + ' ' : ''}${REDACTED}`),
+  },
+  // A bare `Bearer <token>`.
+  { hint: ['bearer'], ci: true, re: /\b(Bearer)[ \t]+([A-Za-z0-9._~+/=-]{8,})/gi, replace: (_m, b) => `${b} ${REDACTED}` },
+  // URLs with credentials: scheme://user:password@host.
+  {
+    hint: ['://'],
+    re: /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^\s:@/]+):([^\s@/]+)@/g,
+    replace: (_m, scheme, user) => `${scheme}${user}:${REDACTED}@`,
+  },
+];
+
+/** JSON `"name": "value"` whose name is a secret name. */
+const JSON_RULE = /"([A-Za-z0-9_.:-]{1,128})"([ \t]*:[ \t]*)"((?:[^"\\\n]|\\.)*)"/g;
+/** Line-anchored `[export] NAME = value`, `NAME: value` (YAML, headers, ini, credential files). */
+const LINE_RULE =
+  /^([ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?["']?)([A-Za-z_][A-Za-z0-9_.-]*)(["']?(?:[ \t]*:|[ \t]+=|=(?=[ \t]))[ \t]*)([^\n]*)$/gm;
+/** `NAME=value` anywhere (shell lines, URLs' query strings, Python reprs like `api_key='x'`). */
+const INLINE_RULE = /(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'&;|,)}\]]+(?:\][^\s"'&;|,)}\]]*)?)/g;
+/** `--secret-flag value` / `--secret-flag=value` anywhere. */
+const FLAG_RULE = /(?<![A-Za-z0-9_.-])(--?[A-Za-z][A-Za-z0-9_.-]*)([ \t]+|=)("[^"\n]*"|'[^'\n]*'|[^\s"']+)/g;
+/** netrc: `password X` at a line start or after `login USER`. */
+const NETRC_RULE = /(^[ \t]*|\blogin[ \t]+\S+[ \t]+)(password|passwd)([ \t]+)(\S+)/gim;
+
+function redactLineValue(m: string, pre: string, name: string, sep: string, value: string): string {
+  if (!isSecretName(name)) return m;
+  const v = value.trim();
+  if (v === '' || isPlaceholder(v)) return m;
+  const lead = value.slice(0, value.length - value.trimStart().length);
+  const trailingComma = /,$/.test(v) && /^["']/.test(v) ? ',' : '';
+  const core = trailingComma ? v.slice(0, -1) : v;
+  return `${pre}${name}${sep}${lead}${redactQuoted(core)}${trailingComma}`;
+}
+
+/** Redact secrets anywhere in free text (logs, scripts, config files, command output). */
+export function redactText(text: string): string {
+  if (!text) return text;
+  let t = redactPem(text);
+  let lowerCache: string | undefined;
+  const lower = () => (lowerCache ??= t.toLowerCase());
+  for (const r of VALUE_RULES) {
+    if (!hasHint(t, lower, r)) continue;
+    r.re.lastIndex = 0;
+    const next = t.replace(r.re, r.replace as (s: string, ...a: unknown[]) => string);
+    if (next !== t) {
+      t = next;
+      lowerCache = undefined;
+    }
+  }
+  if (t.includes('"')) {
+    t = t.replace(JSON_RULE, (m, name: string, sep: string, value: string) => {
+      if (!isSecretName(name) || isPlaceholder(value)) return m;
+      return `"${name}"${sep}"${REDACTED}"`;
+    });
+  }
+  if (t.includes(':') || t.includes('=')) {
+    t = t.replace(LINE_RULE, redactLineValue);
+  }
+  if (t.includes('=')) {
+    t = t.replace(INLINE_RULE, (m, name: string, value: string) => {
+      if (!isSecretName(name) || isPlaceholder(value)) return m;
+      return `${name}=${redactQuoted(value)}`;
+    });
+  }
+  if (t.includes('-')) {
+    t = t.replace(FLAG_RULE, (m, flag: string, sep: string, value: string) => {
+      if (!isSecretName(flag) || isPlaceholder(value)) return m;
+      if (sep !== '=' && value.startsWith('-')) return m;
+      return `${flag}${sep}${redactQuoted(value)}`;
+    });
+  }
+  if (/pass/i.test(t)) {
+    t = t.replace(NETRC_RULE, (m, pre: string, word: string, sp: string, value: string) =>
+      isPlaceholder(value) ? m : `${pre}${word}${sp}${REDACTED}`,
+    );
+  }
+  return t;
+}
+
+/**
+ * Redact a JSON-like value: object members whose key is a secret name lose their value (null, false and
+ * empty strings are kept: they say "no secret set"); every other string goes through redactText.
+ */
+export function redactValue<T>(value: T): T {
+  return redactAny(value, 0) as T;
+}
+
+function redactAny(v: unknown, depth: number): unknown {
+  if (depth > 64) return v;
+  if (typeof v === 'string') return redactText(v);
+  if (Array.isArray(v)) return v.map((x) => redactAny(x, depth + 1));
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (isSecretName(k) && x !== null && x !== undefined && x !== false && x !== '' && (typeof x === 'string' || typeof x === 'number')) {
+        out[k] = typeof x === 'string' && isPlaceholder(x) ? x : REDACTED;
+      } else if (isSecretName(k) && x && typeof x === 'object') {
+        out[k] = REDACTED;
+      } else {
+        out[k] = redactAny(x, depth + 1);
+      }
+    }
+    return out;
+  }
+  return v;
+}
+
+/**
+ * Replace every occurrence of known secret values (collected where they were found by name) in all
+ * strings of a JSON-like value: catches a secret that shows up again somewhere in a shape no pattern knows.
+ */
+export function scrubKnownSecrets<T>(value: T, secrets: Iterable<string>): T {
+  const list = [...new Set([...secrets].filter((s) => s.length >= 6 && s !== REDACTED))].sort((a, b) => b.length - a.length);
+  if (list.length === 0) return value;
+  const scrub = (s: string) => {
+    let out = s;
+    for (const x of list) if (out.includes(x)) out = out.split(x).join(REDACTED);
+    return out;
+  };
+  const walk = (v: unknown, depth: number): unknown => {
+    if (depth > 64) return v;
+    if (typeof v === 'string') return scrub(v);
+    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
+    if (v && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[scrub(k)] = walk(x, depth + 1);
+      return out;
+    }
+    return v;
+  };
+  return walk(value, 0) as T;
+}

@@ -1,0 +1,702 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import {
+  FLAG_SPECS,
+  LaunchProfile,
+  PROFILE_FIELDS,
+  SPECULATIVE_FIELDS,
+  captureProfile,
+  normalizeArgv,
+  parseProfileText,
+  profileFromServers,
+  profileToJson,
+  renderLaunchScript,
+  validateProfile,
+} from '../../../src/core/launch/profile';
+import {
+  buildKillScript,
+  buildPollScript,
+  errorSummary,
+  logDrainReading,
+  looksLikeHfRepo,
+  parseListenPorts,
+  parsePollOutput,
+  parsePreflightOutput,
+  parseScanOutput,
+} from '../../../src/core/launch/launch';
+import type { SglangServer } from '../../../src/core/sglang/serverArgv';
+import { buildSimHome } from '../../../src/sim/home';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+
+function valid(x: unknown): LaunchProfile {
+  const r = validateProfile(x);
+  assert.deepEqual(r.errors, []);
+  return r.profile!;
+}
+
+function errorsOf(x: unknown): string[] {
+  const r = validateProfile(x);
+  assert.equal(r.profile, undefined);
+  return r.errors;
+}
+
+/** A fake interpreter (its path has a space) that records argv (NUL-separated), CUDA_VISIBLE_DEVICES and $GS_MARK per pid. */
+function fakePython(dir: string): string {
+  const bin = path.join(dir, 'fake bin');
+  mkdirSync(bin, { recursive: true });
+  const py = path.join(bin, 'python3');
+  writeFileSync(
+    py,
+    `#!/bin/sh
+out="$GS_TEST_OUT"
+printf '%s\\0' "$@" > "$out/$$.argv"
+printf '%s\\n%s\\n%s\\n' "$CUDA_VISIBLE_DEVICES" "\${GS_MARK:-}" "$(pwd)" > "$out/$$.env"
+echo "The server is fired up and ready to roll!"
+`,
+  );
+  chmodSync(py, 0o755);
+  return py;
+}
+
+function waitFiles(dir: string, suffix: string, n: number): string[] {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const f = readdirSync(dir).filter((x) => x.endsWith(suffix));
+    if (f.length >= n || Date.now() > deadline) return f;
+    spawnSync('sleep', ['0.05']);
+  }
+}
+
+function server(pid: number, port: number, argv: string[], extra: Partial<SglangServer> = {}): SglangServer {
+  return {
+    pid,
+    port,
+    host: '127.0.0.1',
+    modelPath: null,
+    servedModelName: null,
+    tp: 1,
+    dp: 1,
+    speculativeAlgorithm: null,
+    reasoningParser: null,
+    enableMetrics: false,
+    logFile: null,
+    cwd: '/root',
+    cudaVisibleDevices: null,
+    gpus: [],
+    args: argv,
+    flags: {},
+    ...extra,
+  };
+}
+
+describe('launch profiles: validation', () => {
+  it('names the field in every error', () => {
+    const errs = errorsOf({
+      modelPath: '/m',
+      speculative: { algorithm: 'MTP', numSteps: 0 },
+      layout: 'pergpu',
+      basePort: '30000',
+      gpus: [0, 0, -1],
+      extraArgs: ['--port', '1', 7],
+      env: { 'A-B': 'x', CUDA_VISIBLE_DEVICES: '0', N: 3 },
+      memFractionStatic: 1.5,
+      chunkedPrefillSize: 0,
+      basport: 2,
+      workDir: 'relative/dir',
+    });
+    const want = [
+      'speculative.algorithm: "MTP" is not one of EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH (MTP models run through NEXTN or EAGLE)',
+      'basport: unknown field (did you mean "basePort"?)',
+      'layout: "pergpu" is not one of per-gpu, single (did you mean "per-gpu"?)',
+      'basePort: must be an integer from 1 to 65535 (got "30000")',
+      'memFractionStatic: must be a number greater than 0 and at most 1, e.g. 0.88 (got 1.5)',
+      'chunkedPrefillSize: must not be 0 (use -1 to disable chunked prefill)',
+      'gpus[1]: GPU 0 is listed twice',
+      'extraArgs[2]: must be a string (got 7)',
+      'env.CUDA_VISIBLE_DEVICES: is set per instance from gpus and layout; use "gpus" instead',
+      'env.N: must be a string (got 3); write numbers in quotes',
+    ];
+    for (const w of want) assert.ok(errs.includes(w), `missing ${JSON.stringify(w)} in\n${errs.join('\n')}`);
+    for (const f of [
+      'speculative.numSteps:',
+      'gpus[2]:',
+      'extraArgs[0]: --port is set by basePort',
+      'env.A-B:',
+      'workDir: "relative/dir" must be an absolute path',
+    ]) {
+      assert.ok(
+        errs.some((e) => e.startsWith(f)),
+        `no error starting with ${f}:\n${errs.join('\n')}`,
+      );
+    }
+  });
+
+  it('requires modelPath and an object, and checks nested and layout rules', () => {
+    assert.deepEqual(errorsOf({}), ['modelPath: is required']);
+    assert.match(errorsOf([1])[0], /^\(profile\): must be a JSON object/);
+    assert.ok(
+      errorsOf({ modelPath: '/m', speculative: { numSteps: 3 } }).includes(
+        'speculative.algorithm: is required (one of EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH)',
+      ),
+    );
+    assert.ok(
+      errorsOf({ modelPath: '/m', speculative: { algorithm: 'eagle' } }).some(
+        (e) => e.startsWith('speculative.algorithm: "eagle" is not one of') && e.includes('did you mean "EAGLE"'),
+      ),
+    );
+    assert.ok(
+      errorsOf({ modelPath: '/m', speculative: { algorithm: 'NEXTN', steps: 3 } }).some((e) =>
+        e.startsWith('speculative.steps: unknown field'),
+      ),
+    );
+    assert.ok(errorsOf({ modelPath: '/m', tp: 2 }).some((e) => e.startsWith('tp: is 2, but layout "per-gpu"')));
+    assert.ok(
+      errorsOf({ modelPath: '/m', layout: 'single', gpus: [0, 1, 2], tp: 2 }).some((e) => e.startsWith('tp: 2 does not divide the 3 GPUs')),
+    );
+    assert.ok(
+      errorsOf({ modelPath: '/m', layout: 'single', gpus: [0, 1], tp: 2, dp: 2 }).some((e) => e.startsWith('tp: tp 2 × dp 2 = 4 GPUs')),
+    );
+    assert.ok(
+      errorsOf({ modelPath: '/m', contextLength: 32768, extraArgs: ['--context-length', '8192'] }).includes(
+        'extraArgs[0]: --context-length is already set by contextLength; give it only once',
+      ),
+    );
+    assert.ok(errorsOf({ modelPath: '/m\nx' }).includes('modelPath: must not contain a line break'));
+    assert.ok(errorsOf({ modelPath: '/m', gpus: 'some' }).some((e) => e.startsWith('gpus: must be "all" or a list')));
+    assert.ok(errorsOf({ modelPath: '/m', basePort: 65534, gpus: [0, 1, 2] }).some((e) => e.startsWith('basePort: 65534 + 3 instances')));
+  });
+
+  it('fills in defaults and keeps what is given', () => {
+    const p = valid({ modelPath: '~/m' });
+    assert.equal(p.layout, 'per-gpu');
+    assert.equal(p.basePort, 30000);
+    assert.equal(p.gpus, 'all');
+    assert.deepEqual(p.extraArgs, []);
+    assert.deepEqual(p.env, {});
+    const q = valid({
+      modelPath: 'Qwen/Qwen3-8B',
+      layout: 'single',
+      gpus: [0, 1, 2, 3],
+      tp: 2,
+      chunkedPrefillSize: -1,
+      speculative: { algorithm: 'EAGLE3', draftModelPath: '~/draft' },
+    });
+    assert.equal(q.tp, 2);
+    assert.equal(q.chunkedPrefillSize, -1);
+    assert.deepEqual(q.speculative, { algorithm: 'EAGLE3', draftModelPath: '~/draft' });
+  });
+
+  it('reports JSON syntax errors with line and column', () => {
+    const r = parseProfileText('{\n  "modelPath": "/m",\n  "basePort": 30000,,\n}');
+    assert.equal(r.profile, undefined);
+    assert.match(r.errors[0], /^\(json\): .* at line 3, column \d+$/);
+    assert.deepEqual(parseProfileText('\uFEFF{"modelPath": "/m"}').errors, []);
+  });
+});
+
+describe('launch profiles: rendering', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gs-launch-unit-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('quotes every hostile value: the shell passes them through unchanged and runs none of them', () => {
+    const py = fakePython(dir);
+    const out = path.join(dir, 'out');
+    mkdirSync(out);
+    mkdirSync(path.join(dir, 'venv', 'bin'), { recursive: true });
+    writeFileSync(path.join(dir, 'venv', 'bin', 'activate'), 'GS_MARK="venv sourced"; export GS_MARK\n');
+    const hostile = `$(touch ${path.join(dir, 'pwned')})`;
+    const p = valid({
+      name: 'hostile',
+      modelPath: `~/models/My Model ${hostile}`,
+      servedModelName: `it's "quoted" \`id\``,
+      gpus: [2, 5],
+      basePort: 31000,
+      host: '127.0.0.1',
+      memFractionStatic: 0.88,
+      reasoningParser: '$HOME',
+      trustRemoteCode: true,
+      speculative: { algorithm: 'NEXTN', numSteps: 3, draftModelPath: `/d/x; touch ${path.join(dir, 'pwned2')}` },
+      extraArgs: ['--chat-template', `a b|c&d>${path.join(dir, 'pwned3')}`, '--x=$(id)'],
+      env: { GS_TEST_OUT: out, WEIRD: `$(touch ${path.join(dir, 'pwned4')}) 'q'` },
+      python: py,
+      venv: '~/venv',
+      workDir: '~',
+      logDir: 'my logs',
+    });
+    const r = renderLaunchScript(p, [2, 5]);
+    assert.equal(r.instances.length, 2);
+    assert.deepEqual(
+      r.instances.map((i) => [i.gpus, i.port, i.logFile]),
+      [
+        [[2], 31000, 'my logs/sglang_gpu2.log'],
+        [[5], 31001, 'my logs/sglang_gpu5.log'],
+      ],
+    );
+    const run = spawnSync('/bin/sh', ['-s'], {
+      input: r.script,
+      env: { PATH: process.env.PATH, HOME: dir },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const started = [...run.stdout.matchAll(/^GS-STARTED (\d+) (\d+)$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
+    assert.deepEqual(
+      started.map((s) => s[0]),
+      [31000, 31001],
+    );
+    const files = waitFiles(out, '.env', 2);
+    assert.equal(files.length, 2);
+    for (const [k, [port, pid]] of started.entries()) {
+      // the printed pid is the server's own (setsid + nohup exec into it)
+      const argv = readFileSync(path.join(out, `${pid}.argv`), 'utf8')
+        .split('\0')
+        .slice(0, -1);
+      const expected = r.instances[k].argv.slice(1).map((a) => (a.startsWith('~/') ? path.join(dir, a.slice(2)) : a));
+      assert.deepEqual(argv, expected);
+      assert.equal(argv[argv.indexOf('--port') + 1], String(port));
+      assert.ok(argv.includes(`${dir}/models/My Model ${hostile}`));
+      const [cvd, mark, cwd] = readFileSync(path.join(out, `${pid}.env`), 'utf8').split('\n');
+      assert.equal(cvd, String(p.gpus === 'all' ? '' : p.gpus[k]));
+      assert.equal(mark, 'venv sourced');
+      assert.equal(cwd, dir);
+      // each instance's output went to its own log
+      const log = readFileSync(path.join(dir, 'my logs', `sglang_gpu${p.gpus === 'all' ? '' : p.gpus[k]}.log`), 'utf8');
+      assert.match(log, /fired up and ready to roll/);
+    }
+    for (const f of ['pwned', 'pwned2', 'pwned3', 'pwned4'])
+      assert.equal(existsSync(path.join(dir, f)), false, `${f} was created: a value was executed`);
+    // deterministic: rendering again gives the same text (diffs against last.sh show only real changes)
+    assert.equal(renderLaunchScript(p, [2, 5]).script, r.script);
+  });
+
+  it('fails early with GS-ERROR when the venv or workDir is missing', () => {
+    const p = valid({ modelPath: '/m', gpus: [0], venv: '~/nope', python: '/bin/true' });
+    const run = spawnSync('/bin/sh', ['-s'], {
+      input: renderLaunchScript(p, [0]).script,
+      env: { PATH: process.env.PATH, HOME: dir },
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 3);
+    assert.match(run.stderr, /GS-ERROR venv: ~\/nope\/bin\/activate does not exist/);
+    assert.doesNotMatch(run.stdout, /GS-STARTED/);
+  });
+
+  it('renders the single layout with tp/dp over all the GPUs', () => {
+    const p = valid({ modelPath: '/m', layout: 'single', gpus: [0, 1, 2, 3], dp: 2, basePort: 30010 });
+    const r = renderLaunchScript(p, [0, 1, 2, 3]);
+    assert.equal(r.instances.length, 1);
+    assert.deepEqual(r.instances[0].gpus, [0, 1, 2, 3]);
+    assert.equal(r.instances[0].logFile, '~/logs/sglang_port30010.log');
+    assert.deepEqual(r.instances[0].argv, [
+      'python3',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/m',
+      '--port',
+      '30010',
+      '--tp-size',
+      '2',
+      '--dp-size',
+      '2',
+    ]);
+    assert.match(r.script, /start_server 0,1,2,3 30010 "\$HOME"\/logs\/sglang_port30010\.log/);
+    const all = renderLaunchScript(valid({ modelPath: '/m', layout: 'single' }), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(all.instances[0].argv.slice(-2), ['--tp-size', '8']);
+    assert.throws(
+      () => renderLaunchScript(valid({ modelPath: '/m', layout: 'single', tp: 3 }), [0, 1, 2, 3]),
+      /tp: 3 does not divide the 4 GPUs/,
+    );
+  });
+});
+
+describe('launch profiles: capture', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gs-launch-seeds-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Runs the seeds' script (as the sim node writes it) with a fake interpreter; returns servers as a probe reports them. */
+  function seedsServers(script: 'launch_all.sh' | 'launch_tuned.sh'): { servers: SglangServer[]; home: string } {
+    const home = path.join(dir, script.replace('.sh', ''));
+    mkdirSync(home, { recursive: true });
+    const py = fakePython(home);
+    const layout = buildSimHome(home, { gpuCount: 7, basePort: 30000, python: py });
+    const out = path.join(home, 'out');
+    mkdirSync(out);
+    const run = spawnSync('/bin/sh', [path.join(home, script)], {
+      env: { PATH: process.env.PATH, HOME: home, GS_TEST_OUT: out },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const pids = [...run.stdout.matchAll(/GPU (\d+) -> port (\d+) \(pid (\d+)\)/g)].map((m) => ({
+      gpu: Number(m[1]),
+      port: Number(m[2]),
+      pid: Number(m[3]),
+    }));
+    assert.equal(pids.length, 7);
+    waitFiles(out, '.argv', 7);
+    const servers = pids.map(({ gpu, port, pid }) => {
+      const args = [
+        py,
+        ...readFileSync(path.join(out, `${pid}.argv`), 'utf8')
+          .split('\0')
+          .slice(0, -1),
+      ];
+      return server(pid, port, args, { cwd: home, logFile: layout.logFiles[gpu], cudaVisibleDevices: String(gpu), gpus: [gpu] });
+    });
+    return { servers, home };
+  }
+
+  for (const script of ['launch_all.sh', 'launch_tuned.sh'] as const) {
+    it(`capture → render reproduces the argv of the seeds' ${script} (modulo port)`, () => {
+      const { servers, home } = seedsServers(script);
+      const res = captureProfile(servers);
+      assert.deepEqual(res.warnings, []);
+      assert.equal(res.captured.length, 7);
+      const p = res.profile;
+      assert.equal(p.layout, 'per-gpu');
+      assert.deepEqual(p.gpus, [0, 1, 2, 3, 4, 5, 6]);
+      assert.equal(p.basePort, 30000);
+      assert.equal(p.workDir, home);
+      assert.equal(p.logDir, path.join(home, 'logs'));
+      assert.equal(p.speculative?.algorithm, 'NEXTN');
+      if (script === 'launch_tuned.sh') {
+        assert.equal(p.quantization, 'fp8');
+        assert.equal(p.kvCacheDtype, 'fp8_e4m3');
+        assert.equal(p.enableHierarchicalCache, true);
+        assert.equal(p.maxRunningRequests, 96);
+      }
+      assert.deepEqual(p.extraArgs, []);
+      // the profile file round-trips through validation
+      const again = valid(JSON.parse(profileToJson(p)));
+      const r = renderLaunchScript(again, again.gpus as number[]);
+      assert.equal(r.instances.length, 7);
+      r.instances.forEach((inst, i) => {
+        assert.deepEqual(inst.argv, servers[i].args, `instance ${i}`);
+        assert.equal(inst.port, servers[i].port);
+        assert.equal(inst.logFile, servers[i].logFile);
+      });
+      // moved to another base port: the same argv but the port
+      const moved = renderLaunchScript({ ...again, basePort: 40000 }, [0, 1, 2, 3, 4, 5, 6]);
+      moved.instances.forEach((inst, i) => assert.deepEqual(normalizeArgv(inst.argv), normalizeArgv(servers[i].args)));
+      assert.equal(profileFromServers(servers).basePort, 30000);
+    });
+  }
+
+  it('keeps unknown flags verbatim in extraArgs, in order', () => {
+    const base = ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--host', '127.0.0.1'];
+    const tail = [
+      '--log-level',
+      'info',
+      '--tool-call-parser=qwen25',
+      '--disable-radix-cache',
+      '--speculative-algorithm',
+      'MTP',
+      '--weird',
+      '-1',
+    ];
+    const servers = [0, 1].map((i) =>
+      server(100 + i, 30000 + i, [...base, '--port', String(30000 + i), ...tail], {
+        cudaVisibleDevices: String(i),
+        gpus: [i],
+        logFile: `/root/logs/sglang_gpu${i}.log`,
+      }),
+    );
+    const res = captureProfile(servers);
+    assert.deepEqual(res.profile.extraArgs, tail);
+    assert.equal(res.profile.speculative, undefined);
+    assert.ok(res.warnings.some((w) => w.startsWith('--speculative-algorithm MTP: kept verbatim')));
+    const r = renderLaunchScript(res.profile, [0, 1]);
+    r.instances.forEach((inst, i) => assert.deepEqual(inst.argv, servers[i].args));
+  });
+
+  it('groups servers: consecutive ports with the same flags; the rest is named in warnings', () => {
+    const argv = (port: number, extra: string[] = []) => [
+      'python3',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/m',
+      '--port',
+      String(port),
+      ...extra,
+    ];
+    const servers = [
+      server(1, 30000, argv(30000), { gpus: [0] }),
+      server(2, 30001, argv(30001), { gpus: [1] }),
+      server(3, 30002, argv(30002), { gpus: [2] }),
+      server(4, 30003, argv(30003, ['--context-length', '8192']), { gpus: [3] }),
+      server(5, 30010, argv(30010), { gpus: [4] }),
+    ];
+    const res = captureProfile(servers);
+    assert.deepEqual(res.captured, [1, 2, 3]);
+    assert.deepEqual(res.profile.gpus, [0, 1, 2]);
+    assert.equal(res.warnings.filter((w) => w.startsWith('Not captured')).length, 2);
+    // one multi-GPU server → single layout
+    const tp = captureProfile([
+      server(9, 30000, ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--tp', '4', '--port', '30000'], {
+        cudaVisibleDevices: '4,5,6,7',
+        logFile: '/root/logs/sglang_port30000.log',
+      }),
+    ]);
+    assert.equal(tp.profile.layout, 'single');
+    assert.deepEqual(tp.profile.gpus, [4, 5, 6, 7]);
+    assert.equal(tp.profile.tp, 4);
+    const r = renderLaunchScript(tp.profile, [4, 5, 6, 7]);
+    assert.deepEqual(
+      normalizeArgv(r.instances[0].argv),
+      normalizeArgv(tp.profile ? ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--tp-size', '4'] : []),
+    );
+    // venv and environment from the process go into the profile
+    const withEnv = captureProfile([server(7, 30000, argv(30000), { gpus: [0] })], {
+      virtualEnv: { 7: '/root/venv' },
+      env: { 7: { NCCL_DEBUG: 'WARN' } },
+    });
+    assert.equal(withEnv.profile.venv, '/root/venv');
+    assert.deepEqual(withEnv.profile.env, { NCCL_DEBUG: 'WARN' });
+  });
+
+  it('normalizes equivalent argv spellings', () => {
+    const a = ['python3', '-m', 'sglang.launch_server', '--model=/m', '--tp', '2', '--port', '1', '--mem-fraction-static=0.8'];
+    const b = ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--mem-fraction-static', '0.8', '--tp-size', '2', '--port=2'];
+    assert.deepEqual(normalizeArgv(a), normalizeArgv(b));
+  });
+});
+
+describe('launch: remote-output parsers', () => {
+  const profile = valid({ modelPath: '/models/m', gpus: [0, 1, 2, 3], basePort: 30000 });
+  const N = 'GSnonce';
+  const sec = (name: string, body: string) => `\n@@${N}:${name}@@\n${body}`;
+  const output = (o: { listen?: string; gpus?: string; apps?: string; model?: string; python?: string; workdir?: string }) =>
+    [
+      sec('listen', o.listen ?? '0100007F:0016\n00000000:1F90\n'),
+      sec('ss', ''),
+      sec('gpus', o.gpus ?? '0, GPU-a\n1, GPU-b\n2, GPU-c\n3, GPU-d\n4, GPU-e\nrc=0\n'),
+      sec('apps', o.apps ?? ''),
+      sec('workdir', o.workdir ?? 'ok\n'),
+      sec('model', o.model ?? 'dir-config\n'),
+      sec('draft', 'none\n'),
+      sec('python', o.python ?? 'GS-SGLANG 0.5.11\nGS-RC 0\n'),
+      sec('end', ''),
+    ].join('');
+
+  it('parses listening ports from /proc/net/tcp{,6}', () => {
+    const m = parseListenPorts(
+      '0100007F:7530\n00000000:7531\n00000000000000000000000000000000:7532\n00000000000000000000000001000000:7533\n',
+    );
+    assert.deepEqual(m.get(30000), ['127.0.0.1']);
+    assert.deepEqual(m.get(30001), ['0.0.0.0']);
+    assert.deepEqual(m.get(30002), ['::']);
+    assert.deepEqual(m.get(30003), ['::1']);
+  });
+
+  it('passes a clean node', () => {
+    const r = parsePreflightOutput(output({}), N, profile, [0, 1, 2, 3], 'node1', false);
+    assert.deepEqual(r.refusals, []);
+    assert.equal(r.ok, true);
+    assert.deepEqual(r.ports, [30000, 30001, 30002, 30003]);
+    assert.equal(r.sglangVersion, '0.5.11');
+    const all = parsePreflightOutput(output({}), N, { ...profile, gpus: 'all' }, 'all', 'node1', false);
+    assert.deepEqual(all.gpus, [0, 1, 2, 3, 4]);
+  });
+
+  it('refuses a port in use, busy GPUs (unless overridden), a missing model, and a failed import', () => {
+    const r = parsePreflightOutput(
+      output({
+        listen: '0100007F:7532\n',
+        apps: '4242, python3, 160000, GPU-b\n',
+        model: 'missing\n',
+        python:
+          'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\nModuleNotFoundError: No module named \'sglang\'\nGS-RC 1\n',
+      }),
+      N,
+      profile,
+      [0, 1, 2, 3],
+      'node1',
+      false,
+    );
+    const msgs = r.refusals.map((x) => `${x.check}: ${x.message}`);
+    assert.equal(r.ok, false);
+    assert.ok(
+      msgs.some((m) => m.startsWith('port: Port 30002 (GPU 2) is already in use on node1: something listens on 127.0.0.1:30002')),
+      msgs.join('\n'),
+    );
+    assert.ok(
+      msgs.some((m) => m.startsWith('gpu: GPU 1 is in use on node1: pid 4242 python3 (160000 MiB)')),
+      msgs.join('\n'),
+    );
+    assert.ok(msgs.includes('model: modelPath: the model /models/m does not exist on node1.'), msgs.join('\n'));
+    assert.ok(
+      msgs.some((m) => m.startsWith("python: python3 cannot import sglang on node1: ModuleNotFoundError: No module named 'sglang'")),
+      msgs.join('\n'),
+    );
+    assert.equal(r.refusals.find((x) => x.check === 'gpu')?.overridable, true);
+    const o = parsePreflightOutput(output({ apps: '4242, python3, 160000, GPU-b\n' }), N, profile, [0, 1, 2, 3], 'node1', true);
+    assert.equal(o.ok, true);
+    assert.match(o.warnings[0].message, /GPU 1 is in use .*\(overridden\)$/);
+  });
+
+  it('only warns for a Hugging Face repo id, refuses unknown GPUs and a missing nvidia-smi for "all"', () => {
+    assert.equal(looksLikeHfRepo('Qwen/Qwen3-8B'), true);
+    assert.equal(looksLikeHfRepo('/models/Qwen3-8B'), false);
+    assert.equal(looksLikeHfRepo('~/x/y'), false);
+    const hf = parsePreflightOutput(output({ model: 'missing\n' }), N, { ...profile, modelPath: 'Qwen/Qwen3-8B' }, [0], 'n', false);
+    assert.equal(hf.ok, true);
+    assert.match(hf.warnings[0].message, /looks like a Hugging Face repo id/);
+    const bad = parsePreflightOutput(output({}), N, profile, [3, 9], 'n', false);
+    assert.ok(bad.refusals.some((x) => x.message === 'GPU 9 does not exist on n (it has GPUs 0, 1, 2, 3, 4).'));
+    const nosmi = parsePreflightOutput(output({ gpus: 'sh: 1: nvidia-smi: not found\nrc=127\n' }), N, profile, 'all', 'n', false);
+    assert.ok(
+      nosmi.refusals.some((x) => x.message.startsWith('gpus is "all", but nvidia-smi on n lists no GPU (sh: 1: nvidia-smi: not found)')),
+    );
+  });
+
+  it('polls instances: state, readiness line and log tail per instance', () => {
+    const script = buildPollScript(N, [{ pid: 12, logFile: '~/logs/a b.log' }]);
+    assert.match(script, /\/proc\/12\/stat/);
+    assert.match(script, /"\$HOME"\/'logs\/a b\.log'/);
+    const text = `${sec('s0', 'dead\n')}${sec('r0', '')}${sec('t0', 'usage: launch_server.py [-h] --model-path MODEL_PATH\nlaunch_server.py: error: unrecognized arguments: --bogus-flag\n')}${sec('s1', 'alive\n')}${sec('r1', '[2026-01-01 00:00:00] The server is fired up and ready to roll!\n')}${sec('t1', 'x\n')}${sec('end', '')}`;
+    const st = parsePollOutput(text, N, 2)!;
+    assert.equal(st[0].alive, false);
+    assert.equal(st[1].alive, true);
+    assert.equal(errorSummary(st[0].tail), 'launch_server.py: error: unrecognized arguments: --bogus-flag');
+    assert.equal(parsePollOutput('truncated', N, 2), null);
+    assert.equal(
+      errorSummary(['Traceback (most recent call last):', '  File "x", line 1', "OSError: Can't load the configuration of '/m'"]),
+      "OSError: Can't load the configuration of '/m'",
+    );
+  });
+
+  it('scans servers with owner, group and environment, dropping secrets and login-shell values', () => {
+    const text = [
+      sec('me', '1000\n'),
+      sec('login', 'SGLANG_SIM_GEN_TPS=2000\nVIRTUAL_ENV=/home/u/venv\n'),
+      sec('ps', '  500     1   500  1000\n  501   500   500  1000\n'),
+      sec(
+        'proc',
+        `P\x1d500\x1d1\x1d/home/u\x1d/home/u/logs/sglang_gpu0.log\x1d/home/u/logs/sglang_gpu0.log\x1dCUDA_VISIBLE_DEVICES=0\n\x1dpython3\x1f-m\x1fsglang.launch_server\x1f--model-path\x1f/m\x1f--port\x1f30000\x1f\x1eE\x1d500\x1dA\x1d500 1000\x1dSGLANG_SIM_GEN_TPS=2000\nNCCL_DEBUG=WARN\nHF_TOKEN=hf_secret\nVIRTUAL_ENV=/home/u/venv\nCUDA_VISIBLE_DEVICES=0\n\x1e`,
+      ),
+      sec('end', ''),
+    ].join('');
+    const s = parseScanOutput(text, N);
+    assert.equal(s.ownUid, 1000);
+    assert.equal(s.servers.length, 1);
+    const srv = s.servers[0];
+    assert.equal(srv.port, 30000);
+    assert.equal(srv.pgid, 500);
+    assert.equal(srv.uid, 1000);
+    assert.equal(srv.virtualEnv, '/home/u/venv');
+    assert.deepEqual(srv.env, { NCCL_DEBUG: 'WARN' });
+    assert.deepEqual(srv.gpus, [0]);
+    assert.equal(s.procs.get(501)?.ppid, 500);
+    // without ps (busybox): group and owner from /proc
+    const noPs = parseScanOutput(text.replace('  500     1   500  1000\n  501   500   500  1000\n', ''), N);
+    assert.equal(noPs.servers[0].pgid, 500);
+    assert.equal(noPs.servers[0].uid, 1000);
+  });
+
+  it('drains from the log: #running-req of the latest decode line, or quiet for quietMs', () => {
+    const st = { lastDecode: null as string | null, quietSince: 0 };
+    const busy =
+      '[2026-04-05 20:02:51] Decode batch, #running-req: 5, #token: 100, token usage: 0.01, gen throughput (token/s): 100.00, #queue-req: 0, ';
+    assert.equal(logDrainReading(busy, st, 1000, 10_000), 5);
+    assert.equal(logDrainReading(busy, st, 5000, 10_000), 5, 'the same line a while later: still busy');
+    assert.equal(logDrainReading(busy, st, 11_000, 10_000), 0, 'no new decode line for 10 s: idle');
+    assert.equal(
+      logDrainReading(busy.replace('20:02:51', '20:02:52').replace('#running-req: 5', '#running-req: 0'), st, 11_500, 10_000),
+      0,
+    );
+    const fresh = { lastDecode: null as string | null, quietSince: 0 };
+    assert.equal(logDrainReading('', fresh, 1000, 10_000), 1, 'no decode line yet: unknown, keep waiting');
+    assert.equal(logDrainReading('', fresh, 11_000, 10_000), 0);
+  });
+
+  it('kills a process group with SIGTERM, and SIGKILLs what ignores it', function () {
+    this.timeout(15_000);
+    for (const ignoreTerm of [false, true]) {
+      const start = spawnSync(
+        '/bin/sh',
+        ['-c', `setsid sh -c '${ignoreTerm ? 'trap "" TERM; ' : ''}sleep 30 & wait' >/dev/null 2>&1 </dev/null & echo $!`],
+        { encoding: 'utf8' },
+      );
+      const pid = Number(start.stdout.trim());
+      assert.ok(pid > 0);
+      spawnSync('sleep', ['0.2']);
+      const r = spawnSync('/bin/sh', ['-s'], {
+        input: buildKillScript(pid, { group: true, descendants: [], termTimeoutMs: 600 }),
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
+      assert.match(r.stdout, /GS-TERM/);
+      assert.match(r.stdout, /GS-GONE/);
+      assert.equal(/GS-KILLED/.test(r.stdout), ignoreTerm, r.stdout);
+    }
+  });
+});
+
+describe('launch profile JSON schema', () => {
+  const schema = JSON.parse(readFileSync(path.join(ROOT, 'schemas', 'launch-profile.schema.json'), 'utf8'));
+
+  it('lists exactly the fields validateProfile knows, each with a description', () => {
+    assert.equal(schema.$schema, 'http://json-schema.org/draft-07/schema#');
+    assert.deepEqual(Object.keys(schema.properties).sort(), [...PROFILE_FIELDS].sort());
+    assert.deepEqual(Object.keys(schema.properties.speculative.properties).sort(), [...SPECULATIVE_FIELDS].sort());
+    const walk = (s: Record<string, unknown>, where: string) => {
+      for (const [k, v] of Object.entries((s.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+        assert.ok(typeof v.description === 'string' && v.description.length > 10, `${where}${k} has no description`);
+        walk(v, `${where}${k}.`);
+      }
+    };
+    walk(schema, '');
+    assert.deepEqual(schema.properties.speculative.properties.algorithm.enum, [
+      'EAGLE',
+      'EAGLE3',
+      'NEXTN',
+      'STANDALONE',
+      'NGRAM',
+      'DFLASH',
+    ]);
+    // every typed flag has its field in the schema
+    for (const f of FLAG_SPECS) {
+      const [a, b] = f.field.split('.');
+      assert.ok(b ? schema.properties[a].properties[b] : schema.properties[a], f.field);
+    }
+  });
+
+  it('agrees with validateProfile on its example and on invalid profiles', function () {
+    for (const ex of schema.examples) valid(ex);
+    let Ajv: (new (o: object) => { compile(s: object): ((d: unknown) => boolean) & { errors?: unknown[] } }) | undefined;
+    try {
+      // ajv is only a transitive dev dependency: use it when it is there.
+
+      Ajv = require('ajv');
+      if (Ajv && (Ajv as unknown as { default?: unknown }).default) Ajv = (Ajv as unknown as { default: typeof Ajv }).default;
+    } catch {
+      this.skip();
+    }
+    const check = new Ajv!({ strict: false, allErrors: true }).compile(schema);
+    for (const ex of schema.examples) assert.equal(check(ex), true, JSON.stringify(check.errors));
+    for (const bad of [
+      {},
+      { modelPath: '/m', speculative: { algorithm: 'MTP' } },
+      { modelPath: '/m', layout: 'x' },
+      { modelPath: '/m', env: { CUDA_VISIBLE_DEVICES: '0' } },
+      { modelPath: '/m', nope: 1 },
+      { modelPath: '/m', gpus: [] },
+      { modelPath: '/m', chunkedPrefillSize: 0 },
+    ]) {
+      assert.equal(check(bad), false, JSON.stringify(bad));
+      assert.ok(validateProfile(bad).errors.length > 0, JSON.stringify(bad));
+    }
+  });
+});

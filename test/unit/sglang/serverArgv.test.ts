@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import {
+  findServers,
+  parseFlags,
+  parseProcRecords,
+  parsePsLines,
+  sglangLaunchIndex,
+  serverFromArgv,
+} from '../../../src/core/sglang/serverArgv';
+
+const seedArgv = [
+  'python3',
+  '-m',
+  'sglang.launch_server',
+  '--model-path',
+  '/dev/shm/Qwen3.6-27B',
+  '--served-model-name',
+  'qwen3.6-27b',
+  '--host',
+  '0.0.0.0',
+  '--port',
+  '30003',
+  '--mem-fraction-static=0.88',
+  '--context-length',
+  '32768',
+  '--speculative-algorithm',
+  'NEXTN',
+  '--speculative-num-steps',
+  '3',
+  '--speculative-eagle-topk',
+  '1',
+  '--speculative-num-draft-tokens',
+  '4',
+  '--reasoning-parser',
+  'qwen3',
+  '--trust-remote-code',
+  '--enable-metrics',
+];
+
+describe('SGLang process parsing', () => {
+  it('recognises every launcher form and rejects look-alikes', () => {
+    assert.equal(sglangLaunchIndex(['python', '-m', 'sglang.launch_server', '--port', '1']), 3);
+    assert.equal(sglangLaunchIndex(['/root/venv/bin/python3', '-m', 'sglang.launch_server']), 3);
+    assert.equal(sglangLaunchIndex(['/root/venv/bin/sglang', 'serve', '--model-path', 'm']), 2);
+    assert.equal(sglangLaunchIndex(['python3', '/opt/sglang/python/sglang/launch_server.py', '--port', '1']), 2);
+    assert.equal(sglangLaunchIndex(['sglang::scheduler_TP0']), -1);
+    assert.equal(sglangLaunchIndex(['grep', '-l', '-a', '-e', 'sglang']), -1);
+    assert.equal(sglangLaunchIndex(['vim', 'sglang.launch_server']), -1);
+    assert.equal(sglangLaunchIndex(['python3', '-m', 'sglang.bench_serving', '--port', '30000']), -1);
+  });
+
+  it('parses both --flag value and --flag=value, and bare boolean flags', () => {
+    const f = parseFlags(['--tp', '2', '--dp=4', '--trust-remote-code', '--model-path', '/m', '--enable-metrics']);
+    assert.deepEqual(f, { tp: '2', dp: '4', 'trust-remote-code': true, 'model-path': '/m', 'enable-metrics': true });
+  });
+
+  it('extracts the fields of a seed-style server', () => {
+    const s = serverFromArgv({
+      pid: 4242,
+      ppid: 1,
+      argv: seedArgv,
+      exact: true,
+      fd1: '/root/sglang_gpu3.log',
+      fd2: '/root/sglang_gpu3.log',
+      cudaVisibleDevices: '3',
+    });
+    assert.ok(s);
+    assert.equal(s.port, 30003);
+    assert.equal(s.host, '0.0.0.0');
+    assert.equal(s.modelPath, '/dev/shm/Qwen3.6-27B');
+    assert.equal(s.servedModelName, 'qwen3.6-27b');
+    assert.equal(s.tp, 1);
+    assert.equal(s.dp, 1);
+    assert.equal(s.speculativeAlgorithm, 'NEXTN');
+    assert.equal(s.reasoningParser, 'qwen3');
+    assert.equal(s.enableMetrics, true);
+    assert.equal(s.logFile, '/root/sglang_gpu3.log');
+    assert.equal(s.flags['mem-fraction-static'], '0.88');
+    assert.deepEqual(s.args, seedArgv);
+  });
+
+  it('defaults port 30000 and host 127.0.0.1; --tp-size/--dp-size spellings', () => {
+    const s = serverFromArgv({
+      pid: 1,
+      ppid: null,
+      argv: ['python', '-m', 'sglang.launch_server', '--model', 'Qwen/Qwen3-8B', '--tp-size', '4', '--dp-size=2'],
+      exact: false,
+    });
+    assert.ok(s);
+    assert.equal(s.port, 30000);
+    assert.equal(s.host, '127.0.0.1');
+    assert.equal(s.modelPath, 'Qwen/Qwen3-8B');
+    assert.equal(s.tp, 4);
+    assert.equal(s.dp, 2);
+    assert.equal(s.logFile, null);
+  });
+
+  it('log file only from real files, not pipes, sockets, terminals or /dev/null', () => {
+    const mk = (fd1: string, fd2: string) => serverFromArgv({ pid: 1, ppid: null, argv: seedArgv, exact: true, fd1, fd2 })!.logFile;
+    assert.equal(mk('pipe:[1234]', 'socket:[5]'), null);
+    assert.equal(mk('/dev/pts/3', '/dev/null'), null);
+    assert.equal(mk('/dev/null', '/root/err.log'), '/root/err.log');
+    assert.equal(mk('/root/nohup.out (deleted)', ''), '/root/nohup.out');
+  });
+
+  it('parses ps lines and /proc records, exact argv wins, GPUs found through child schedulers', () => {
+    const ps = parsePsLines(
+      [
+        '      1       0 /sbin/init',
+        '   4242       1 python3 -m sglang.launch_server --model-path /dev/shm/Qwen3.6-27B --port 30003',
+        '   4300    4242 sglang::scheduler_TP0',
+        '   4301    4242 sglang::detokenizer',
+        '   5000       1 python3 -m sglang.launch_server --model-path /models/with space --port 30004',
+        '   6000       1 grep sglang',
+      ].join('\n'),
+    );
+    assert.equal(ps.length, 6);
+    const proc = parseProcRecords(
+      `P\x1d5000\x1d1\x1d/root\x1d/root/logs/sglang_gpu4.log\x1d/root/logs/sglang_gpu4.log\x1dCUDA_VISIBLE_DEVICES=4\n\x1dpython3\x1f-m\x1fsglang.launch_server\x1f--model-path\x1f/models/with space\x1f--port\x1f30004\x1f\x1e`,
+    );
+    assert.equal(proc.length, 1);
+    assert.equal(proc[0].cudaVisibleDevices, '4');
+    const servers = findServers(ps, proc, [{ pid: 4300, gpuIndex: 3 }]);
+    assert.equal(servers.length, 2);
+    assert.equal(servers[0].port, 30003);
+    assert.deepEqual(servers[0].gpus, [3]);
+    assert.equal(servers[1].modelPath, '/models/with space');
+    assert.deepEqual(servers[1].gpus, [4]);
+    assert.equal(servers[1].logFile, '/root/logs/sglang_gpu4.log');
+  });
+
+  it('reads `ps aux` and `ps -ef` tables too (header-aware)', () => {
+    const aux = parsePsLines(
+      [
+        'USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND',
+        'root           1  0.0  0.0 167940 13116 ?        Ss   Nov28   0:07 /sbin/init',
+        'root     2345678 99.0  1.2 912345 678901 ?       Rl   10:02 1020:11 python3 -m sglang.launch_server --model-path /dev/shm/Qwen3.6-27B --port 30000 --dp 2',
+      ].join('\n'),
+    );
+    assert.equal(aux.length, 2);
+    const s = findServers(aux, [], []);
+    assert.equal(s.length, 1);
+    assert.equal(s[0].pid, 2345678);
+    assert.equal(s[0].dp, 2);
+    const ef = parsePsLines(
+      [
+        'UID          PID    PPID  C STIME TTY          TIME CMD',
+        'root        4242       1 99 10:02 ?        17:00:00 python -m sglang.launch_server --model-path=/m --port=30001 --tp-size 4',
+        'root        4300    4242 99 10:02 ?        17:00:00 sglang::scheduler_TP0',
+      ].join('\n'),
+    );
+    const s2 = findServers(ef, [], [{ pid: 4300, gpuIndex: 2 }]);
+    assert.equal(s2.length, 1);
+    assert.equal(s2[0].port, 30001);
+    assert.equal(s2[0].tp, 4);
+    assert.deepEqual(s2[0].gpus, [2]);
+  });
+});

@@ -1,0 +1,343 @@
+/**
+ * The simulated GPU node: buildSimHome's files, the fake nvidia-smi, and one simulated SGLang
+ * server run exactly as `python3 -m sglang.launch_server ...`.
+ */
+import assert from 'node:assert/strict';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildSimHome, simAssetsDir, SimNodeLayout } from '../../../src/sim/home';
+
+/** A clean environment for the simulator (no knobs leaking in from the caller's shell). */
+function simEnv(layout: SimNodeLayout, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^(SGLANG_SIM_|SIM_NODE_JSON|CUDA_VISIBLE_DEVICES|PYTHONPATH|VIRTUAL_ENV)/.test(k)) env[k] = v;
+  }
+  return { ...env, ...layout.env, ...extra };
+}
+
+function nvidiaSmi(layout: SimNodeLayout, args: string[], extra: Record<string, string> = {}) {
+  const r = spawnSync(path.join(layout.home, 'bin', 'nvidia-smi'), args, { env: simEnv(layout, extra), encoding: 'utf8', timeout: 10_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function httpGet(port: number, urlPath: string, method = 'GET', body?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: urlPath, method, timeout: 5000, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (data += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${urlPath} timed out`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v as T;
+    } catch (e) {
+      lastErr = e;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
+}
+
+/** One simulated server process with its stdout collected. */
+class SimServer {
+  out = '';
+  exit: Promise<number | null>;
+  constructor(readonly proc: ChildProcess) {
+    proc.stdout?.setEncoding('utf8');
+    proc.stderr?.setEncoding('utf8');
+    proc.stdout?.on('data', (c: string) => (this.out += c));
+    proc.stderr?.on('data', (c: string) => (this.out += c));
+    this.exit = new Promise((resolve) => proc.on('exit', (code) => resolve(code)));
+  }
+  alive(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+}
+
+describe('simulated GPU node', function () {
+  this.timeout(30_000);
+  let tmp: string;
+  let layout: SimNodeLayout;
+  const servers: SimServer[] = [];
+
+  function startServer(args: string[], extra: Record<string, string> = {}): SimServer {
+    const proc = spawn('python3', ['-m', 'sglang.launch_server', ...args], {
+      cwd: layout.home,
+      env: simEnv(layout, { SGLANG_SIM_STARTUP_S: '0.3', SGLANG_SIM_DECODE_PERIOD_S: '0.2', ...extra }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const s = new SimServer(proc);
+    servers.push(s);
+    return s;
+  }
+
+  before(() => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'gpu-sim-'));
+    layout = buildSimHome(path.join(tmp, 'home'), { basePort: 30000 });
+  });
+
+  afterEach(async () => {
+    for (const s of servers.splice(0)) {
+      if (s.alive()) {
+        s.proc.kill('SIGKILL');
+        await Promise.race([s.exit, new Promise((r) => setTimeout(r, 2000))]);
+      }
+    }
+    rmSync(path.join(layout.home, '.sim', 'pause_load'), { force: true });
+  });
+
+  after(() => {
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  describe('buildSimHome', () => {
+    it('finds the sim assets from the compiled test', () => {
+      assert.ok(existsSync(path.join(simAssetsDir(), 'python', 'sglang', 'launch_server.py')));
+    });
+
+    it('lays out the seed-like node and is idempotent', () => {
+      const again = buildSimHome(layout.home, { basePort: 30000 });
+      assert.deepEqual(again, layout);
+      assert.deepEqual(layout.ports, [30000, 30001, 30002, 30003, 30004, 30005, 30006]);
+      assert.equal(layout.logFiles[6], path.join(layout.home, 'logs', 'sglang_gpu6.log'));
+      for (const f of ['launch_all.sh', 'launch_tuned.sh', 'stop_all.sh', 'bin/nvidia-smi']) {
+        assert.ok(statSync(path.join(layout.home, f)).mode & 0o100, `${f} is executable`);
+      }
+      for (const f of [
+        'generate_completions.py', 'tokenize_completions.py', 's3_utils.py', 'completions/.done_indices',
+        'completions/batch_000000.jsonl', 'logs/generate.log', 'configs/dflash_qwen36.yaml',
+        'patches/sglang-mtp-fix.patch', 'nohup.out', 'venv/bin/activate', 'venv/lib/sglang-sim/sglang/launch_server.py',
+        'models/Qwen3.6-27B/config.json', 'models/Qwen3.6-27B/model-00001-of-00011.safetensors', '.ssh/environment',
+      ]) {
+        assert.ok(existsSync(path.join(layout.home, f)), `${f} exists`);
+      }
+      const progress = JSON.parse(readFileSync(path.join(layout.home, 'completions', 'progress.json'), 'utf8'));
+      assert.equal(progress.completed, 902087);
+      assert.equal(progress.total, 913786);
+      const launch = readFileSync(layout.launchScript, 'utf8');
+      assert.match(launch, /CUDA_VISIBLE_DEVICES=\$i setsid nohup python3 -m sglang\.launch_server/);
+      assert.match(launch, /--speculative-algorithm NEXTN/);
+      assert.match(launch, /--enable-metrics/);
+      assert.match(launch, /logs\/sglang_gpu\$i\.log/);
+      assert.match(readFileSync(path.join(layout.home, 'launch_tuned.sh'), 'utf8'), /--max-running-requests 96/);
+      assert.doesNotMatch(readFileSync(path.join(layout.home, 's3_utils.py'), 'utf8'), /AKIA|aws_secret_access_key\s*=/);
+      assert.match(readFileSync(path.join(layout.home, '.ssh', 'environment'), 'utf8'), new RegExp(`^PATH=${layout.home}/bin:`, 'm'));
+      const sh = spawnSync('sh', ['-n', layout.launchScript]);
+      assert.equal(sh.status, 0, 'launch_all.sh parses as POSIX sh');
+    });
+
+    it('never writes outside the home for a model path elsewhere', () => {
+      const other = path.join(tmp, 'home2');
+      const l = buildSimHome(other, { modelPath: path.join(tmp, 'elsewhere', 'model'), gpuCount: 2, speculativeAlgorithm: null });
+      assert.equal(existsSync(path.join(tmp, 'elsewhere')), false);
+      assert.doesNotMatch(readFileSync(l.launchScript, 'utf8'), /speculative/);
+    });
+  });
+
+  describe('nvidia-smi', () => {
+    it('answers --query-gpu in CSV with real headers and units', () => {
+      const r = nvidiaSmi(layout, ['--query-gpu=index,name,memory.total,memory.used,utilization.gpu,power.draw', '--format=csv,noheader,nounits']);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      const lines = r.stdout.trim().split('\n');
+      assert.equal(lines.length, 7);
+      lines.forEach((line, i) => {
+        const f = line.split(', ');
+        assert.equal(f[0], String(i));
+        assert.equal(f[1], 'NVIDIA B200');
+        assert.equal(f[2], '183359');
+        assert.match(f[5], /^\d+\.\d\d$/);
+      });
+      const withHeader = nvidiaSmi(layout, ['--query-gpu=memory.total,utilization.gpu,power.draw', '--format=csv']);
+      const [head, first] = withHeader.stdout.split('\n');
+      assert.equal(head, 'memory.total [MiB], utilization.gpu [%], power.draw [W]');
+      assert.match(first, /^183359 MiB, \d+ %, \d+\.\d\d W$/);
+    });
+
+    it('prints the real banner, -L and the process table', () => {
+      const r = nvidiaSmi(layout, []);
+      assert.equal(r.status, 0);
+      assert.match(r.stdout, /\| NVIDIA-SMI 570\.133\.20 +Driver Version: 570\.133\.20 +CUDA Version: 12\.8 +\|/);
+      assert.match(r.stdout, /No running processes found/);
+      for (const line of r.stdout.split('\n').slice(1).filter((l) => /^[|+]/.test(l))) assert.equal(line.length, 91, line);
+      const list = nvidiaSmi(layout, ['-L']);
+      assert.match(list.stdout, /^GPU 0: NVIDIA B200 \(UUID: GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\)$/m);
+      assert.match(nvidiaSmi(layout, ['topo', '-m']).stdout, /GPU0\t X \tNV18/);
+      assert.match(nvidiaSmi(layout, ['-q']).stdout, /==============NVSMI LOG==============/);
+    });
+
+    it('prints only the compute-apps header when nothing runs', () => {
+      const r = nvidiaSmi(layout, ['--query-compute-apps=pid,process_name,used_memory', '--format=csv']);
+      assert.equal(r.status, 0);
+      assert.equal(r.stdout, 'pid, process_name, used_gpu_memory [MiB]\n');
+    });
+
+    it('rejects an unknown field with exit 2, and fails like a missing driver with exit 9', () => {
+      const bad = nvidiaSmi(layout, ['--query-gpu=cuda_version', '--format=csv']);
+      assert.equal(bad.status, 2);
+      assert.match(bad.stdout, /Field "cuda_version" is not a valid field to query\./);
+      const node = JSON.parse(readFileSync(layout.nodeJson, 'utf8'));
+      const broken = path.join(tmp, 'node-no-driver.json');
+      writeFileSync(broken, JSON.stringify({ ...node, failMode: 'no-driver' }));
+      const r = nvidiaSmi(layout, [], { SIM_NODE_JSON: broken });
+      assert.equal(r.status, 9);
+      assert.match(r.stdout, /NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver/);
+    });
+
+    it('shows [N/A] for values node.json marks unavailable', () => {
+      const node = JSON.parse(readFileSync(layout.nodeJson, 'utf8'));
+      node.gpus[1].powerNA = true;
+      const f = path.join(tmp, 'node-na.json');
+      writeFileSync(f, JSON.stringify(node));
+      const r = nvidiaSmi(layout, ['--query-gpu=index,power.draw', '--format=csv,noheader'], { SIM_NODE_JSON: f });
+      assert.equal(r.stdout.split('\n')[1], '1, [N/A]');
+    });
+  });
+
+  describe('sglang.launch_server', () => {
+    it('fails like argparse on an unknown flag (exit 2)', async () => {
+      const s = startServer(['--model-path', layout.modelPath, '--no-such-flag', '1']);
+      assert.equal(await s.exit, 2);
+      assert.match(s.out, /^usage: launch_server\.py/m);
+      assert.match(s.out, /error: unrecognized arguments: --no-such-flag 1/);
+    });
+
+    it('fails with a traceback when the model path does not exist (exit 1)', async () => {
+      const missing = path.join(tmp, 'no-model-here');
+      const s = startServer(['--model-path', missing, '--port', String(await freePort())]);
+      assert.equal(await s.exit, 1);
+      assert.match(s.out, /^Traceback \(most recent call last\):/m);
+      assert.ok(s.out.trimEnd().split('\n').pop()!.startsWith(`OSError: Can't load the configuration of '${missing}'`));
+    });
+
+    it('starts, serves, logs decode lines, shows in nvidia-smi and stops on SIGTERM', async () => {
+      const port = await freePort();
+      const s = startServer(
+        ['--model-path', layout.modelPath, '--served-model-name', 'qwen3.6-27b', '--port', String(port), '--enable-metrics', '--speculative-algorithm', 'NEXTN'],
+        { CUDA_VISIBLE_DEVICES: '3', SGLANG_SIM_STARTUP_S: '1.0' },
+      );
+      // 503 while starting, then 200.
+      const first = await waitFor('the HTTP port', () => httpGet(port, '/health').catch(() => undefined));
+      assert.equal(first.status, 503);
+      await waitFor('/health 200', async () => ((await httpGet(port, '/health')).status === 200 ? true : undefined));
+      await waitFor('the ready line', () => s.out.includes('The server is fired up and ready to roll!') || undefined);
+      assert.match(s.out, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] Load weight end\. type=Qwen3ForCausalLM, dtype=torch\.bfloat16, avail mem=[\d.]+ GB, mem usage=[\d.]+ GB\.$/m);
+      assert.match(s.out, /^\[[^\]]+\] KV Cache is allocated\. #tokens: \d+, K size: [\d.]+ GB, V size: [\d.]+ GB$/m);
+      assert.match(s.out, /^\[[^\]]+\] max_total_num_tokens=\d+, chunked_prefill_size=\d+, max_prefill_tokens=\d+, max_running_requests=\d+, context_len=262144/m);
+      assert.match(s.out, new RegExp(`INFO:     Started server process \\[${s.proc.pid}\\]`));
+
+      const decode = await waitFor('a decode line', () => s.out.split('\n').find((l) => l.includes('Decode batch')));
+      // Single GPU, new format: no rank tags, comma after "batch", trailing ", ".
+      assert.match(
+        decode,
+        /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] Decode batch, #running-req: \d+, #token: \d+, token usage: \d\.\d\d, accept len: \d\.\d\d, accept rate: \d\.\d\d, cuda graph: True, gen throughput \(token\/s\): \d+\.\d\d, #queue-req: \d+, $/,
+      );
+      const tps = Number(/gen throughput \(token\/s\): ([\d.]+)/.exec(decode)![1]);
+      assert.ok(tps > 1800 && tps < 2200, `throughput ${tps} near 2000`);
+
+      const info = JSON.parse((await httpGet(port, '/get_server_info')).body);
+      assert.equal(info.model_path, layout.modelPath);
+      assert.equal(info.served_model_name, 'qwen3.6-27b');
+      assert.equal(info.tp_size, 1);
+      assert.equal(info.dp_size, 1);
+      assert.equal(info.port, port);
+      assert.equal(info.speculative_algorithm, 'NEXTN');
+      assert.equal(info.mem_fraction_static, 0.88);
+      assert.equal(info.version, '0.5.11');
+      assert.ok(info.max_total_num_tokens > 100000);
+      assert.equal(info.internal_states.length, 1);
+      assert.ok(info.internal_states[0].last_gen_throughput > 0);
+      assert.ok(info.internal_states[0].avg_spec_accept_length >= 1);
+      assert.deepEqual(JSON.parse((await httpGet(port, '/server_info')).body).model_path, layout.modelPath);
+
+      const models = JSON.parse((await httpGet(port, '/v1/models')).body);
+      assert.equal(models.data[0].id, 'qwen3.6-27b');
+      assert.equal(models.data[0].owned_by, 'sglang');
+      assert.equal(models.data[0].max_model_len, 262144); // from config.json
+
+      const metrics = (await httpGet(port, '/metrics')).body;
+      assert.match(metrics, /^# TYPE sglang:gen_throughput gauge$/m);
+      assert.match(metrics, /^sglang:gen_throughput\{model_name="qwen3\.6-27b",engine_type="unified",tp_rank="0",pp_rank="0"\} [\d.]+$/m);
+      assert.match(metrics, /^sglang:spec_accept_length\{/m);
+
+      const chat = await httpGet(port, '/v1/chat/completions', 'POST', JSON.stringify({ model: 'qwen3.6-27b', messages: [{ role: 'user', content: 'hi' }] }));
+      assert.equal(chat.status, 200);
+      assert.equal(JSON.parse(chat.body).choices[0].message.role, 'assistant');
+      await waitFor('the access line', () => s.out.includes('"POST /v1/chat/completions HTTP/1.1" 200 OK') || undefined);
+
+      // The fake nvidia-smi sees the server through its pid file.
+      const pidFile = path.join(layout.runDir, `server_${port}.pid`);
+      assert.equal(readFileSync(pidFile, 'utf8').split(' ').slice(0, 2).join(' '), `${s.proc.pid} 3`);
+      const apps = nvidiaSmi(layout, ['--query-compute-apps=pid,process_name,used_memory', '--format=csv,noheader,nounits']);
+      const [pid, name, used] = apps.stdout.trim().split(', ');
+      assert.equal(pid, String(s.proc.pid));
+      assert.equal(path.basename(name), 'python3'); // argv[0]: a pyenv shim execs an absolute path
+      assert.ok(Number(used) > 0.85 * 183359);
+      const gpu3 = nvidiaSmi(layout, ['--query-gpu=memory.used,utilization.gpu', '--format=csv,noheader,nounits', '-i', '3']);
+      const [mem, util] = gpu3.stdout.trim().split(', ').map(Number);
+      assert.ok(mem > 0.85 * 183359 && util >= 85, gpu3.stdout);
+
+      s.proc.kill('SIGTERM');
+      assert.equal(await Promise.race([s.exit, new Promise((r) => setTimeout(() => r('timeout'), 5000))]), 0);
+      assert.match(s.out, /INFO: {5}Shutting down/);
+      assert.equal(existsSync(pidFile), false);
+    });
+
+    it('answers /metrics with 404 without --enable-metrics and drains to 0 running when paused', async () => {
+      const port = await freePort();
+      const s = startServer(['--model-path', layout.modelPath, '--port', String(port)], { SGLANG_SIM_REQUEST_S: '1.5' });
+      await waitFor('/health 200', async () => ((await httpGet(port, '/health').catch(() => ({ status: 0 }))).status === 200 ? true : undefined));
+      assert.equal((await httpGet(port, '/metrics')).status, 404);
+      const load = async () => JSON.parse((await httpGet(port, '/get_load')).body)[0].num_reqs as number;
+      await waitFor('load', async () => ((await load()) > 0 ? true : undefined));
+      writeFileSync(path.join(layout.home, '.sim', 'pause_load'), '');
+      await waitFor('running to drain to 0', async () => ((await load()) === 0 ? true : undefined));
+      const quiet = s.out.length;
+      // An in-flight request is a running request.
+      const inflight = httpGet(port, '/generate', 'POST', JSON.stringify({ text: 'hi' }));
+      await waitFor('a decode line for the in-flight request', () => (/#running-req: 1,/.test(s.out.slice(quiet)) ? true : undefined));
+      assert.equal((await inflight).status, 200);
+      assert.doesNotMatch(s.out, /accept len/);
+    });
+
+    it('prints DP/TP rank tags and the old format', async () => {
+      const port = await freePort();
+      const s = startServer(['--model-path', layout.modelPath, '--port', String(port), '--tp', '2', '--dp-size=2', '--speculative-algorithm=EAGLE'], {
+        SGLANG_SIM_LOG_FORMAT: 'old',
+        SGLANG_SIM_ALLOW_MISSING_MODEL: '1',
+      });
+      await waitFor('decode lines of both DP ranks', () => (/ DP1 TP0\] Decode batch\./.test(s.out) ? true : undefined));
+      const dp0 = s.out.split('\n').find((l) => / DP0 TP0\] Decode batch\./.test(l))!;
+      assert.match(dp0, /^\[[\d: -]+ DP0 TP0\] Decode batch\. #running-req: \d+, #token: \d+, token usage: \d\.\d\d, accept len: \d\.\d\d, cuda graph: True, gen throughput \(token\/s\): [\d.]+, #queue-req: \d+$/);
+      const info = JSON.parse((await httpGet(port, '/get_server_info')).body);
+      assert.equal(info.internal_states.length, 2);
+      assert.equal(info.tp_size, 2);
+    });
+  });
+});
