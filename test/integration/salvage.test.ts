@@ -104,7 +104,11 @@ describe('salvage over a real OpenSSH sshd', function () {
     const dest = path.join(base, 'run1');
     const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--stop-servers'], { timeoutMs: 180_000 });
     const rep = JSON.parse(r.stdout);
-    assert.equal(r.code, 0, `${JSON.stringify(rep.reasonDetails)} lost: ${JSON.stringify(rep.lost).slice(0, 2000)} ${r.stderr.slice(-2000)}`);
+    assert.equal(
+      r.code,
+      0,
+      `${JSON.stringify(rep.reasonDetails)} lost: ${JSON.stringify(rep.lost).slice(0, 2000)} ${r.stderr.slice(-2000)}`,
+    );
     assert.equal(rep.verdict, 'safe');
     assert.ok(rep.dest.startsWith(path.join(dest, 'simnode') + path.sep));
     const byRemote = new Map<

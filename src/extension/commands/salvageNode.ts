@@ -1,53 +1,36 @@
 /**
- * "GPU Sessions: Salvage Node": review (quick pick grouped by folder with why each folder was chosen;
- * everything of value preselected, left items visible with their reason, secret stores and caches shown
- * but not selectable; a button to stop the servers first), progress with bytes and files (cancellable),
- * then the verdict as a notification naming the first reason when unsafe, and on the node in the tree.
+ * gpuSessions.salvageNode — "Salvage Node": review (quick pick grouped by folder with why each folder was
+ * chosen; everything of value preselected, left items visible with their reason, secret stores and caches
+ * shown but not selectable; a button to stop the servers first), progress with bytes and files
+ * (cancellable), then the verdict as a notification naming the first reason when unsafe, and on the node.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../core/util/errors';
-import type { Fleet } from '../core/node/fleet';
-import type { Logger } from '../core/util/logger';
-import { runOperation } from '../core/remote/operation';
-import { probeOperation } from '../core/node/probe';
-import type { SalvageItem, SalvageManifest, WriterInfo } from '../core/salvage/salvage';
-import type { RootInfo } from '../core/salvage/listing';
-import type { Transport } from '../core/ssh/transport';
-import { formatSize } from './tree';
+import { errorMessage } from '../../core/util/errors';
+import { formatBytes as formatSize } from '../../core/util/format';
+import { runOperation } from '../../core/remote/operation';
+import { probeOperation } from '../../core/node/probe';
+import type { SalvageItem, SalvageManifest, WriterInfo } from '../../core/salvage/salvage';
+import type { RootInfo } from '../../core/salvage/listing';
+import { cfg } from '../config';
+import type { Services } from '../services';
+import type { Command } from './command';
 
-export interface SalvageDeps {
-  fleet: Fleet;
-  transportFor(nodeName: string): Transport;
-  log: Logger;
-  /** Verdicts shown on the node in the tree. */
-  verdicts: Map<string, { verdict: 'safe' | 'unsafe'; dest: string; at: number }>;
-  onVerdict(): void;
-}
+type SalvageOpts = { assumeYes?: boolean; stopServers?: boolean; stopWriters?: boolean; drain?: boolean };
 
-function cfg<T>(key: string, def: T): T {
-  return vscode.workspace.getConfiguration('gpuSessions').get<T>(key, def);
-}
+/** The argument: a node element or a node name; `opts.assumeYes` skips the review, `stopServers` etc. as the CLI (tests). */
+export const salvageNode: Command = {
+  id: 'gpuSessions.salvageNode',
+  run: (s, el?: unknown, opts?: SalvageOpts) => salvageNodeCommand(s, el, opts),
+};
 
-export async function salvageNodeCommand(
-  deps: SalvageDeps,
-  nodeName?: string,
-  opts: { assumeYes?: boolean; stopServers?: boolean; stopWriters?: boolean; drain?: boolean } = {},
-): Promise<SalvageManifest | undefined> {
-  const nodes = deps.fleet.nodes();
-  if (!nodeName) {
-    const pick = await vscode.window.showQuickPick(
-      nodes.map((n) => ({ label: n.name, description: `${n.user ? n.user + '@' : ''}${n.host}:${n.port}` })),
-      { title: 'Salvage Node', placeHolder: 'Which node is about to be shut down?' },
-    );
-    if (!pick) return undefined;
-    nodeName = pick.label;
-  }
-  const node = deps.fleet.node(nodeName);
-  if (!node) {
-    void vscode.window.showErrorMessage(`GPU Sessions: unknown node ${nodeName}.`);
-    return undefined;
-  }
+async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpts = {}): Promise<SalvageManifest | undefined> {
+  const node = await deps.resolver.resolve(arg, {
+    title: 'Salvage Node',
+    placeHolder: 'Which node is about to be shut down?',
+    nodeElementOnly: true,
+  });
+  if (!node) return undefined;
   const ws = vscode.workspace.workspaceFolders?.[0];
   if (!ws) {
     void vscode.window.showErrorMessage(
@@ -57,9 +40,9 @@ export async function salvageNodeCommand(
   }
   const folderSetting = cfg<string>('salvage.folder', 'salvage');
   const base = path.isAbsolute(folderSetting) ? folderSetting : path.join(ws.uri.fsPath, folderSetting);
-  const t = deps.transportFor(node.name);
-  const { Salvager } = await import('../core/salvage/salvage');
-  const { parseS3Url } = await import('../core/salvage/s3');
+  const t = deps.transportFor(node);
+  const { Salvager } = await import('../../core/salvage/salvage');
+  const { parseS3Url } = await import('../../core/salvage/s3');
   const s3Url = cfg<string>('salvage.s3Url', '');
   const s3u = s3Url ? parseS3Url(s3Url) : undefined;
   if (s3Url && !s3u)
@@ -85,6 +68,7 @@ export async function salvageNodeCommand(
           addRoots: cfg<string[]>('salvage.addRoots', []),
           redact: cfg<boolean>('salvage.redact', false),
           gitignore: cfg<boolean>('salvage.gitignore', true),
+          // Read when the salvage reaches its final pass: the review's stop button can still turn them on.
           get stopServers() {
             return stop.servers;
           },
@@ -119,7 +103,6 @@ export async function salvageNodeCommand(
         }
         const m = await salvager.execute(chosen);
         deps.verdicts.set(node.name, { verdict: m.verdict ?? 'unsafe', dest: m.dest, at: Date.now() });
-        deps.onVerdict();
         const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
         void vscode.window.showTextDocument(report, { preview: false }).then(undefined, () => undefined);
         if (m.verdict === 'safe') {
@@ -140,6 +123,7 @@ export async function salvageNodeCommand(
                       .join(', ')}${m.lost.length > 3 ? ', …' : ''})`
                   : ''
               }.`,
+
               'Open Report',
             )
             .then((c) => c && vscode.window.showTextDocument(report));
