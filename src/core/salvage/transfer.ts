@@ -15,6 +15,16 @@ import { TarReader } from '../remote/tar';
 import { ensureParent, forgetCheckedDirs, insideDest } from './paths';
 import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
 
+/**
+ * How much more than its listed size a file may bring in a tar batch (a live log grows between the listing
+ * and the read; tar sends what it saw when it opened the file). Past it the entry is refused and the batch
+ * stream is closed: a node that claims 1 TiB for a 7-byte file fills neither memory nor disk.
+ */
+export function entryLimit(listedSize: number): number {
+  const listed = Math.max(0, Math.floor(listedSize));
+  return listed + Math.max(64 * 1024 * 1024, listed);
+}
+
 export interface TransferItem {
   remotePath: string;
   /** Relative to dest. */
@@ -77,7 +87,12 @@ export async function prefixHashes(
   const lines = entries.map(
     (e, i) => `printf '%s ' ${i}; head -c ${Math.max(0, Math.floor(e.size))} -- ${shq(e.path)} 2>/dev/null | sha256sum`,
   );
-  const r = await t.exec('sh -s', { stdin: lines.join('\n') + '\n', timeoutMs: 30 * 60_000, signal });
+  const r = await t.exec('sh -s', {
+    stdin: lines.join('\n') + '\n',
+    timeoutMs: 30 * 60_000,
+    signal,
+    maxOutputBytes: 128 * entries.length + 4096,
+  });
   const out = new Map<string, string>();
   for (const l of r.stdout.toString().split('\n')) {
     const m = /^(\d+) ([0-9a-f]{64})/.exec(l);
@@ -296,18 +311,28 @@ export async function downloadOne(
     if (p) return { ...w.adopt(p).finish((await hashP).get(item.remotePath) ?? null, item.size), remotePath: item.remotePath };
   }
   let stderr = '';
+  // We stop at the listed length ourselves too (a wrapped `head` on the node may send more) and close the channel.
+  let cut = false;
   try {
     const s = await t.stream(
       `f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then exec head -c ${n} -- "$f"; else echo "not a regular file" >&2; exit 3; fi`,
       { signal },
     );
     s.stdout.on('data', (b: Buffer) => {
+      if (cut) return;
+      if (w.bytes + b.length > n) {
+        b = b.subarray(0, n - w.bytes);
+        cut = true;
+        s.close();
+      }
       w.write(b);
       onBytes(b.length);
     });
-    s.stderr.on('data', (b: Buffer) => (stderr += b.toString()).slice(0, 2000));
+    s.stderr.on('data', (b: Buffer) => {
+      if (stderr.length < 2000) stderr += b.toString();
+    });
     const done = await s.done;
-    if (done.code !== 0) {
+    if (done.code !== 0 && !cut) {
       w.discard();
       return {
         remotePath: item.remotePath,
@@ -358,11 +383,30 @@ export async function downloadBatch(
   const seen = new Set<string>();
   let cur: { item: TransferItem; w: VerifiedWriter } | null = null;
   let fatal: TransferResult | null = null;
+  // Everything the batch may bring: each file up to its limit plus headers. Past it (or past one file's
+  // limit) the node is sending what we did not ask for: the stream is closed, the rest reported.
+  let budget = items.reduce((a, i) => a + entryLimit(i.size) + 2048, 1024 * 1024);
+  let overflow: Error | null = null;
   const reader = new TarReader({
     entry: (e) => {
       const item = byPath.get(e.path);
       if (!item || seen.has(e.path)) return false;
       seen.add(e.path);
+      if (e.size > entryLimit(item.size)) {
+        overflow = new Error(`the node sent a ${e.size} B entry for a file listed at ${item.size} B; the stream was stopped`);
+        onFile({
+          remotePath: item.remotePath,
+          ok: false,
+          sha256: null,
+          md5: null,
+          remoteSha256: null,
+          bytes: 0,
+          reason:
+            `the node sent ${e.size} B for a file listed at ${item.size} B (more than the ${entryLimit(item.size)} B allowed ` +
+            'for a file that grows while it is read): refused and not written; run salvage again',
+        });
+        return false;
+      }
       if (e.type !== '0' && e.type !== '\0' && e.type !== '7') {
         onFile({
           remotePath: item.remotePath,
@@ -409,8 +453,11 @@ export async function downloadBatch(
   const s = await t.stream('exec tar --null --verbatim-files-from --no-recursion -P -T - -cf -', { stdin: list, signal });
   s.stdout.on('data', (b: Buffer) => {
     if (parseError) return;
+    budget -= b.length;
     try {
+      if (budget < 0) throw new Error('the node sent more data than the listed files can hold; the stream was stopped');
       reader.push(b);
+      if (overflow) throw overflow;
     } catch (e) {
       parseError = e;
       s.close();
