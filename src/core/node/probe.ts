@@ -136,16 +136,22 @@ export function remoteRootExpr(root: string): string {
 /**
  * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
  * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and the exact argv (parsed by parseProcRecords).
- * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record.
+ * Every field the node's processes control (argv, paths, environment) travels hex-encoded (`od -tx1`), so
+ * a process whose argv or path holds the separator bytes \x1e \x1d \x1f cannot forge a record: the
+ * only separators in the section are the ones this loop prints.
+ * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record;
+ * it must encode what it prints the same way.
  */
 export function procRecordsLoop(extra = ''): string {
   return `for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
   d=\${f%/cmdline}
   [ -r "$f" ] || continue
-  printf 'P\\035%s\\035%s\\035%s\\035%s\\035%s\\035' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
-  tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='
+  printf 'P\\035'
+  { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" \\
+      "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
+    tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='; } | od -An -v -tx1
   printf '\\035'
-  tr '\\000' '\\037' < "$f" 2>/dev/null
+  od -An -v -tx1 < "$f" 2>/dev/null
   printf '\\036'
 ${extra}done`;
 }
