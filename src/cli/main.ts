@@ -24,7 +24,7 @@ Usage:
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
   gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
                         [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL]
-                        [--max-files N] [--max-depth N] [--yes] [--json]
+                        [--max-files N] [--max-depth N] [--watch [--interval S] [--grace S]] [--yes] [--json]
                                               every file under the work's folders saved byte-exact or listed with
                                               why it stays; check S3; environment; whether NODE is safe to shut
                                               down (exit 5 unsafe: still-running, changed-during-run, ...)
@@ -402,6 +402,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'no-gitignore': { type: 'boolean' },
         'max-files': { type: 'string' },
         'max-depth': { type: 'string' },
+        watch: { type: 'boolean' },
+        grace: { type: 'string' },
         roots: { type: 'string' },
         interval: { type: 'string' },
         until: { type: 'string' },
@@ -538,6 +540,12 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth > 0 && maxDepth <= 32))
           usageError('--max-depth is a whole number from 1 to 32.');
         if (v.drain && !v['stop-servers']) usageError('--drain only applies with --stop-servers (drain the servers, then stop them).');
+        const wInterval = v.interval !== undefined ? Number(v.interval) : undefined;
+        if (wInterval !== undefined && !(wInterval >= 0.5 && wInterval <= 86_400))
+          usageError('--interval is a number of seconds from 0.5 to 86400.');
+        if (wInterval !== undefined && !v.watch) usageError('--interval only applies with --watch.');
+        const graceS = v.grace !== undefined ? Number(v.grace) : undefined;
+        if (graceS !== undefined && !(graceS > 0)) usageError('--grace is a positive number of seconds.');
         const addRoots = (v['add-root'] ?? []).flatMap((r) => r.split(',')).filter(Boolean);
         for (const r of addRoots)
           if (!r.startsWith('/') && r !== '~' && !r.startsWith('~/'))
@@ -564,6 +572,9 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
               stopWriters: Boolean(v['stop-writers']),
               maxFiles,
               maxDepth,
+              watch: Boolean(v.watch),
+              intervalS: wInterval,
+              graceS,
             },
             io,
             signal,

@@ -126,6 +126,10 @@ export interface SalvageManifest {
   lost: Array<{ remotePath: string; size: number; why: string }>;
   leftByChoice: Array<{ remotePath: string; size: number; s3: S3Status }>;
   environment?: { json: string; md: string; summary: string } | null;
+  /** Keep Node Salvaged: when the last sync finished and what was written on the node since. */
+  watch?: { lastSyncedAt: string | null; atRiskBytes: number; syncs: number; intervalS: number } | null;
+  /** The node vanished during a watch: the last synced state is final. */
+  vanished?: { at: string; lastSyncedAt: string | null; atRiskBytes: number; atRiskFiles: number; error: string } | null;
 }
 
 export interface SalvageProgress {
@@ -706,21 +710,37 @@ export class Salvager {
       }
     }
     this.checkCancel();
-    this.progress('final', 'Final pass: listing what changed since it was saved…');
-    let L2: SalvageListing;
     try {
-      L2 = await this.list(L1.roots.map((r) => r.path));
+      await this.catchUp(L1.roots.map((r) => r.path));
     } catch (e) {
+      if (e instanceof GpuSessionsError && e.code === 'cancelled') throw e;
       this.log.warn(`The final listing failed: ${errorMessage(e)}`);
       for (const it of m.items)
         if (it.status === 'verified' && isFileItem(it)) {
           it.changedAfterVerify = true;
           it.reason = `could not be checked again after it was saved: ${errorMessage(e)}`;
         }
-      return;
     }
+    this.save(true);
+  }
+
+  /**
+   * List again (one exec) and fetch only what changed since it was saved: appended bytes from the verified
+   * offset (prefix hash first: a truncated or rotated file is fetched whole), new files, rewritten files;
+   * then check the fetched ones once more. Throws when the node cannot be listed.
+   */
+  private async catchUp(
+    extraRoots: string[],
+  ): Promise<{ listedAt: string; changedBytes: number; fetchedBytes: number; fetchedFiles: number }> {
+    const m = this.manifest;
+    const t = this.o.transport;
+    const before = { bytes: m.stats.bytesTransferred, files: m.stats.filesTransferred };
+    this.progress('final', 'Final pass: listing what changed since it was saved…');
+    const L2 = await this.list(extraRoots);
+    const listedAt = new Date().toISOString();
     this.listing = L2;
-    m.roots = mergeRoots(L1.roots, L2.roots);
+    m.roots = mergeRoots(m.roots, L2.roots);
+    let atRisk = 0;
     const now = new Map(L2.files.map((f) => [f.path, f]));
     const known = new Set(m.items.map((i) => i.remotePath));
     const catchUp: SalvageItem[] = [];
@@ -737,6 +757,7 @@ export class Salvager {
         continue;
       }
       if (it.status === 'verified' && (f.size !== it.size || f.mtime !== it.mtime)) {
+        atRisk += f.size > it.size ? f.size - it.size : f.size;
         this.bases.set(it.remotePath, {
           size: it.size,
           mtime: it.mtime,
@@ -758,8 +779,10 @@ export class Salvager {
       const it = this.itemFor(f);
       m.items.push(it);
       if (it.kind === 'symlink') Object.assign(it, { status: 'verified', syncedAt: new Date().toISOString() });
-      else if (it.selected && it.status === 'pending' && isFileItem(it)) catchUp.push(it);
-      else if (!it.selected && it.status === 'pending') it.status = 'skipped';
+      else if (it.selected && it.status === 'pending' && isFileItem(it)) {
+        atRisk += it.size;
+        catchUp.push(it);
+      } else if (!it.selected && it.status === 'pending') it.status = 'skipped';
     }
     for (const c of L2.caches) if (!known.has(c.path)) m.items.push(this.cacheItem(c));
     m.writers = L2.writers.map(writerInfo);
@@ -790,6 +813,51 @@ export class Salvager {
       }
     }
     this.save(true);
+    return {
+      listedAt,
+      changedBytes: atRisk,
+      fetchedBytes: m.stats.bytesTransferred - before.bytes,
+      fetchedFiles: m.stats.filesTransferred - before.files,
+    };
+  }
+
+  /**
+   * One round of "Keep Node Salvaged": the catch-up pass over the folders found so far, then the manifest
+   * (atomically) and SALVAGE.md. Throws when the node cannot be reached.
+   */
+  async sync(): Promise<{ listedAt: string; changedBytes: number; fetchedBytes: number; fetchedFiles: number }> {
+    if (!this.listing) throw new GpuSessionsError('usage', 'sync() needs a finished salvage first (run()).');
+    this.fatal = null;
+    try {
+      const r = await this.catchUp(this.manifest.roots.map((x) => x.path));
+      this.finish();
+      return r;
+    } catch (e) {
+      this.restorePending(e);
+      throw e;
+    }
+  }
+
+  /** A sync that stopped half-way: what was verified before stays verified (its local copy was not touched). */
+  private restorePending(e: unknown): void {
+    for (const it of this.manifest.items) {
+      if (it.status !== 'pending') continue;
+      const b = this.bases.get(it.remotePath);
+      if (b) {
+        Object.assign(it, { status: 'verified', size: b.size, mtime: b.mtime, sha256: b.sha256, changedAfterVerify: true });
+        it.reason = `changed on the node; the copy verified earlier (${b.size} B) is kept (${errorMessage(e)})`;
+        this.bases.delete(it.remotePath);
+      } else Object.assign(it, { status: 'skipped', reason: `not fetched: ${errorMessage(e)}` });
+    }
+    this.save(true);
+  }
+
+  /** The node is gone: the last synced state becomes final; SALVAGE.md says what was saved, when, and what is at risk. */
+  finalizeVanished(info: { lastSyncedAt: string | null; atRiskBytes: number; atRiskFiles: number; error: string }): SalvageManifest {
+    const m = this.manifest;
+    m.vanished = { at: new Date().toISOString(), ...info };
+    this.finish();
+    return m;
   }
 
   private markItem(it: SalvageItem, r: TransferResult): void {
@@ -1264,6 +1332,16 @@ export function renderSalvageReport(m: SalvageManifest): string {
       : `## ❌ Not safe to shut down — ${(m.reasons ?? []).map((r) => REASON_TITLE[r] ?? r).join(', ') || `${m.lost.length} item(s) would be lost`}`,
     '',
   );
+  if (m.vanished) {
+    L.push(
+      '## ⚠️ The node vanished during the watch',
+      '',
+      `- Gone since ${m.vanished.at} (${mdCell(m.vanished.error)})`,
+      `- Last synced ${m.vanished.lastSyncedAt ?? 'never'}: everything listed below as verified was saved as of then`,
+      `- Estimated lost (written on the node after the last sync): ${formatBytes(m.vanished.atRiskBytes)} in ${m.vanished.atRiskFiles} file(s)`,
+      '',
+    );
+  }
   for (const d of m.reasonDetails ?? []) L.push(`- **${d.code}**: ${mdCell(d.message)}`);
   if (m.reasonDetails?.length) L.push('');
   const jobWeights = m.items.filter((i) => i.jobWeights && !i.selected);
