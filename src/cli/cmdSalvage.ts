@@ -33,6 +33,8 @@ export interface SalvageCliOptions {
   /** Keep the node salvaged: sync every intervalS seconds until Ctrl-C or the node vanishes. */
   watch?: boolean;
   intervalS?: number;
+  uploadMissing?: boolean;
+  partSizeMiB?: number;
   /** How long the node may be unreachable before the last synced state becomes final. */
   graceS?: number;
 }
@@ -62,6 +64,7 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
     stopped: m.stopped,
     stats: m.stats,
     listing: m.listing,
+    uploads: m.uploads ?? [],
     items: m.items.map((i) => ({
       remotePath: i.remotePath,
       localPath: i.localPath ? `${m.dest}/${i.localPath}` : null,
@@ -107,6 +110,8 @@ function summarizePlan(items: SalvageItem[], m: SalvageManifest): string {
 
 export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOptions, io: Io, signal?: AbortSignal): Promise<number> {
   let s3 = null;
+  if (o.uploadMissing && !o.s3)
+    throw new GpuSessionsError('usage', '--upload-missing needs --s3 s3://bucket/prefix (where the node should upload).');
   if (o.s3) {
     const u = parseS3Url(o.s3);
     if (!u) throw new GpuSessionsError('usage', `--s3 must look like s3://bucket/prefix (got "${o.s3}").`);
@@ -130,6 +135,8 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     stopWriters: o.stopWriters,
     maxFiles: o.maxFiles,
     maxDepth: o.maxDepth,
+    uploadMissing: o.uploadMissing,
+    partSize: o.partSizeMiB ? o.partSizeMiB * 1048576 : undefined,
     signal,
     onProgress: (p) => {
       if (o.json) return;

@@ -24,7 +24,7 @@ Usage:
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
   gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
                         [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL]
-                        [--max-files N] [--max-depth N] [--watch [--interval S] [--grace S]] [--yes] [--json]
+                        [--max-files N] [--max-depth N] [--watch [--interval S] [--grace S]] [--upload-missing [--part-size MiB]] [--yes] [--json]
                                               every file under the work's folders saved byte-exact or listed with
                                               why it stays; check S3; environment; whether NODE is safe to shut
                                               down (exit 5 unsafe: still-running, changed-during-run, ...)
@@ -403,6 +403,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'max-files': { type: 'string' },
         'max-depth': { type: 'string' },
         watch: { type: 'boolean' },
+        'upload-missing': { type: 'boolean' },
+        'part-size': { type: 'string' },
         grace: { type: 'string' },
         roots: { type: 'string' },
         interval: { type: 'string' },
@@ -544,6 +546,9 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         if (wInterval !== undefined && !(wInterval >= 0.5 && wInterval <= 86_400))
           usageError('--interval is a number of seconds from 0.5 to 86400.');
         if (wInterval !== undefined && !v.watch) usageError('--interval only applies with --watch.');
+        const partSizeMiB = v['part-size'] !== undefined ? Number(v['part-size']) : undefined;
+        if (partSizeMiB !== undefined && !(partSizeMiB >= 5 && partSizeMiB <= 5120))
+          usageError('--part-size is a number of MiB from 5 to 5120.');
         const graceS = v.grace !== undefined ? Number(v.grace) : undefined;
         if (graceS !== undefined && !(graceS > 0)) usageError('--grace is a positive number of seconds.');
         const addRoots = (v['add-root'] ?? []).flatMap((r) => r.split(',')).filter(Boolean);
@@ -573,6 +578,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
               maxFiles,
               maxDepth,
               watch: Boolean(v.watch),
+              uploadMissing: Boolean(v['upload-missing']),
+              partSizeMiB,
               intervalS: wInterval,
               graceS,
             },

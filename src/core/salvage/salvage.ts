@@ -129,6 +129,8 @@ export interface SalvageManifest {
   /** Keep Node Salvaged: when the last sync finished and what was written on the node since. */
   watch?: { lastSyncedAt: string | null; atRiskBytes: number; syncs: number; intervalS: number } | null;
   /** The node vanished during a watch: the last synced state is final. */
+  /** Node → S3 uploads of this run. */
+  uploads?: Array<{ remotePath: string; key: string; ok: boolean; parts: number; bytes: number; reason: string | null }>;
   vanished?: { at: string; lastSyncedAt: string | null; atRiskBytes: number; atRiskFiles: number; error: string } | null;
 }
 
@@ -175,6 +177,10 @@ export interface SalvageOptions {
   stopWriters?: boolean;
   /** Asked before other writers are stopped (VS Code names each); false leaves them running. */
   confirmStopWriters?: (writers: WriterInfo[]) => Promise<boolean>;
+  /** Upload what S3 is missing or holds differently, from the node, with presigned URLs (needs `s3`). */
+  uploadMissing?: boolean;
+  /** Multipart above this many bytes (default 64 MiB). */
+  partSize?: number;
   concurrency?: number;
   signal?: AbortLike;
   onProgress?: (p: SalvageProgress) => void;
@@ -413,6 +419,12 @@ export class Salvager {
       volumes: this.o.volumes,
       maxDepth: this.o.maxDepth,
       maxFiles: this.o.maxFiles,
+      // When the node is this machine (the demo node), never salvage the salvage folder itself.
+      exclude: [path.resolve(this.o.base)],
+      excludePids:
+        this.o.transport.describe().transport === 'local' || isLoopback(String(this.o.transport.describe().host ?? ''))
+          ? [process.pid]
+          : [],
     };
   }
 
@@ -595,6 +607,8 @@ export class Salvager {
       this.checkCancel();
       await this.runS3Step();
       this.checkCancel();
+      if (this.o.uploadMissing) await this.runUploadStep();
+      this.checkCancel();
       await this.runEnvironmentStep();
     } catch (e) {
       const cancelled = e instanceof GpuSessionsError && e.code === 'cancelled';
@@ -659,25 +673,26 @@ export class Salvager {
       // The command lines are written before anything is stopped.
       for (const it of m.items) if (it.kind === 'server-cmdline' && it.status !== 'verified') this.writeServersScript(it);
       const { stopServer } = await import('../launch/launch');
-      for (const srv of this.servers) {
-        this.checkCancel();
-        this.progress(
-          'stop',
-          `Stopping the SGLang server on port ${srv.port} (pid ${srv.pid})${this.o.drain ? ' after draining it' : ''}…`,
-        );
-        try {
-          const r = await stopServer(t, {
-            port: srv.port,
-            pid: srv.pid,
-            drain: this.o.drain,
-            signal: this.o.signal,
-            onProgress: (msg) => this.progress('stop', msg),
-          });
-          m.stopped.push({ pid: srv.pid, port: srv.port, stopped: r.stopped, message: redactText(r.message) });
-        } catch (e) {
-          m.stopped.push({ pid: srv.pid, port: srv.port, stopped: false, message: redactText(errorMessage(e)) });
-        }
-      }
+      this.checkCancel();
+      this.progress('stop', `Stopping ${this.servers.length} SGLang server(s)${this.o.drain ? ' after draining them' : ''}…`);
+      // In parallel: each waits for its own process to end (SIGTERM, then SIGKILL after the timeout).
+      const results = await Promise.all(
+        this.servers.map(async (srv) => {
+          try {
+            const r = await stopServer(t, {
+              port: srv.port,
+              pid: srv.pid,
+              drain: this.o.drain,
+              signal: this.o.signal,
+              onProgress: (msg) => this.progress('stop', msg),
+            });
+            return { pid: srv.pid, port: srv.port, stopped: r.stopped, message: redactText(r.message) };
+          } catch (e) {
+            return { pid: srv.pid, port: srv.port, stopped: false, message: redactText(errorMessage(e)) };
+          }
+        }),
+      );
+      m.stopped.push(...results);
       this.save(true);
     }
     if (this.o.stopWriters) {
@@ -963,7 +978,7 @@ export class Salvager {
    * Fetch files: unchanged verified local copies are re-hashed and kept (no transfer), grown ones get
    * their appended bytes, large files travel alone, small ones in tar batches; a few channels in parallel.
    */
-  private async transferItems(files: SalvageItem[], step: StepId | 'final'): Promise<void> {
+  private async transferItems(files: SalvageItem[], step: StepId | 'final', retry = false): Promise<void> {
     const t = this.o.transport;
     const todo: SalvageItem[] = [];
     const appends: SalvageItem[] = [];
@@ -1091,6 +1106,15 @@ export class Salvager {
     const n = Math.max(1, Math.min(this.o.concurrency ?? 3, 4));
     await Promise.all(Array.from({ length: n }, worker));
     this.checkCancel();
+    // A channel that closed without an exit status (the connection dropped and came back): once more, whole.
+    if (!retry && !this.fatal) {
+      const again = files.filter((i) => i.status === 'failed' && /exit null|connection dropped|interrupted/.test(i.reason ?? ''));
+      if (again.length) {
+        for (const it of again) Object.assign(it, { status: 'pending', reason: null });
+        this.filesDone -= again.length;
+        await this.transferItems(again, step, true);
+      }
+    }
     if (this.fatal) {
       for (const it of files) if (it.status === 'pending') Object.assign(it, { status: 'failed', reason: `not attempted: ${this.fatal}` });
     }
@@ -1194,6 +1218,56 @@ export class Salvager {
     this.save(true);
   }
 
+  /**
+   * Send what S3 is missing (or holds differently) straight from the node: large files the laptop did not
+   * pull included; secret stores, caches and re-downloadable weights never. Then S3 is checked again.
+   */
+  private async runUploadStep(): Promise<void> {
+    const m = this.manifest;
+    const s3 = this.o.s3;
+    if (!s3 || !m.s3 || m.s3.error) return;
+    const { uploadKey } = await import('./s3');
+    const { uploadFromNode } = await import('./upload');
+    const todo = m.items.filter(
+      (i) =>
+        isFileItem(i) &&
+        !i.goneFromNode &&
+        (i.s3 === 'missing' || i.s3 === 'mismatch') &&
+        i.leftReason !== 'secret-store' &&
+        i.leftReason !== 'redownloadable-weights',
+    );
+    if (!todo.length) return;
+    this.progress('s3', `Uploading ${todo.length} file(s) from the node to s3://${s3.bucket}/${s3.prefix}…`);
+    const res = await uploadFromNode(
+      this.o.transport,
+      s3,
+      todo.map((i) => ({
+        remotePath: i.remotePath,
+        size: i.size,
+        key: i.s3 === 'mismatch' && i.s3Key ? i.s3Key : uploadKey(i.remotePath, s3.prefix, s3.mappings),
+      })),
+      { partSize: this.o.partSize, signal: this.o.signal, onProgress: (msg) => this.progress('s3', msg) },
+    );
+    m.uploads = res;
+    this.save(true);
+    await this.runS3Step();
+    // Every part's ETag was checked against the node's MD5 and the object's size read back: a multipart
+    // ETag is not an MD5 of the whole, so the check above may only say "unverified" or "mismatch".
+    const byPath = new Map(res.filter((r) => r.ok).map((r) => [r.remotePath, r]));
+    for (const it of m.items) {
+      const r = byPath.get(it.remotePath);
+      if (!r) continue;
+      it.s3 = 'present';
+      it.s3Key = r.key;
+    }
+    const failed = res.filter((r) => !r.ok);
+    m.steps.s3 = {
+      status: failed.length ? 'failed' : 'done',
+      reason: `${m.steps.s3.reason ?? ''}; uploaded ${res.length - failed.length} of ${res.length} file(s) from the node${failed.length ? ` (${failed[0].remotePath}: ${failed[0].reason})` : ''}`,
+    };
+    this.save(true);
+  }
+
   private async runEnvironmentStep(): Promise<void> {
     const m = this.manifest;
     m.steps.environment = { status: 'running' };
@@ -1268,6 +1342,10 @@ export class Salvager {
 }
 
 const PREVIOUS_WHY = 'found by an earlier salvage';
+
+function isLoopback(h: string): boolean {
+  return h === 'localhost' || h === '::1' || /^127\./.test(h);
+}
 
 /** Files the salvage copies (not git state, generated scripts, caches or symlinks). */
 export function isFileItem(i: SalvageItem): boolean {

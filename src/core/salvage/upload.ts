@@ -1,0 +1,174 @@
+/**
+ * Node → S3 uploads with no credentials on the node: the laptop signs short-lived presigned URLs with the
+ * user's credentials (AWS default chain) and the node sends the bytes with `curl`, over the node's bandwidth.
+ * The URL reaches curl through a here-document on file descriptor 3 (`-K /dev/fd/3`), never through its argv,
+ * a file or the environment. Above the part size the upload is multipart: one presigned URL per part, the
+ * node sends each part, its ETag is checked against the part's MD5 (computed on the node), then the laptop
+ * completes the object. A failed multipart upload is aborted.
+ */
+import { randomBytes } from 'node:crypto';
+import { GpuSessionsError, errorMessage } from '../util/errors';
+import { shq } from '../remote/quote';
+import type { AbortLike, Transport } from '../ssh/transport';
+import type { S3Target } from './s3';
+
+export interface UploadItem {
+  remotePath: string;
+  size: number;
+  key: string;
+}
+
+export interface UploadResult {
+  remotePath: string;
+  key: string;
+  ok: boolean;
+  parts: number;
+  bytes: number;
+  reason: string | null;
+}
+
+export interface UploadOptions {
+  /** Objects above this go multipart (S3 requires it above 5 GiB). Default 64 MiB; at least 5 MiB. */
+  partSize?: number;
+  /** Lifetime of each presigned URL, seconds. Default 900. */
+  expiresIn?: number;
+  signal?: AbortLike;
+  onProgress?: (message: string, bytesDone: number) => void;
+}
+
+const MIN_PART = 5 * 1024 * 1024;
+
+/** A presigned URL as a curl config line; refuses anything that could break out of the quoted value. */
+export function curlConfig(url: string): string {
+  if (!/^https?:\/\/[^\s"\\]+$/.test(url))
+    throw new GpuSessionsError('remote-failed', 'Refusing a presigned URL with unexpected characters.');
+  return `url = "${url}"`;
+}
+
+/** The node-side script: MD5 of the bytes, then curl PUT of the same bytes; prints `GS-MD5 <hex>` and the headers. */
+export function buildPutScript(remotePath: string, url: string, range: { offset: number; length: number } | null): string {
+  const tag = `GSURL${randomBytes(6).toString('hex')}`;
+  const f = shq(remotePath);
+  const bytes = range ? `tail -c +${Math.floor(range.offset) + 1} -- "$f" | head -c ${Math.floor(range.length)}` : `cat -- "$f"`;
+  return [
+    `f=${f}`,
+    `[ -f "$f" ] || { echo "not a regular file" >&2; exit 3; }`,
+    `command -v curl >/dev/null 2>&1 || { echo "curl is not installed on the node" >&2; exit 4; }`,
+    `m=$(${bytes} | md5sum) || exit 5`,
+    `printf 'GS-MD5 %s\\n' "\${m%% *}"`,
+    `${bytes} | curl -sS --fail -X PUT -T - -D - -o /dev/null -K /dev/fd/3 3<<'${tag}'`,
+    curlConfig(url),
+    tag,
+    '',
+  ].join('\n');
+}
+
+function parsePutOutput(out: string): { md5: string | null; etag: string | null; status: number | null } {
+  const md5 = /^GS-MD5 ([0-9a-f]{32})$/m.exec(out)?.[1] ?? null;
+  const statuses = [...out.matchAll(/^HTTP\/[\d.]+ (\d{3})/gm)].map((m) => Number(m[1]));
+  const etag = /^etag:\s*"?([^"\r\n]+)"?/im.exec(out)?.[1]?.trim() ?? null;
+  return { md5, etag, status: statuses.length ? statuses[statuses.length - 1] : null };
+}
+
+async function putFromNode(
+  t: Transport,
+  remotePath: string,
+  url: string,
+  range: { offset: number; length: number } | null,
+  signal?: AbortLike,
+): Promise<{ etag: string }> {
+  const r = await t.exec('sh -s', {
+    stdin: buildPutScript(remotePath, url, range),
+    timeoutMs: 6 * 3600_000,
+    signal,
+    maxOutputBytes: 1024 * 1024,
+  });
+  const out = r.stdout.toString('utf8');
+  const p = parsePutOutput(out);
+  if (r.code !== 0 || p.status !== 200)
+    throw new Error(
+      `the node's upload failed (exit ${r.code}${p.status ? `, HTTP ${p.status}` : ''}): ${r.stderr.toString('utf8').trim().split('\n').slice(-2).join(' ') || 'no message'}`,
+    );
+  if (!p.etag || !p.md5 || p.etag.toLowerCase() !== p.md5)
+    throw new Error(`ETag ${p.etag ?? '—'} does not match the MD5 ${p.md5 ?? '—'} of the bytes the node sent`);
+  return { etag: p.etag };
+}
+
+/** Upload node files to S3 (one by one; parts in order). Never throws for one item: its result says why. */
+export async function uploadFromNode(t: Transport, target: S3Target, items: UploadItem[], o: UploadOptions = {}): Promise<UploadResult[]> {
+  const { s3ClientFor } = await import('./s3');
+  const sdk = await import('@aws-sdk/client-s3');
+  const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
+  const client = s3ClientFor(target);
+  const partSize = Math.max(MIN_PART, Math.floor(o.partSize ?? 64 * 1024 * 1024));
+  const expiresIn = Math.max(60, Math.floor(o.expiresIn ?? 900));
+  const out: UploadResult[] = [];
+  let done = 0;
+  try {
+    for (const it of items) {
+      if (o.signal?.aborted) throw new GpuSessionsError('cancelled', 'Upload cancelled.');
+      const res: UploadResult = { remotePath: it.remotePath, key: it.key, ok: false, parts: 0, bytes: 0, reason: null };
+      out.push(res);
+      try {
+        if (it.size <= partSize) {
+          const url = await getSignedUrl(client, new sdk.PutObjectCommand({ Bucket: target.bucket, Key: it.key }), { expiresIn });
+          o.onProgress?.(`uploading ${it.remotePath} → s3://${target.bucket}/${it.key}`, done);
+          await putFromNode(t, it.remotePath, url, null, o.signal);
+          res.parts = 1;
+        } else {
+          const mp = await client.send(new sdk.CreateMultipartUploadCommand({ Bucket: target.bucket, Key: it.key }));
+          const uploadId = mp.UploadId!;
+          const parts: Array<{ ETag: string; PartNumber: number }> = [];
+          try {
+            const n = Math.ceil(it.size / partSize);
+            for (let i = 0; i < n; i++) {
+              if (o.signal?.aborted) throw new GpuSessionsError('cancelled', 'Upload cancelled.');
+              const offset = i * partSize;
+              const length = Math.min(partSize, it.size - offset);
+              const url = await getSignedUrl(
+                client,
+                new sdk.UploadPartCommand({ Bucket: target.bucket, Key: it.key, UploadId: uploadId, PartNumber: i + 1 }),
+                { expiresIn },
+              );
+              o.onProgress?.(`uploading ${it.remotePath}: part ${i + 1}/${n}`, done + offset);
+              let r: { etag: string };
+              try {
+                r = await putFromNode(t, it.remotePath, url, { offset, length }, o.signal);
+              } catch (e) {
+                if (o.signal?.aborted) throw e;
+                r = await putFromNode(t, it.remotePath, url, { offset, length }, o.signal); // one retry per part
+              }
+              parts.push({ ETag: `"${r.etag}"`, PartNumber: i + 1 });
+            }
+            await client.send(
+              new sdk.CompleteMultipartUploadCommand({
+                Bucket: target.bucket,
+                Key: it.key,
+                UploadId: uploadId,
+                MultipartUpload: { Parts: parts },
+              }),
+            );
+            res.parts = parts.length;
+          } catch (e) {
+            await client
+              .send(new sdk.AbortMultipartUploadCommand({ Bucket: target.bucket, Key: it.key, UploadId: uploadId }))
+              .catch(() => undefined);
+            throw e;
+          }
+        }
+        const head = await client.send(new sdk.HeadObjectCommand({ Bucket: target.bucket, Key: it.key }));
+        if (head.ContentLength !== it.size)
+          throw new Error(`S3 holds ${head.ContentLength} B after the upload, the node's file has ${it.size} B`);
+        res.ok = true;
+        res.bytes = it.size;
+        done += it.size;
+      } catch (e) {
+        if (e instanceof GpuSessionsError && e.code === 'cancelled') throw e;
+        res.reason = errorMessage(e);
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+  return out;
+}

@@ -1,0 +1,136 @@
+/**
+ * Node → S3 upload with no credentials on the node (issue 17), over a REAL OpenSSH sshd and s3rver:
+ * `--upload-missing` sends the missing and mismatched completion files from the node, a large file the
+ * laptop did not pull goes multipart (presigned part URLs), Debian's awscli then lists them with the right
+ * sizes, and a wrapper around the node's curl records its argv and environment to prove that no credential
+ * (nor even the presigned URL) reached the node's command lines or environment.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { cli } from '../helpers/cli';
+import { S3RVER_KEY, awsCli, awsLsRecursive, putObjects, s3Env, startS3rver } from '../helpers/s3rver';
+import { SimNode, startSimNode } from '../helpers/simnode';
+
+const CURL_WRAPPER = `#!/bin/sh
+# Test wrapper: records how curl was called (argv and environment), then runs the real curl.
+log="$HOME/.curl-calls.log"
+{ echo "=== argv"; for a in "$@"; do printf '%s\\n' "$a"; done; echo "=== env"; env; } >> "$log"
+exec /usr/bin/curl "$@"
+`;
+
+describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, s3rver, awscli)', function () {
+  this.timeout(300_000);
+  let sim: SimNode;
+  let base: string;
+  const big = 'completions/hidden_states_part.bin';
+
+  before(async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    sim = await startSimNode({
+      gpuCount: 1,
+      beforeStart: (home) => {
+        writeFileSync(path.join(home, 'bin', 'curl'), CURL_WRAPPER);
+        chmodSync(path.join(home, 'bin', 'curl'), 0o755);
+        writeFileSync(path.join(home, big), randomBytes(12 * 1024 * 1024 + 12345));
+        const env = path.join(home, '.sim', 'env.sh');
+        writeFileSync(env, readFileSync(env, 'utf8') + 'export SGLANG_SIM_RUNNING=0\n');
+      },
+    });
+    base = mkdtempSync(path.join(os.tmpdir(), 'gs-upload-'));
+  });
+  after(async () => {
+    await sim?.stop();
+    if (base) rmSync(base, { recursive: true, force: true });
+  });
+
+  it('uploads missing and mismatched files from the node, multipart above the part size; S3 then holds them', async () => {
+    const s3 = await startS3rver();
+    try {
+      const comp = path.join(sim.home, 'completions');
+      const batches = readdirSync(comp)
+        .filter((f) => /^batch_.*\.jsonl$/.test(f))
+        .sort();
+      assert.ok(batches.length >= 3);
+      const [mismatched, present, ...missing] = batches;
+      await putObjects(s3.endpoint, 'train-dflash', [
+        { key: `qwen36/completions/${present}`, body: readFileSync(path.join(comp, present)) },
+        {
+          key: `qwen36/completions/${mismatched}`,
+          body: Buffer.from(readFileSync(path.join(comp, mismatched)).toString('latin1').replace(/./, 'X'), 'latin1'),
+        },
+      ]);
+      const r = await cli(
+        [
+          '--ssh-config',
+          sim.sshd.sshConfigFile,
+          '--known-hosts',
+          sim.sshd.knownHostsFile,
+          'salvage',
+          'simnode',
+          '--dest',
+          path.join(base, 'd'),
+          '--yes',
+          '--json',
+          '--stop-servers',
+          '--s3',
+          's3://train-dflash/qwen36/',
+          '--s3-endpoint',
+          s3.endpoint,
+          '--upload-missing',
+          '--part-size',
+          '5',
+          '--size-threshold',
+          '8',
+        ],
+        { timeoutMs: 240_000, env: s3Env() },
+      );
+      const rep = JSON.parse(r.stdout);
+      const up = new Map<string, { ok: boolean; parts: number; key: string; reason: string | null }>(
+        rep.uploads.map((u: { remotePath: string }) => [u.remotePath, u]),
+      );
+      const bigPath = path.join(sim.home, big);
+      const bigUp = up.get(bigPath);
+      assert.ok(bigUp, `the large file was uploaded from the node: ${JSON.stringify(rep.uploads).slice(0, 800)}`);
+      assert.equal(bigUp.ok, true, String(bigUp.reason));
+      assert.equal(bigUp.parts, 3, 'multipart: 12 MiB in 5 MiB parts');
+      const bigItem = rep.items.find((i: { remotePath: string }) => i.remotePath === bigPath);
+      assert.equal(bigItem.leftReason, 'large', 'the laptop did not pull it');
+      assert.equal(existsSync(path.join(rep.dest, 'files', bigPath.slice(1))), false);
+      assert.equal(bigItem.s3, 'present');
+      const mis = up.get(path.join(comp, mismatched))!;
+      assert.equal(mis.ok, true, String(mis.reason));
+      assert.equal(mis.key, `qwen36/completions/${mismatched}`, 'a mismatched object is replaced at its key');
+      for (const f of missing) assert.equal(up.get(path.join(comp, f))?.ok, true, f);
+      assert.equal(up.has(path.join(comp, present)), false, 'what S3 already holds is not sent again');
+      for (const f of [mismatched, ...missing])
+        assert.equal(rep.items.find((i: { remotePath: string }) => i.remotePath === path.join(comp, f)).s3, 'present', f);
+      assert.equal(rep.verdict, 'safe', JSON.stringify(rep.reasonDetails));
+      // An independent client agrees on keys and sizes.
+      const aws = awsCli();
+      if (aws) {
+        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
+        assert.equal(ls.keys.get(bigUp.key), statSync(bigPath).size, `awscli: ${bigUp.key}`);
+        assert.equal(ls.keys.get(mis.key), statSync(path.join(comp, mismatched)).size);
+        for (const f of missing) assert.equal(ls.keys.get(up.get(path.join(comp, f))!.key), statSync(path.join(comp, f)).size, f);
+      }
+      // Nothing but presigned URLs reached the node, and not even those through argv or environment.
+      const calls = readFileSync(path.join(sim.home, '.curl-calls.log'), 'utf8');
+      assert.ok((calls.match(/=== argv/g) ?? []).length >= 5, 'curl ran on the node');
+      for (const bad of [
+        S3RVER_KEY,
+        'X-Amz-Credential',
+        'X-Amz-Signature',
+        'AWS_ACCESS_KEY_ID',
+        'AWS_SECRET_ACCESS_KEY',
+        'AWS_SESSION_TOKEN',
+        'http://',
+      ])
+        assert.ok(!calls.includes(bad), `${bad} reached curl's argv or environment on the node`);
+    } finally {
+      await s3.stop();
+    }
+  });
+});
