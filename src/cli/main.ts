@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/util/errors';
 import { stderrLogger } from '../core/util/logger';
+import { redactOutput } from '../core/util/redact';
 import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
 import { KnownHostsStore } from '../core/ssh/knownHosts';
 import { listNodes, resolveNode } from '../core/ssh/nodes';
@@ -185,6 +186,7 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
       speculativeAlgorithm: s.speculativeAlgorithm,
       reasoningParser: s.reasoningParser,
       enableMetrics: s.enableMetrics,
+      hasApiKey: Boolean(s.hasApiKey),
       logFile: s.logFile,
       gpus: s.gpus,
       args: s.args,
@@ -298,7 +300,13 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
   }
 }
 
-export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+/** The CLI's boundary: everything written to stdout and stderr goes through the redaction rule. */
+export function redactingIo(io: CliIo): CliIo {
+  return { ...io, out: (s) => io.out(redactOutput(s)), err: (s) => io.err(redactOutput(s)) };
+}
+
+export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<number> {
+  const io = redactingIo(rawIo);
   let parsed;
   try {
     parsed = parseArgs({
@@ -489,7 +497,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      process.stderr.write(`error: ${errorMessage(e)}\n`);
+      process.stderr.write(`error: ${redactOutput(errorMessage(e))}\n`);
       process.exit(1);
     },
   );

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Fleet } from '../core/node/fleet';
 import { KnownHostsStore } from '../core/ssh/knownHosts';
-import type { Logger } from '../core/util/logger';
+import { type Logger, redactingLogger } from '../core/util/logger';
+import { redactOutputValue } from '../core/util/redact';
 import { NodeListing, listNodes, resolveNode } from '../core/ssh/nodes';
 import { ConnectionPool, LOCAL_NODE_NAME } from '../core/ssh/pool';
 import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
@@ -45,12 +46,13 @@ function expandHome(p: string): string {
 export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const channel = vscode.window.createOutputChannel('GPU Sessions', { log: true });
   context.subscriptions.push(channel);
-  const log: Logger = {
+  // Every line of the GPU Sessions log goes through the boundary redaction.
+  const log: Logger = redactingLogger({
     trace: (m) => channel.trace(m),
     info: (m) => channel.info(m),
     warn: (m) => channel.warn(m),
     error: (m) => channel.error(m),
-  };
+  });
   let demo: DemoHandle | undefined;
   const knownHostsFor = (node?: NodeSpec) => {
     const custom = cfg<string>('knownHostsFile', '');
@@ -221,7 +223,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
       const name = el?.type === 'node' ? el.node.name : undefined;
       const p = name ? fleet.status(name).probe : undefined;
       if (!p) return;
-      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: JSON.stringify(p, null, 2) });
+      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: JSON.stringify(redactOutputValue(p), null, 2) });
       await vscode.window.showTextDocument(doc, { preview: true });
     }),
     vscode.commands.registerCommand('gpuSessions.forgetPassphrases', async () => {

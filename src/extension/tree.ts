@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { Fleet, NodeStatus } from '../core/node/fleet';
 import { formatBytes as formatSize } from '../core/util/format';
 import type { NodeLive } from '../core/node/monitor';
+import { REDACTED, redactOutput } from '../core/util/redact';
 
 export { formatSize };
 import { eta as formatEta } from './statusBar';
@@ -74,6 +75,20 @@ export function gpuDescription(g: GpuInfo): string {
   return `${mem} · ${util} · ${temp}${pw}`;
 }
 
+/** The tree's boundary: label, description and tooltip (plain or Markdown) with secrets redacted. */
+export function redactTreeItem(item: vscode.TreeItem): vscode.TreeItem {
+  if (typeof item.label === 'string') item.label = redactOutput(item.label);
+  else if (item.label) item.label = { ...item.label, label: redactOutput(item.label.label) };
+  if (typeof item.description === 'string') item.description = redactOutput(item.description);
+  if (typeof item.tooltip === 'string') item.tooltip = redactOutput(item.tooltip);
+  else if (item.tooltip) {
+    const md = new vscode.MarkdownString(redactOutput(item.tooltip.value), item.tooltip.supportThemeIcons);
+    md.isTrusted = item.tooltip.isTrusted;
+    item.tooltip = md;
+  }
+  return item;
+}
+
 export function serverLabel(s: SglangServer): string {
   const model = s.servedModelName ?? (s.modelPath ? s.modelPath.split('/').filter(Boolean).pop() : null) ?? 'unknown model';
   return `:${s.port} ${model}`;
@@ -114,7 +129,12 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     this.emitter.fire(undefined);
   }
 
+  /** Every label, description and tooltip goes through the boundary redaction (see redactTreeItem). */
   getTreeItem(el: TreeNode): vscode.TreeItem {
+    return redactTreeItem(this.buildTreeItem(el));
+  }
+
+  private buildTreeItem(el: TreeNode): vscode.TreeItem {
     switch (el.type) {
       case 'node': {
         const st = this.fleet.status(el.node.name);
@@ -208,6 +228,7 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
           `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`,
         );
         if (s.logFile) md.appendMarkdown(`Log: \`${s.logFile}\`\n\n`);
+        if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
         md.appendCodeblock(s.args.join(' '), 'shell');
         item.tooltip = md;
         const health = live?.health ?? 'unknown';

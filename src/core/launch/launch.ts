@@ -14,7 +14,7 @@
  * No `vscode` import.
  */
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import { authHeaders, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { procRecordsLoop } from '../node/probe';
 import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
@@ -967,14 +967,14 @@ async function loadNow(
   quietMs: number,
 ): Promise<number | null> {
   const tryMetrics = async (): Promise<number | null> => {
-    const r = await httpGet(t, srv.host, srv.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024 });
+    const r = await httpGet(t, srv.host, srv.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024, headers: authHeaders(srv) });
     if (r.status !== 200) return null;
     const m = metricsSummary(parseMetrics(r.body));
     if (m.runningReqs === null) return null;
     return m.runningReqs + (m.queueReqs ?? 0);
   };
   const tryLoad = async (): Promise<number | null> => {
-    const r = await httpGet(t, srv.host, srv.port, '/get_load', { timeoutMs: 5000, maxBytes: 1024 * 1024 });
+    const r = await httpGet(t, srv.host, srv.port, '/get_load', { timeoutMs: 5000, maxBytes: 1024 * 1024, headers: authHeaders(srv) });
     if (r.status !== 200) return null;
     const v = JSON.parse(r.body) as unknown;
     const ranks = Array.isArray(v) ? v : [v];

@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { errorMessage } from '../util/errors';
-import { Health, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import { Health, authHeaders, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
 import type { RemoteOperation } from '../remote/operation';
 import { runOperation } from '../remote/operation';
 import type { SglangServer } from '../sglang/serverArgv';
@@ -173,7 +173,7 @@ export class NodeMonitor {
       );
       if (s.enableMetrics) {
         jobs.push(
-          httpGet(this.t, s.host, s.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024 })
+          httpGet(this.t, s.host, s.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024, headers: authHeaders(s) })
             .then((r) => {
               if (r.status === 200) this.metrics.set(s.port, metricsSummary(parseMetrics(r.body)));
             })
