@@ -12,6 +12,15 @@ import { TestSshd, ensureUser } from './sshd';
 
 export const SIM_USER = 'gpusim';
 
+/**
+ * The test user for a suite: GS_TEST_USER_SUFFIX lets several checkouts run the integration suites at once without
+ * sharing a user (idempotent: a name that already carries the suffix is kept).
+ */
+export function testUser(name: string): string {
+  const sfx = process.env.GS_TEST_USER_SUFFIX ?? '';
+  return sfx && name.endsWith(sfx) ? name : name + sfx;
+}
+
 export interface SimNode {
   sshd: TestSshd;
   layout: SimNodeLayout;
@@ -34,8 +43,7 @@ export interface StartSimNodeOptions extends SimNodeOptions {
 }
 
 export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimNode> {
-  // GS_TEST_USER_SUFFIX lets several checkouts run the integration suites at once without sharing a user.
-  const user = (opts.user ?? SIM_USER) + (process.env.GS_TEST_USER_SUFFIX ?? '');
+  const user = testUser(opts.user ?? SIM_USER);
   const { home } = ensureUser(user);
   // Stop anything a previous run left behind for this user.
   spawnSync('pkill', ['-u', user, '-f', 'sglang.launch_server']);
