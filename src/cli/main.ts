@@ -31,9 +31,12 @@ Usage:
                                               SGLang log lines → stats (stdin when no FILE)
   gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
                                               follow a remote log; --stats prints a live one-line summary
-  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--json]
+  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--secret NAME=@FILE] [--json]
                                               start a launch profile's servers and wait until they are ready
-                                              (--dry-run prints the exact script and starts nothing)
+                                              (--dry-run prints the exact script and the preflight's findings
+                                              as warnings, starts nothing, exits 0 for a valid profile);
+                                              secrets the profile refers to come from --secret NAME=@FILE
+                                              or the environment variable NAME
   gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
   gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
   gpu-sessions restart NODE --port PORT [--drain]
@@ -327,6 +330,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         'dry-run': { type: 'boolean' },
         override: { type: 'boolean' },
         'ready-timeout': { type: 'string' },
+        secret: { type: 'string', multiple: true },
         out: { type: 'string' },
         port: { type: 'string' },
         drain: { type: 'boolean' },
@@ -413,6 +417,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : undefined;
         if (drainS !== undefined && !(drainS > 0)) usageError('--drain-timeout is a positive number of seconds.');
         const L = await import('./cmdLaunch');
+        const secretFiles = Object.fromEntries((v.secret ?? []).map((x) => L.parseSecretOption(x)));
         return await withNode(rest[0], g, io, async (t, node, signal) => {
           if (cmd === 'launch')
             return L.cmdLaunch(
@@ -424,6 +429,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
                 json: g.json,
                 override: Boolean(v.override),
                 timeoutS: readyS,
+                secretFiles,
               },
               io,
               signal,

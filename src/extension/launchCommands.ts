@@ -21,6 +21,30 @@ export interface LaunchDeps {
   fleet: Fleet;
   transportFor(nodeName: string): Transport;
   log: Logger;
+  /** A secret's value by name (SecretStorage, the environment, or asked for once); set by registerLaunchCommands. */
+  secret?: (name: string) => Promise<string | undefined>;
+}
+
+/**
+ * Secrets for launches: VS Code SecretStorage (`gpuSessions.secret:<name>`), else the extension host's
+ * environment variable of that name, else a password box whose answer is stored in SecretStorage.
+ */
+function secretSource(context: vscode.ExtensionContext): (name: string) => Promise<string | undefined> {
+  return async (name) => {
+    const key = `gpuSessions.secret:${name}`;
+    const stored = await context.secrets.get(key);
+    if (stored) return stored;
+    if (process.env[name]) return process.env[name];
+    const v = await vscode.window.showInputBox({
+      title: `GPU Sessions: secret ${name}`,
+      prompt: `The launch profile refers to the secret ${name}. Its value is kept in VS Code's SecretStorage and written only to ~/.gpu-sessions/secrets/${name} (mode 0600) on the node.`,
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (!v) return undefined;
+    await context.secrets.store(key, v);
+    return v;
+  };
 }
 
 const SCHEME = 'gpu-sessions-launch';
@@ -124,7 +148,7 @@ async function pickProfile(arg: unknown): Promise<vscode.Uri | undefined> {
   return pick?.uri;
 }
 
-async function loadProfile(uri: vscode.Uri): Promise<LaunchProfile | undefined> {
+async function loadProfile(uri: vscode.Uri): Promise<LaunchProfile[] | undefined> {
   let text: string;
   try {
     // An open, unsaved editor wins over the file on disk.
@@ -144,7 +168,7 @@ async function loadProfile(uri: vscode.Uri): Promise<LaunchProfile | undefined> 
     if (c) await vscode.window.showTextDocument(uri);
     return undefined;
   }
-  return v.profile;
+  return v.groups ?? [v.profile];
 }
 
 function reportLaunch(deps: LaunchDeps, node: string, name: string, r: LaunchResult): void {
@@ -191,8 +215,9 @@ async function launchProfileCommand(deps: LaunchDeps, docs: ScriptDocuments, arg
   if (!requireTrust('Launching servers')) return undefined;
   const uri = await pickProfile(arg instanceof vscode.Uri ? arg : undefined);
   if (!uri) return undefined;
-  const profile = await loadProfile(uri);
-  if (!profile) return undefined;
+  const groups = await loadProfile(uri);
+  if (!groups) return undefined;
+  const profile = groups[0];
   const node = await pickNode(deps, `Launch ${path.basename(uri.fsPath)} on…`, nodeOf(arg));
   if (!node) return undefined;
   const fallbackName = path.basename(uri.fsPath, '.json');
@@ -204,7 +229,7 @@ async function launchProfileCommand(deps: LaunchDeps, docs: ScriptDocuments, arg
   try {
     prep = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: checking ${node} for ${name}…` },
-      () => prepareLaunch(t, profile),
+      () => prepareLaunch(t, groups),
     );
   } catch (e) {
     void vscode.window.showErrorMessage(`GPU Sessions: cannot prepare the launch on ${node}: ${errorMessage(e)}`);
@@ -258,7 +283,8 @@ async function launchProfileCommand(deps: LaunchDeps, docs: ScriptDocuments, arg
       const ac = new AbortController();
       token.onCancellationRequested(() => ac.abort());
       try {
-        return await launch(t, profile, {
+        return await launch(t, groups, {
+          secrets: deps.secret,
           override,
           expectScript: prep.script!,
           fallbackName,
@@ -331,12 +357,17 @@ async function captureProfileCommand(deps: LaunchDeps, arg?: unknown): Promise<v
       name: /^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(base) ? base : undefined,
       virtualEnv: Object.fromEntries(own.map((s) => [s.pid, s.virtualEnv ?? undefined])),
       env: Object.fromEntries(own.map((s) => [s.pid, s.env])),
+      secretEnv: Object.fromEntries(own.map((s) => [s.pid, s.secretEnv])),
     });
   } catch (e) {
     void vscode.window.showErrorMessage(`GPU Sessions: ${errorMessage(e)}`);
     return undefined;
   }
-  const json = profileToJson(res.profile);
+  const json = profileToJson(res.groups);
+  if (res.secrets.length)
+    deps.log.info(
+      `Capture of ${node}: the profile refers to ${res.secrets.map((x) => `${x.name} (${x.what})`).join(', ')}; supply them at launch (asked for once, kept in SecretStorage).`,
+    );
   await vscode.workspace.fs.writeFile(target, Buffer.from(json));
   await vscode.window.showTextDocument(target);
   const problems = [...res.warnings, ...validateProfile(JSON.parse(json)).errors];
@@ -461,6 +492,7 @@ async function stopServerCommand(deps: LaunchDeps, arg?: unknown, restart = fals
 
 /** Registers gpuSessions.launchProfile, gpuSessions.captureProfile and gpuSessions.stopServer. */
 export function registerLaunchCommands(context: vscode.ExtensionContext, deps: LaunchDeps): void {
+  deps = { secret: secretSource(context), ...deps };
   const docs = new ScriptDocuments();
   context.subscriptions.push(
     docs,

@@ -201,6 +201,8 @@ function isPlaceholder(v: string): boolean {
   if (/^[A-Za-z][A-Za-z0-9-]*[ \t]+(\[REDACTED\]|<redacted>)$/.test(s)) return true;
   // A shell reference that reads the secret at run time: `"$(cat "$HOME"/...)"` (launch scripts).
   if (/^\$\(/.test(s)) return true;
+  // Hints and references that name a secret without holding it: `NAME=…`, `--secret NAME=@FILE`, `<secret:NAME>`.
+  if (/^(…|\.\.\.|<[^<>\s]*>|@\S*|[A-Za-z0-9_.-]+=@\S*)$/.test(s)) return true;
   if (/^(none|null|nil|undefined|true|false)$/i.test(s)) return true;
   if (/^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/.test(s)) return true; // $VAR, ${VAR}
   if (/^\*+$/.test(s)) return true;
