@@ -19,7 +19,7 @@ import { classifyLine } from '../sglang/logLines';
 import { procRecordsLoop } from '../node/probe';
 import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
-import { SglangServer, findServers, parseProcRecords } from '../sglang/serverArgv';
+import { SglangServer, decodeHexField, findServers, parseProcRecords } from '../sglang/serverArgv';
 import type { AbortLike, Transport } from '../ssh/transport';
 import {
   DEFAULT_PYTHON,
@@ -926,11 +926,12 @@ sec login; env 2>/dev/null | grep -E ${ENV_GREP}
 sec ps; ps -e -o pid= -o ppid= -o pgid= -o uid= 2>/dev/null
 sec proc
 ${procRecordsLoop(`
-  printf 'E\\035%s\\035' "\${d#/proc/}"
-  v=$(tr '\\000' '\\n' < "$d/environ" 2>/dev/null | sed -n 's/^VIRTUAL_ENV=//p' | head -n 1)
-  if [ -n "$v" ] && [ -f "$v/bin/activate" ]; then printf 'A'; fi
-  printf '\\035%s %s\\035' "$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f3)" "$(awk '/^Uid:/{print $2}' "$d/status" 2>/dev/null)"
-  tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -E ${ENV_GREP}
+  printf 'E\\035'
+  { printf '%s\\000' "\${d#/proc/}"
+    v=$(tr '\\000' '\\n' < "$d/environ" 2>/dev/null | sed -n 's/^VIRTUAL_ENV=//p' | head -n 1)
+    if [ -n "$v" ] && [ -f "$v/bin/activate" ]; then printf 'A'; fi
+    printf '\\000%s %s\\000' "$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f3)" "$(awk '/^Uid:/{print $2}' "$d/status" 2>/dev/null)"
+    tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -E ${ENV_GREP}; } | od -An -v -tx1
   printf '\\036'
 `)}
 sec end
@@ -978,8 +979,11 @@ export function parseScanOutput(text: string, n: string): ServerScan {
   const records = parseProcRecords(procText);
   const extras = new Map<number, { activate: boolean; env: Record<string, string>; secretEnv: string[] }>();
   for (const rec of procText.split('\x1e')) {
-    const f = rec.replace(/^\n+/, '').split('\x1d');
-    if (f[0] !== 'E' || f.length < 5) continue;
+    // E \x1d hex(pid \0 A? \0 pgid uid \0 env lines): hex-encoded like the P records (see procRecordsLoop)
+    const r = rec.replace(/^\s+/, '').split('\x1d');
+    const body = r[0] === 'E' && r.length === 2 ? decodeHexField(r[1]) : null;
+    const f = body ? ['E', ...body.toString('utf8').split('\0')] : [];
+    if (f.length < 5 || !/^\d+$/.test(f[1])) continue;
     const pid = Number(f[1]);
     const sec: Record<string, string> = {};
     extras.set(pid, { activate: f[2] === 'A', env: envLines(f[4], sec), secretEnv: Object.keys(sec) });

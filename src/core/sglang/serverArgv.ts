@@ -200,24 +200,42 @@ export function parsePsLines(text: string): PsEntry[] {
   return out;
 }
 
-/** The probe's /proc records: fields separated by \x1d, argv by \x1f, records by \x1e. */
+/**
+ * One hex-encoded field of a /proc record (`od -An -v -tx1` output: hex pairs, spaces, newlines), decoded
+ * to its bytes; null when it is not hex (a record we did not print).
+ */
+export function decodeHexField(s: string): Buffer | null {
+  const hex = s.replace(/\s+/g, '');
+  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) return null;
+  return Buffer.from(hex, 'hex');
+}
+
+/**
+ * The probe's /proc records (procRecordsLoop): `P \x1d hex(pid \0 ppid \0 cwd \0 fd1 \0 fd2 \0 env lines)
+ * \x1d hex(cmdline) \x1e`. The fields travel hex-encoded, so separator bytes inside a process's argv, paths
+ * or environment cannot forge a record; anything that is not such a record is ignored.
+ */
 export function parseProcRecords(text: string): PsEntry[] {
   const out: PsEntry[] = [];
   for (const rec of text.split('\x1e')) {
-    const f = rec.replace(/^\n+/, '').split('\x1d');
-    if (f[0] !== 'P' || f.length < 8) continue;
-    const pid = Number(f[1]);
-    if (!Number.isInteger(pid)) continue;
-    const ppid = /^\d+$/.test(f[2]) ? Number(f[2]) : null;
-    const argv = f[7].split('\x1f');
+    const f = rec.replace(/^\s+/, '').split('\x1d');
+    if (f[0] !== 'P' || f.length !== 3) continue;
+    const head = decodeHexField(f[1]);
+    const cmdline = decodeHexField(f[2]);
+    if (!head || !cmdline) continue;
+    const h = head.toString('utf8').split('\0');
+    if (h.length < 6 || !/^\d+$/.test(h[0])) continue;
+    const pid = Number(h[0]);
+    const ppid = /^\d+$/.test(h[1]) ? Number(h[1]) : null;
+    const argv = cmdline.toString('utf8').split('\0');
     if (argv.length && argv[argv.length - 1] === '') argv.pop();
-    const cvd = /(?:^|\n)CUDA_VISIBLE_DEVICES=([^\n]*)/.exec(f[6] ?? '');
+    const cvd = /(?:^|\n)CUDA_VISIBLE_DEVICES=([^\n]*)/.exec(h[5]);
     out.push({
       pid,
       ppid,
-      cwd: f[3] || null,
-      fd1: f[4] || null,
-      fd2: f[5] || null,
+      cwd: h[2] || null,
+      fd1: h[3] || null,
+      fd2: h[4] || null,
       cudaVisibleDevices: cvd ? cvd[1] : null,
       argv,
       exact: true,
