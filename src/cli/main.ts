@@ -23,10 +23,13 @@ const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
 Usage:
   gpu-sessions nodes [--json]                 list nodes from ssh config
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
-  gpu-sessions salvage NODE --dest DIR [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]
-                                              download everything of value, verify every byte, check S3,
-                                              snapshot the environment, and say whether NODE is safe to shut down
-      [--include-large] [--size-threshold MiB] [--keep-secrets]
+  gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
+                        [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL]
+                        [--max-files N] [--max-depth N] [--yes] [--json]
+                                              every file under the work's folders saved byte-exact or listed with
+                                              why it stays; check S3; environment; whether NODE is safe to shut
+                                              down (exit 5 unsafe: still-running, changed-during-run, ...)
+      [--size-threshold MiB]
   gpu-sessions parse-log [FILE...] [--json | --summary]
                                               SGLang log lines → stats (stdin when no FILE)
   gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
@@ -285,7 +288,8 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
               yes: true,
               json: g.json,
               includeLarge: false,
-              keepSecrets: false,
+              // The job is done and the node is about to go: stop the servers so the verdict can be safe.
+              stopServers: !keep,
             },
             io,
           );
@@ -403,6 +407,13 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         'include-large': { type: 'boolean' },
         'size-threshold': { type: 'string' },
         'keep-secrets': { type: 'boolean' },
+        'add-root': { type: 'string', multiple: true },
+        'stop-servers': { type: 'boolean' },
+        'stop-writers': { type: 'boolean' },
+        redact: { type: 'boolean' },
+        'no-gitignore': { type: 'boolean' },
+        'max-files': { type: 'string' },
+        'max-depth': { type: 'string' },
         roots: { type: 'string' },
         interval: { type: 'string' },
         until: { type: 'string' },
@@ -535,6 +546,16 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         if (!v.dest) usageError('salvage needs --dest DIR (the salvage goes to DIR/<node>/<timestamp>/).');
         const thr = v['size-threshold'] !== undefined ? Number(v['size-threshold']) : undefined;
         if (thr !== undefined && !(thr > 0)) usageError('--size-threshold is a positive number of MiB.');
+        const maxFiles = v['max-files'] !== undefined ? Number(v['max-files']) : undefined;
+        if (maxFiles !== undefined && !(Number.isInteger(maxFiles) && maxFiles > 0)) usageError('--max-files is a positive whole number.');
+        const maxDepth = v['max-depth'] !== undefined ? Number(v['max-depth']) : undefined;
+        if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth > 0 && maxDepth <= 32))
+          usageError('--max-depth is a whole number from 1 to 32.');
+        if (v.drain && !v['stop-servers']) usageError('--drain only applies with --stop-servers (drain the servers, then stop them).');
+        const addRoots = (v['add-root'] ?? []).flatMap((r) => r.split(',')).filter(Boolean);
+        for (const r of addRoots)
+          if (!r.startsWith('/') && r !== '~' && !r.startsWith('~/'))
+            usageError(`--add-root takes an absolute folder on the node (or ~/…), not "${r}".`);
         const { cmdSalvage } = await import('./cmdSalvage');
         return await withNode(rest[0], g, io, (t, node, signal) =>
           cmdSalvage(
@@ -549,7 +570,14 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
               includeLarge: Boolean(v['include-large']),
               sizeThreshold: thr ? thr * 1048576 : undefined,
               roots: g.roots,
-              keepSecrets: Boolean(v['keep-secrets']),
+              addRoots,
+              redact: Boolean(v.redact),
+              gitignore: !v['no-gitignore'],
+              stopServers: Boolean(v['stop-servers']),
+              drain: Boolean(v.drain),
+              stopWriters: Boolean(v['stop-writers']),
+              maxFiles,
+              maxDepth,
             },
             io,
             signal,
