@@ -1,4 +1,5 @@
 /** `gpu-sessions salvage NODE --dest DIR [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]` */
+import { visible } from '../core/util/terminal';
 import { GpuSessionsError } from '../core/util/errors';
 import { runOperation } from '../core/remote/operation';
 import { probeOperation } from '../core/node/probe';
@@ -116,7 +117,8 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     if (m.verdict === 'safe') io.out(`VERDICT: safe to shut down ${m.node}.\n`);
     else {
       io.out(`VERDICT: NOT safe to shut down ${m.node}: ${m.lost.length} item(s) would be lost:\n`);
-      for (const l of m.lost.slice(0, 30)) io.out(`  ${l.remotePath} (${bytes(l.size)}): ${l.why}\n`);
+      // one line per item: a name or reason from the node cannot start a line of its own
+      for (const l of m.lost.slice(0, 30)) io.out(`  ${visible(l.remotePath)} (${bytes(l.size)}): ${visible(l.why)}\n`);
       if (m.lost.length > 30) io.out(`  … and ${m.lost.length - 30} more (see SALVAGE.md)\n`);
     }
     io.out(`Report: ${m.dest}/SALVAGE.md\n`);

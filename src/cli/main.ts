@@ -5,6 +5,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { visible } from '../core/util/terminal';
 import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/util/errors';
 import { stderrLogger } from '../core/util/logger';
 import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
@@ -28,8 +29,9 @@ Usage:
       [--include-large] [--size-threshold MiB] [--keep-secrets]
   gpu-sessions parse-log [FILE...] [--json | --summary]
                                               SGLang log lines → stats (stdin when no FILE)
-  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
-                                              follow a remote log; --stats prints a live one-line summary
+  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats] [--raw]
+                                              follow a remote log; --stats prints a live one-line summary;
+                                              --raw passes the log's bytes (ANSI colours) to the terminal as they are
   gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--json]
                                               start a launch profile's servers and wait until they are ready
                                               (--dry-run prints the exact script and starts nothing)
@@ -59,6 +61,8 @@ Exit codes: 0 ok, 2 usage or invalid profile, 3 host-key problem, 4 unreachable 
 export interface CliIo {
   out: (s: string) => void;
   err: (s: string) => void;
+  /** Bytes for the terminal as they are (our own cursor controls, `tail --raw`); out/err are sanitized. */
+  raw?: (s: string) => void;
   isTTY: boolean;
   ask?: (question: string) => Promise<string>;
 }
@@ -298,7 +302,15 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
   }
 }
 
-export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<number> {
+  // Everything printed passes the one sanitizer: strings from the node (hostnames, argv, paths, stderr)
+  // cannot move the cursor, retitle the window or reorder text. The escapes are valid JSON, so --json too.
+  const io: CliIo = {
+    ...rawIo,
+    out: (s) => rawIo.out(visible(s, true)),
+    err: (s) => rawIo.err(visible(s, true)),
+    raw: rawIo.raw ?? rawIo.out,
+  };
   let parsed;
   try {
     parsed = parseArgs({
@@ -326,6 +338,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         lines: { type: 'string', short: 'n' },
         follow: { type: 'boolean', short: 'f' },
         stats: { type: 'boolean' },
+        raw: { type: 'boolean' },
         s3: { type: 'string' },
         's3-endpoint': { type: 'string' },
         yes: { type: 'boolean', short: 'y' },
@@ -384,8 +397,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
           cmdTail(
             t,
             rest[1],
-            { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats) },
-            { out: io.out, err: io.err, isTTY: process.stdout.isTTY },
+            { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats), raw: Boolean(v.raw) },
+            { out: io.out, err: io.err, raw: io.raw, isTTY: process.stdout.isTTY },
             signal,
           ),
         );
@@ -489,7 +502,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      process.stderr.write(`error: ${errorMessage(e)}\n`);
+      process.stderr.write(`error: ${visible(errorMessage(e), true)}\n`);
       process.exit(1);
     },
   );

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { Fleet, NodeStatus } from '../core/node/fleet';
 import { formatBytes as formatSize } from '../core/util/format';
+import { mdFence, visible } from '../core/util/terminal';
 import type { NodeLive } from '../core/node/monitor';
 
 export { formatSize };
@@ -131,31 +132,46 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
             : st.state === 'probing'
               ? new vscode.ThemeIcon('loading~spin')
               : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
+        // Strings from the node (and from config) are appended as text, never as markdown (issue 12).
         const md = new vscode.MarkdownString(undefined, true);
-        md.appendMarkdown(
-          `**${el.node.name}** — \`${el.node.user ? el.node.user + '@' : ''}${el.node.host}:${el.node.port}\`${el.node.proxyJump ? ` via \`${el.node.proxyJump}\`` : ''}\n\n`,
+        md.appendMarkdown('**');
+        md.appendText(el.node.name);
+        md.appendMarkdown('** — ');
+        md.appendText(
+          `${el.node.user ? el.node.user + '@' : ''}${el.node.host}:${el.node.port}${el.node.proxyJump ? ` via ${el.node.proxyJump}` : ''}`,
         );
+        md.appendMarkdown('\n\n');
         if (p) {
-          md.appendMarkdown(`| | |\n|---|---|\n`);
-          md.appendMarkdown(`| Host | ${p.hostname ?? '?'} |\n| OS | ${p.os ?? '?'} (${p.kernel ?? '?'}) |\n`);
-          md.appendMarkdown(`| Driver | ${p.driverVersion ?? '—'} |\n| CUDA | ${p.cudaVersion ?? '—'} |\n`);
-          md.appendMarkdown(
-            `| CPU | ${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'} |\n| RAM | ${p.memTotalKiB ? (p.memTotalKiB / 1048576).toFixed(0) + ' GiB' : '?'} |\n`,
-          );
+          const row = (k: string, v: string) => {
+            md.appendMarkdown(`**${k}** `);
+            md.appendText(visible(v));
+            md.appendMarkdown('  \n');
+          };
+          row('Host', p.hostname ?? '?');
+          row('OS', `${p.os ?? '?'} (${p.kernel ?? '?'})`);
+          row('Driver', p.driverVersion ?? '—');
+          row('CUDA', p.cudaVersion ?? '—');
+          row('CPU', `${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'}`);
+          row('RAM', p.memTotalKiB ? (p.memTotalKiB / 1048576).toFixed(0) + ' GiB' : '?');
           md.appendMarkdown(`\nProbed ${new Date(p.probedAt).toLocaleTimeString()} in ${p.durationMs} ms`);
         }
-        if (st.error) md.appendMarkdown(`\n\n$(error) ${st.error.message.replace(/\n/g, '  \n')}`);
-        if (v)
+        if (st.error) {
+          md.appendMarkdown('\n\n$(error) ');
+          md.appendText(visible(st.error.message, true));
+        }
+        if (v) {
           md.appendMarkdown(
-            `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → \`${v.dest}\``,
+            `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → `,
           );
+          md.appendText(v.dest);
+        }
         item.tooltip = md;
         return item;
       }
       case 'error': {
         const item = new vscode.TreeItem(ERROR_TITLE[el.code] ?? 'Error', vscode.TreeItemCollapsibleState.None);
-        item.description = el.message.split('\n')[0];
-        item.tooltip = el.message;
+        item.description = visible(el.message.split('\n')[0]);
+        item.tooltip = visible(el.message, true);
         item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('errorForeground'));
         item.contextValue = 'error';
         item.command = { command: 'gpuSessions.showLog', title: 'Show Log' };
@@ -188,7 +204,10 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const item = new vscode.TreeItem(`GPU ${g.index} · ${g.name}`, vscode.TreeItemCollapsibleState.None);
         item.id = `${el.node}:gpu:${g.index}`;
         item.description = gpuDescription(g);
-        item.tooltip = `${g.name}\nUUID ${g.uuid ?? '?'}\nMemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB\nUtilization ${g.utilizationPct ?? '—'} %\nTemperature ${g.temperatureC ?? '—'} °C\nPower ${g.powerW ?? '—'} W`;
+        item.tooltip = visible(
+          `${g.name}\nUUID ${g.uuid ?? '?'}\nMemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB\nUtilization ${g.utilizationPct ?? '—'} %\nTemperature ${g.temperatureC ?? '—'} °C\nPower ${g.powerW ?? '—'} W`,
+          true,
+        );
         item.iconPath = new vscode.ThemeIcon(
           'circuit-board',
           g.utilizationPct && g.utilizationPct > 50 ? new vscode.ThemeColor('charts.green') : undefined,
@@ -203,12 +222,23 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const live = this.liveFor(el.node)?.servers.find((x) => x.port === s.port);
         item.description = serverDescription(s, live?.stats || undefined);
         const md = new vscode.MarkdownString();
-        md.appendMarkdown(`**${s.modelPath ?? '?'}** on ${s.host}:${s.port} (pid ${s.pid})\n\n`);
-        md.appendMarkdown(
-          `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`,
+        md.appendMarkdown('**');
+        md.appendText(visible(s.modelPath ?? '?'));
+        md.appendMarkdown('** on ');
+        md.appendText(visible(`${s.host}:${s.port} (pid ${s.pid})`));
+        md.appendMarkdown('\n\n');
+        md.appendText(
+          visible(
+            `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}`,
+          ),
         );
-        if (s.logFile) md.appendMarkdown(`Log: \`${s.logFile}\`\n\n`);
-        md.appendCodeblock(s.args.join(' '), 'shell');
+        md.appendMarkdown('\n\n');
+        if (s.logFile) {
+          md.appendMarkdown('Log: ');
+          md.appendText(visible(s.logFile));
+          md.appendMarkdown('\n\n');
+        }
+        md.appendMarkdown(mdFence(s.args.join(' '), 'shell'));
         item.tooltip = md;
         const health = live?.health ?? 'unknown';
         item.iconPath =
@@ -244,7 +274,7 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         item.id = `${el.node}:artifact:${a.path}`;
         const dir = a.path.slice(0, a.path.length - base.length - 1);
         item.description = `${formatSize(a.size)} · ${dir}`;
-        item.tooltip = `${a.path}\n${formatSize(a.size)} · modified ${new Date(a.mtime).toLocaleString()}`;
+        item.tooltip = `${visible(a.path)}\n${formatSize(a.size)} · modified ${new Date(a.mtime).toLocaleString()}`;
         item.iconPath = new vscode.ThemeIcon(
           a.kind === 'log' ? 'output' : a.kind === 'git-repo' ? 'repo' : a.kind === 'progress' ? 'graph' : 'file',
         );

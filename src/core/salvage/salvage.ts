@@ -14,6 +14,7 @@ import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, ren
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { formatBytes } from '../util/format';
+import { mdCode, mdCodeCell, mdText } from '../util/terminal';
 import type { Logger } from '../util/logger';
 import { nullLogger } from '../util/logger';
 import { runOperation } from '../remote/operation';
@@ -820,26 +821,25 @@ async function defaultSnapshot(
   return { json: s, markdown: renderSnapshotMarkdown(s), summary };
 }
 
-function mdCell(s: string): string {
-  return s.replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`).replace(/\|/g, '\\|');
-}
+/** Node strings in SALVAGE.md: escaped text (no markup, HTML, links or controls) or fenced code spans. */
+const mdCell = mdText;
 
 export function renderSalvageReport(m: SalvageManifest): string {
   const L: string[] = [];
-  L.push(`# Salvage of ${m.node}`, '');
+  L.push(`# Salvage of ${mdText(m.node)}`, '');
   L.push(m.verdict === 'safe' ? `## ✅ Safe to shut down` : `## ❌ Not safe to shut down — ${m.lost.length} item(s) would be lost`, '');
   L.push(`- Started ${m.startedAt}, finished ${m.finishedAt ?? '—'}`);
   L.push(
     `- Node: ${mdCell(String(m.host.user ?? ''))}@${mdCell(String(m.host.host ?? ''))}:${m.host.port ?? ''}${m.host.hostKeyFingerprint ? ` (host key ${m.host.hostKeyFingerprint})` : ''}`,
   );
-  L.push(`- Roots: ${m.roots.map((r) => '`' + r + '`').join(', ')}; size threshold ${formatBytes(m.sizeThreshold)}`);
+  L.push(`- Roots: ${m.roots.map(mdCode).join(', ')}; size threshold ${formatBytes(m.sizeThreshold)}`);
   const verified = m.items.filter((i) => i.status === 'verified');
   L.push(`- Downloaded and verified: ${verified.length} item(s), ${formatBytes(verified.reduce((a, b) => a + b.size, 0))}`);
   if (m.s3)
     L.push(
-      `- S3: ${m.s3.target}${m.s3.endpoint ? ` (${m.s3.endpoint})` : ''} — ${m.s3.error ? `error: ${m.s3.error}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`}`,
+      `- S3: ${mdText(m.s3.target)}${m.s3.endpoint ? ` (${mdText(m.s3.endpoint)})` : ''} — ${m.s3.error ? `error: ${mdText(m.s3.error)}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`}`,
     );
-  if (m.environment) L.push(`- Environment: ${m.environment.summary} — see [environment.md](environment.md)`);
+  if (m.environment) L.push(`- Environment: ${mdText(m.environment.summary)} — see [environment.md](environment.md)`);
   L.push('');
   L.push('## Checklist', '');
   for (const s of STEPS) {
@@ -850,19 +850,19 @@ export function renderSalvageReport(m: SalvageManifest): string {
   L.push('');
   if (m.lost.length) {
     L.push('## Would be lost', '', '| remote path | size | why |', '|---|---|---|');
-    for (const l of m.lost) L.push(`| \`${mdCell(l.remotePath)}\` | ${formatBytes(l.size)} | ${mdCell(l.why)} |`);
+    for (const l of m.lost) L.push(`| ${mdCodeCell(l.remotePath)} | ${formatBytes(l.size)} | ${mdCell(l.why)} |`);
     L.push('');
   }
   if (m.leftByChoice.length) {
     L.push('## Left on the node by choice (not selected, not in S3)', '', '| remote path | size | S3 |', '|---|---|---|');
-    for (const l of m.leftByChoice.slice(0, 500)) L.push(`| \`${mdCell(l.remotePath)}\` | ${formatBytes(l.size)} | ${l.s3} |`);
+    for (const l of m.leftByChoice.slice(0, 500)) L.push(`| ${mdCodeCell(l.remotePath)} | ${formatBytes(l.size)} | ${l.s3} |`);
     if (m.leftByChoice.length > 500) L.push(`| … ${m.leftByChoice.length - 500} more (see salvage-manifest.json) | | |`);
     L.push('');
   }
   L.push('## Items', '', '| status | kind | remote path | size | sha256 | S3 |', '|---|---|---|---|---|---|');
   for (const it of m.items.slice(0, 2000)) {
     L.push(
-      `| ${it.status}${it.redacted ? ' (secrets redacted)' : ''} | ${it.kind} | \`${mdCell(it.remotePath)}\` | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`,
+      `| ${it.status}${it.redacted ? ' (secrets redacted)' : ''} | ${it.kind} | ${mdCodeCell(it.remotePath)} | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`,
     );
   }
   if (m.items.length > 2000) L.push(`| … | | ${m.items.length - 2000} more items in salvage-manifest.json | | | |`);

@@ -1,3 +1,5 @@
+import { visible } from './terminal';
+
 /** Minimal logging interface: the extension backs it with a LogOutputChannel, the CLI with stderr. */
 export interface Logger {
   trace(msg: string): void;
@@ -9,7 +11,7 @@ export interface Logger {
 export const nullLogger: Logger = { trace() {}, info() {}, warn() {}, error() {} };
 
 export function stderrLogger(verbose: boolean): Logger {
-  const w = (lvl: string) => (msg: string) => process.stderr.write(`[${lvl}] ${msg}\n`);
+  const w = (lvl: string) => (msg: string) => process.stderr.write(`[${lvl}] ${visible(msg, true)}\n`);
   return {
     trace: verbose ? w('trace') : () => undefined,
     info: verbose ? w('info') : () => undefined,
