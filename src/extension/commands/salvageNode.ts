@@ -1,50 +1,31 @@
 /**
- * "GPU Sessions: Salvage Node": review (quick pick, all preselected), progress with bytes and files
+ * gpuSessions.salvageNode — "Salvage Node": review (quick pick, all preselected), progress with bytes and files
  * (cancellable), then the verdict as a notification and on the node in the tree; SALVAGE.md opens.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../core/util/errors';
-import type { Fleet } from '../core/node/fleet';
-import type { Logger } from '../core/util/logger';
-import { runOperation } from '../core/remote/operation';
-import { probeOperation } from '../core/node/probe';
-import type { SalvageItem, SalvageManifest } from '../core/salvage/salvage';
-import type { Transport } from '../core/ssh/transport';
-import { formatSize } from './tree';
+import { errorMessage } from '../../core/util/errors';
+import { formatBytes as formatSize } from '../../core/util/format';
+import { runOperation } from '../../core/remote/operation';
+import { probeOperation } from '../../core/node/probe';
+import type { SalvageItem, SalvageManifest } from '../../core/salvage/salvage';
+import { cfg } from '../config';
+import type { Services } from '../services';
+import type { Command } from './command';
 
-export interface SalvageDeps {
-  fleet: Fleet;
-  transportFor(nodeName: string): Transport;
-  log: Logger;
-  /** Verdicts shown on the node in the tree. */
-  verdicts: Map<string, { verdict: 'safe' | 'unsafe'; dest: string; at: number }>;
-  onVerdict(): void;
-}
+/** The argument: a node element or a node name; `opts.assumeYes` skips the review (tests). */
+export const salvageNode: Command = {
+  id: 'gpuSessions.salvageNode',
+  run: (s, el?: unknown, opts?: { assumeYes?: boolean }) => salvageNodeCommand(s, el, opts),
+};
 
-function cfg<T>(key: string, def: T): T {
-  return vscode.workspace.getConfiguration('gpuSessions').get<T>(key, def);
-}
-
-export async function salvageNodeCommand(
-  deps: SalvageDeps,
-  nodeName?: string,
-  opts: { assumeYes?: boolean } = {},
-): Promise<SalvageManifest | undefined> {
-  const nodes = deps.fleet.nodes();
-  if (!nodeName) {
-    const pick = await vscode.window.showQuickPick(
-      nodes.map((n) => ({ label: n.name, description: `${n.user ? n.user + '@' : ''}${n.host}:${n.port}` })),
-      { title: 'Salvage Node', placeHolder: 'Which node is about to be shut down?' },
-    );
-    if (!pick) return undefined;
-    nodeName = pick.label;
-  }
-  const node = deps.fleet.node(nodeName);
-  if (!node) {
-    void vscode.window.showErrorMessage(`GPU Sessions: unknown node ${nodeName}.`);
-    return undefined;
-  }
+async function salvageNodeCommand(deps: Services, arg: unknown, opts: { assumeYes?: boolean } = {}): Promise<SalvageManifest | undefined> {
+  const node = await deps.resolver.resolve(arg, {
+    title: 'Salvage Node',
+    placeHolder: 'Which node is about to be shut down?',
+    nodeElementOnly: true,
+  });
+  if (!node) return undefined;
   const ws = vscode.workspace.workspaceFolders?.[0];
   if (!ws) {
     void vscode.window.showErrorMessage(
@@ -54,9 +35,9 @@ export async function salvageNodeCommand(
   }
   const folderSetting = cfg<string>('salvage.folder', 'salvage');
   const base = path.isAbsolute(folderSetting) ? folderSetting : path.join(ws.uri.fsPath, folderSetting);
-  const t = deps.transportFor(node.name);
-  const { Salvager } = await import('../core/salvage/salvage');
-  const { parseS3Url } = await import('../core/salvage/s3');
+  const t = deps.transportFor(node);
+  const { Salvager } = await import('../../core/salvage/salvage');
+  const { parseS3Url } = await import('../../core/salvage/s3');
   const s3Url = cfg<string>('salvage.s3Url', '');
   const s3u = s3Url ? parseS3Url(s3Url) : undefined;
   if (s3Url && !s3u)
@@ -116,7 +97,6 @@ export async function salvageNodeCommand(
         }
         const m = await salvager.execute(chosen);
         deps.verdicts.set(node.name, { verdict: m.verdict ?? 'unsafe', dest: m.dest, at: Date.now() });
-        deps.onVerdict();
         const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
         void vscode.window.showTextDocument(report, { preview: false }).then(undefined, () => undefined);
         if (m.verdict === 'safe') {

@@ -1,0 +1,91 @@
+/**
+ * The Nodes tree provider: dispatches each element to its item file (tree/items/<type>.ts) and
+ * re-renders a node when the fleet, its live figures or its salvage verdict change.
+ */
+import * as vscode from 'vscode';
+import type { Fleet } from '../../core/node/fleet';
+import type { NodeLive } from '../../core/node/monitor';
+import type { SalvageVerdicts } from '../salvageVerdicts';
+import { artifactItem } from './items/artifact';
+import { errorItem } from './items/error';
+import { gpuItem } from './items/gpu';
+import { groupChildren, groupItem } from './items/group';
+import { infoItem } from './items/info';
+import { kindChildren, kindItem } from './items/kind';
+import { nodeChildren, nodeItem } from './items/node';
+import { serverItem } from './items/server';
+import type { TreeContext, TreeNode } from './types';
+
+export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable, TreeContext {
+  private readonly emitter = new vscode.EventEmitter<TreeNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private readonly unsubscribe: (() => void)[];
+  private readonly nodeItems = new Map<string, TreeNode>();
+  /** Live figures per node (log stats, health, progress), supplied by the extension. */
+  liveFor: (node: string) => NodeLive | undefined = () => undefined;
+
+  constructor(
+    readonly fleet: Fleet,
+    /** Latest salvage verdict per node. */
+    readonly verdicts: SalvageVerdicts,
+  ) {
+    this.unsubscribe = [
+      fleet.onDidChange((name) => this.emitter.fire(name ? this.nodeItems.get(name) : undefined)),
+      verdicts.onDidChange(() => this.refreshView()),
+    ];
+  }
+
+  /** Re-render one node's subtree (live stats changed); the whole view when the node is not shown. */
+  refreshNode(name: string): void {
+    this.emitter.fire(this.nodeItems.get(name));
+  }
+
+  refreshView(): void {
+    this.emitter.fire(undefined);
+  }
+
+  getTreeItem(el: TreeNode): vscode.TreeItem {
+    switch (el.type) {
+      case 'node':
+        return nodeItem(el, this);
+      case 'error':
+        return errorItem(el);
+      case 'info':
+        return infoItem(el);
+      case 'group':
+        return groupItem(el, this);
+      case 'gpu':
+        return gpuItem(el);
+      case 'server':
+        return serverItem(el, this);
+      case 'kind':
+        return kindItem(el);
+      case 'artifact':
+        return artifactItem(el);
+    }
+  }
+
+  getChildren(el?: TreeNode): TreeNode[] {
+    if (!el) {
+      const items = this.fleet.nodes().map((node): TreeNode => ({ type: 'node', node }));
+      this.nodeItems.clear();
+      for (const it of items) if (it.type === 'node') this.nodeItems.set(it.node.name, it);
+      return items;
+    }
+    switch (el.type) {
+      case 'node':
+        return nodeChildren(el, this);
+      case 'group':
+        return groupChildren(el, this);
+      case 'kind':
+        return kindChildren(el);
+      default:
+        return [];
+    }
+  }
+
+  dispose(): void {
+    this.unsubscribe.forEach((u) => u());
+    this.emitter.dispose();
+  }
+}
