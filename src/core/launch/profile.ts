@@ -10,7 +10,7 @@
  *
  * No `vscode` import.
  */
-import { shq } from '../remote/quote';
+import { shComment, shq } from '../remote/quote';
 import { SglangServer, sglangLaunchIndex } from '../sglang/serverArgv';
 
 // ------------------------------------------------------------------------------------ types
@@ -725,7 +725,10 @@ export function renderPreamble(p: LaunchProfile, failPrefix = 'GS-ERROR'): strin
     L.push(`[ -f ${act} ] || { echo ${shq(`${failPrefix} venv: ${joinRemote(p.venv, 'bin/activate')} does not exist`)} >&2; exit 3; }`);
     L.push(`. ${act} || { echo ${shq(`${failPrefix} venv: sourcing ${joinRemote(p.venv, 'bin/activate')} failed`)} >&2; exit 3; }`);
   }
-  for (const [k, v] of Object.entries(p.env)) L.push(`export ${k}=${shq(v)}`);
+  for (const [k, v] of Object.entries(p.env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`env: ${JSON.stringify(k)} is not a variable name`);
+    L.push(`export ${k}=${shq(v)}`);
+  }
   return L;
 }
 
@@ -746,15 +749,16 @@ export function renderLaunchScript(profile: LaunchProfile, gpuIndices: number[])
   const name = profileName(profile);
   const L: string[] = [];
   L.push('#!/bin/sh');
-  L.push(`# GPU Sessions launch script for profile "${name}" — rendered from the profile; edit the profile, not this file.`);
-  if (profile.description) L.push(`# ${profile.description.replace(/[\r\n]+/g, ' ')}`);
+  // Comments hold numbers or shComment() text only (no newline can end them); every value below is quoted.
+  L.push(`# GPU Sessions launch script for profile "${shComment(name)}" — rendered from the profile; edit the profile, not this file.`);
+  if (profile.description) L.push(`# ${shComment(profile.description.replace(/[\r\n]+/g, ' '))}`);
   if (profile.layout === 'per-gpu')
     L.push(`# Layout per-gpu: one independent SGLang server per GPU (data parallel by hand), GPU i on its own port and log.`);
   else
     L.push(
       `# Layout single: one SGLang server over GPUs ${plans[0].gpus.join(',')}${plans[0].tp ? ` with --tp-size ${plans[0].tp}` : ''}${plans[0].dp ? ` --dp-size ${plans[0].dp}` : ''}.`,
     );
-  for (const inst of instances) L.push(`#   GPU ${inst.gpus.join(',')} -> port ${inst.port}, log ${inst.logFile}`);
+  for (const inst of instances) L.push(`#   GPU ${inst.gpus.join(',')} -> port ${inst.port}, log ${shComment(inst.logFile)}`);
   L.push(`# Each server starts detached (setsid nohup, stdin from /dev/null), so it outlives this SSH session;`);
   L.push(`# its pid is printed as "GS-STARTED <port> <pid>". Readiness: "The server is fired up and ready to roll!" in its log.`);
   L.push('');

@@ -19,7 +19,7 @@ import type { Logger } from '../util/logger';
 import { nullLogger } from '../util/logger';
 import { runOperation } from '../remote/operation';
 import type { SglangServer } from '../sglang/serverArgv';
-import { shq, shJoin } from '../remote/quote';
+import { shComment, shq, shJoin } from '../remote/quote';
 import { redactArgv, redactText } from '../util/redact';
 import type { S3Mapping, S3Status, S3Target } from './s3';
 import type { AbortLike, Transport } from '../ssh/transport';
@@ -191,14 +191,17 @@ function writeAtomic(abs: string, content: string): void {
 export function renderServersScript(node: string, servers: SglangServer[]): string {
   const L = [
     '#!/bin/bash',
-    `# SGLang servers that were running on ${node} when it was salvaged (${new Date().toISOString()}).`,
+    `# SGLang servers that were running on ${shComment(node)} when it was salvaged (${new Date().toISOString()}).`,
     '# Secrets in flags are redacted. Review before running.',
     'set -e',
     '',
   ];
   for (const s of servers) {
     const argv = redactArgv(s.args);
-    L.push(`# pid ${s.pid}, port ${s.port}${s.gpus.length ? `, GPU ${s.gpus.join(',')}` : ''}${s.logFile ? `, log ${s.logFile}` : ''}`);
+    // Comments hold numbers and shComment() text only: a log path with a newline cannot end the comment.
+    L.push(
+      `# pid ${s.pid}, port ${s.port}${s.gpus.length ? `, GPU ${s.gpus.join(',')}` : ''}${s.logFile ? `, log ${shComment(s.logFile)}` : ''}`,
+    );
     if (s.cwd) L.push(`cd ${shq(s.cwd)}`);
     const env =
       s.cudaVisibleDevices !== null && s.cudaVisibleDevices !== undefined ? `CUDA_VISIBLE_DEVICES=${shq(s.cudaVisibleDevices)} ` : '';
