@@ -14,7 +14,6 @@ import { serverFromArgv } from '../../../src/core/sglang/serverArgv';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
 import { commandHeads, shellCommands, shellComments } from '../../helpers/shellShape';
 
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 function server(dir: string, logFile: string, extra: Partial<SglangServer> = {}): SglangServer {

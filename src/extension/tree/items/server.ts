@@ -1,6 +1,7 @@
 /** One SGLang server: port and model, GPUs and parallelism, live stats and health; clicking tails its log. */
+import { REDACTED } from '../../../core/util/redact';
 import * as vscode from 'vscode';
-import { mdFence, visible } from '../../../core/util/terminal';
+import { mdFence, mdText, visible } from '../../../core/util/terminal';
 import type { SglangServer } from '../../../core/sglang/serverArgv';
 import type { TreeContext, TreeNodeOf } from '../types';
 
@@ -57,13 +58,14 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
     md.appendText(visible(s.logFile));
     md.appendMarkdown('\n\n');
   }
+  if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
   md.appendMarkdown(mdFence(s.args.join(' '), 'shell'));
   item.tooltip = md;
   const health = live?.health ?? 'unknown';
   item.iconPath = healthIcon(health);
   if (live)
     md.appendMarkdown(
-      `\n\nHealth: **${health}**${live.healthDetail ? ` (${live.healthDetail})` : ''}${live.stats ? ` · ${live.stats} (from ${live.source})` : ''}`,
+      `\n\nHealth: **${health}**${live.healthDetail ? ` (${mdText(live.healthDetail)})` : ''}${live.stats ? ` · ${mdText(live.stats)} (from ${live.source})` : ''}`,
     );
   item.contextValue = s.logFile ? 'server.log' : 'server';
   if (s.logFile) item.command = { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [el] };
