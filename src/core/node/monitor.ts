@@ -13,6 +13,7 @@ import type { SglangServer } from '../sglang/serverArgv';
 import type { ProbeResult } from './probe';
 import { ProgressInfo, parseProgressJson } from './jobProgress';
 import { shq } from '../remote/quote';
+import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { RemoteTail, StatsTracker } from '../remote/tail';
 import type { Transport } from '../ssh/transport';
 
@@ -31,31 +32,41 @@ export interface NodeProgress {
   readAt: number;
 }
 
-/** Reads progress.json (bounded) and summarizes .done_indices on the node (count, min, max) in one exec. */
-export function progressOperation(progressPath: string | null, donePath: string | null): RemoteOperation<Omit<NodeProgress, 'readAt'>> {
-  const parts: string[] = [];
-  if (progressPath) parts.push(`printf '@@P@@\\n'; head -c 1048576 -- ${shq(progressPath)} 2>&1`);
-  if (donePath)
-    parts.push(
-      `printf '\\n@@D@@\\n'; awk 'BEGIN{n=0} /^[ \\t]*[0-9]+[ \\t]*$/ {v=$1+0; if(n==0||v<lo)lo=v; if(n==0||v>hi)hi=v; n++} END{printf "%d %s %s\\n", n, (n?lo:"-"), (n?hi:"-")}' < ${shq(donePath)} 2>&1`,
-    );
-  parts.push(`printf '\\n@@E@@\\n'`);
-  return {
+/**
+ * Reads progress.json (bounded) and summarizes .done_indices on the node (count, min, max) in one exec.
+ * A sectioned script (per-run nonce), so a progress file cannot forge the section markers.
+ */
+export function progressOperation(
+  progressPath: string | null,
+  donePath: string | null,
+  nodeName = 'the node',
+): RemoteOperation<Omit<NodeProgress, 'readAt'>> {
+  return sectionedOperation({
     name: 'progress',
-    command: 'sh -s',
-    stdin: parts.join('\n') + '\n',
+    what: 'Reading the job progress',
+    node: nodeName,
     timeoutMs: 30_000,
-    idempotent: true,
-    parse(r) {
-      const text = r.stdout.toString('utf8');
-      const p = text.indexOf('@@P@@\n');
-      const d = text.indexOf('\n@@D@@\n');
-      const e = text.lastIndexOf('\n@@E@@\n');
+    // progress.json is read up to 1 MiB; the .done_indices summary is one line.
+    maxOutputBytes: 2 * 1024 * 1024,
+    script: (nonce) => {
+      const parts = [sectionPrologue(nonce)];
+      if (progressPath) parts.push(`sec progress; head -c 1048576 -- ${shq(progressPath)} 2>&1`);
+      if (donePath)
+        parts.push(
+          `sec done; awk 'BEGIN{n=0} /^[ \\t]*[0-9]+[ \\t]*$/ {v=$1+0; if(n==0||v<lo)lo=v; if(n==0||v>hi)hi=v; n++} END{printf "%d %s %s\\n", n, (n?lo:"-"), (n?hi:"-")}' < ${shq(donePath)} 2>&1`,
+        );
+      parts.push('sec end');
+      return parts.join('\n') + '\n';
+    },
+    parse(text, nonce) {
+      const sections = splitSections(text, nonce);
+      const progressText = sections.get('progress');
+      const doneText = sections.get('done');
       let progress: ProgressInfo | null = null;
-      if (progressPath && p >= 0) progress = parseProgressJson(text.slice(p + 6, d >= 0 ? d : e >= 0 ? e : undefined));
+      if (progressPath && progressText !== undefined) progress = parseProgressJson(progressText);
       let doneIndices: DoneIndicesSummary | null = null;
-      if (donePath && d >= 0) {
-        const m = /^(\d+) (-?\d+|-) (-?\d+|-)/.exec(text.slice(d + 7));
+      if (donePath && doneText !== undefined) {
+        const m = /^(\d+) (-?\d+|-) (-?\d+|-)/.exec(doneText);
         if (m) {
           const count = Number(m[1]);
           const lowest = m[2] === '-' ? null : Number(m[2]);
@@ -71,7 +82,7 @@ export function progressOperation(progressPath: string | null, donePath: string 
       }
       return { progressFile: progressPath, progress, doneIndices };
     },
-  };
+  });
 }
 
 export interface ServerLive {
@@ -185,7 +196,7 @@ export class NodeMonitor {
     const done = probe.artifacts.find((a) => a.kind === 'progress' && a.path.endsWith('/.done_indices'));
     if (prog || done) {
       jobs.push(
-        runOperation(this.t, progressOperation(prog?.path ?? null, done?.path ?? null))
+        runOperation(this.t, progressOperation(prog?.path ?? null, done?.path ?? null, this.node))
           .then((p) => (this.progress = { ...p, readAt: Date.now() }))
           .catch(() => undefined),
       );
