@@ -14,6 +14,7 @@ import { shq } from '../remote/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import { TarReader } from '../remote/tar';
 import { ensureParent, forgetCheckedDirs, insideDest } from './paths';
+import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
 
 /**
  * How much more than its listed size a file may bring in a tar batch (a live log grows between the listing
@@ -213,6 +214,15 @@ class VerifiedWriter {
     }
   }
 
+  /** Take the hashes and byte count of a transfer that wrote the temporary file itself (parallel ranges). */
+  adopt(p: { sha256: string | null; md5: string | null; bytes: number; fsError?: unknown }): this {
+    this.external = { sha256: p.sha256 ?? '', md5: p.md5 };
+    this.bytes = p.bytes;
+    this.error ??= p.fsError ?? null;
+    return this;
+  }
+  private external: { sha256: string; md5: string | null } | null = null;
+
   write(chunk: Buffer): void {
     this.sha.update(chunk);
     this.md5?.update(chunk);
@@ -233,8 +243,8 @@ class VerifiedWriter {
   }
 
   finish(expectedSha: string | null, expectedSize: number | null): TransferResult & { localPath?: string } {
-    const sha256 = this.sha.digest('hex');
-    const md5 = this.md5 ? this.md5.digest('hex') : null;
+    const sha256 = this.external?.sha256 ?? this.sha.digest('hex');
+    const md5 = this.external ? this.external.md5 : this.md5 ? this.md5.digest('hex') : null;
     const base = { sha256, md5, remoteSha256: expectedSha, bytes: this.bytes };
     if (this.fd !== null) {
       // Large files are flushed to disk before they count as salvaged; small ones rely on the
@@ -329,6 +339,16 @@ export async function downloadOne(
   // hashes that same prefix in parallel. A file that shrank yields fewer bytes and fails the check.
   const n = Math.max(0, Math.floor(item.size));
   const hashP = prefixHashes(t, [{ path: item.remotePath, size: n }], signal).catch(() => new Map<string, string>());
+  if (n >= PARALLEL_MIN_BYTES) {
+    // Ranges over several connections (worker threads); null when not possible here: one stream below.
+    const p = await fetchParallel(t, item.remotePath, n, w.tmp, { md5: o.md5, onBytes, signal }).catch(
+      (e) => (w.discard(), Promise.reject(e)),
+    );
+    if (p?.reason) w.discard();
+    if (p?.reason)
+      return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: p.bytes, reason: p.reason };
+    if (p) return { ...w.adopt(p).finish((await hashP).get(item.remotePath) ?? null, item.size), remotePath: item.remotePath };
+  }
   let stderr = '';
   // We stop at the listed length ourselves too (a wrapped `head` on the node may send more) and close the channel.
   let cut = false;
