@@ -37,6 +37,11 @@ Usage:
   gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
   gpu-sessions restart NODE --port PORT [--drain]
                                               stop a server and start it again with the same command line
+  gpu-sessions watch NODE... [--json] [--interval SECONDS] [--until done|crashed|unhealthy|any]
+                 [--price-per-hour USD] [--deadline ISO-8601]
+                                              poll nodes; one line per sample and per transition (server
+                                              states, failures, lost GPUs, full disks, job done, spend)
+  gpu-sessions history NODE [--json]          the samples and transitions kept by earlier watch runs
   gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data
@@ -54,7 +59,8 @@ Global options:
   -h, --help            this help
 
 Exit codes: 0 ok, 2 usage or invalid profile, 3 host-key problem, 4 unreachable or auth failure,
-5 salvage verdict unsafe, 6 launch refused by preflight, 7 a launched instance did not become ready.`;
+5 salvage verdict unsafe, 6 launch refused by preflight, 7 a launched instance did not become ready,
+8 watch --until: a node became unreachable first, 130 interrupted (Ctrl-C).`;
 
 export interface CliIo {
   out: (s: string) => void;
@@ -173,6 +179,7 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
     driverVersion: p.driverVersion,
     cudaVersion: p.cudaVersion,
     gpus: p.gpus,
+    lostGpus: p.lostGpus,
     gpuProcesses: p.gpuProcesses,
     servers: p.servers.map((s) => ({
       pid: s.pid,
@@ -298,6 +305,58 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
   }
 }
 
+async function cmdWatchMain(
+  rest: string[],
+  v: Record<string, string | boolean | string[] | undefined>,
+  g: GlobalOpts,
+  io: CliIo,
+): Promise<number> {
+  if (rest.length === 0) usageError('watch takes one or more NODEs.');
+  const intervalS = v.interval !== undefined ? Number(v.interval) : 5;
+  if (!(intervalS >= 0.5 && intervalS <= 86_400)) usageError('--interval is a number of seconds from 0.5 to 86400.');
+  const until = v.until as string | undefined;
+  if (until !== undefined && !['done', 'crashed', 'unhealthy', 'any'].includes(until))
+    usageError(`--until must be done, crashed, unhealthy or any (got "${until}").`);
+  const price = v['price-per-hour'] !== undefined ? Number(v['price-per-hour']) : null;
+  if (price !== null && !(price >= 0 && Number.isFinite(price))) usageError('--price-per-hour is a number of US dollars, e.g. 12.5.');
+  let deadline: Date | null = null;
+  if (v.deadline !== undefined) {
+    const d = String(v.deadline);
+    deadline = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(d) ? new Date(d) : new Date(NaN);
+    if (Number.isNaN(deadline.getTime())) usageError(`--deadline is an ISO-8601 time such as 2026-12-02T06:00:00Z (got "${d}").`);
+  }
+  const leadMin = v['deadline-lead'] !== undefined ? Number(v['deadline-lead']) : 30;
+  if (!(leadMin >= 0)) usageError('--deadline-lead is a number of minutes.');
+  const nodes = [...new Set(rest)].map((n) => nodeFor(n, g));
+  const pool = makePool(g, io, nodes[0]);
+  const ac = new AbortController();
+  const onSig = () => ac.abort();
+  process.once('SIGINT', onSig);
+  process.once('SIGTERM', onSig);
+  try {
+    const { cmdWatch, tuningFromEnv } = await import('./cmdWatch');
+    const { defaultHistoryDir } = await import('../core/node/history');
+    return await cmdWatch(
+      nodes,
+      pool,
+      {
+        json: g.json,
+        intervalS,
+        until: (until as 'done' | 'crashed' | 'unhealthy' | 'any' | undefined) ?? null,
+        tuning: tuningFromEnv(),
+        spend: price !== null || deadline ? { pricePerHour: price, deadline, leadMs: leadMin * 60_000 } : undefined,
+        historyDir: defaultHistoryDir(),
+      },
+      io,
+      ac.signal,
+    );
+  } finally {
+    process.off('SIGINT', onSig);
+    process.off('SIGTERM', onSig);
+    pool.dispose();
+  }
+}
+
 export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
   let parsed;
   try {
@@ -333,6 +392,11 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'size-threshold': { type: 'string' },
         'keep-secrets': { type: 'boolean' },
         roots: { type: 'string' },
+        interval: { type: 'string' },
+        until: { type: 'string' },
+        'price-per-hour': { type: 'string' },
+        deadline: { type: 'string' },
+        'deadline-lead': { type: 'string' },
         timeout: { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
@@ -444,6 +508,13 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
           }
           return L.cmdStop(t, node.name, { port, drain: Boolean(v.drain), json: g.json, drainTimeoutS: drainS }, io, signal);
         });
+      }
+      case 'watch':
+        return await cmdWatchMain(rest, v, g, io);
+      case 'history': {
+        if (rest.length !== 1) usageError('history takes exactly one NODE.');
+        const { cmdHistory } = await import('./cmdHistory');
+        return cmdHistory(rest[0], { json: g.json }, io);
       }
       case 'salvage': {
         if (rest.length !== 1) usageError('salvage takes exactly one NODE.');

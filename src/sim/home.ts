@@ -155,6 +155,9 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
 
   // --- tools: nvidia-smi on PATH, the sglang package in the venv ----------------------------
   w.copy(path.join(assets, 'bin', 'nvidia-smi'), 'bin/nvidia-smi', 0o755);
+  // run-time faults (sim-fault writes .sim/faults.json; df shows a nearly full disk on demand)
+  w.copy(path.join(assets, 'bin', 'sim-fault'), 'bin/sim-fault', 0o755);
+  w.copy(path.join(assets, 'bin', 'df'), 'bin/df', 0o755);
   w.copyDir(path.join(assets, 'python', 'sglang'), 'venv/lib/sglang-sim/sglang');
   w.file('venv/bin/activate', activateScript(), 0o644);
   w.file('venv/pyvenv.cfg', 'home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.7\n');

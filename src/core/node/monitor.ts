@@ -6,83 +6,52 @@
  */
 import { EventEmitter } from 'node:events';
 import { errorMessage } from '../util/errors';
-import { Health, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
-import type { RemoteOperation } from '../remote/operation';
-import { runOperation } from '../remote/operation';
+import { HEALTH_UNHEALTHY_MS, Health, MetricsSummary, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import { RemoteOperation, incomplete, runOperation, stderrTail } from '../remote/operation';
 import type { SglangServer } from '../sglang/serverArgv';
 import type { ProbeResult } from './probe';
-import { ProgressInfo, parseProgressJson } from './jobProgress';
-import { shq } from '../remote/quote';
-import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
+import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
+import { newNonce } from '../remote/sections';
 import { RemoteTail, StatsTracker } from '../remote/tail';
 import type { Transport } from '../ssh/transport';
 
-export interface DoneIndicesSummary {
-  path: string;
-  count: number;
-  lowest: number | null;
-  highest: number | null;
-  gaps: number;
-}
-
-export interface NodeProgress {
-  progressFile: string | null;
-  progress: ProgressInfo | null;
-  doneIndices: DoneIndicesSummary | null;
-  readAt: number;
-}
+export type { DoneIndicesSummary, NodeProgress };
 
 /**
  * Reads progress.json (bounded) and summarizes .done_indices on the node (count, min, max) in one exec.
- * A sectioned script (per-run nonce), so a progress file cannot forge the section markers.
+ * The markers carry a per-run nonce; a run without its end marker fails with `remote-incomplete`.
  */
 export function progressOperation(
   progressPath: string | null,
   donePath: string | null,
   nodeName = 'the node',
 ): RemoteOperation<Omit<NodeProgress, 'readAt'>> {
-  return sectionedOperation({
+  const nonce = newNonce();
+  return {
     name: 'progress',
-    what: 'Reading the job progress',
-    node: nodeName,
+    command: 'sh -s',
+    stdin: progressScript(progressPath, donePath, nonce),
     timeoutMs: 30_000,
     // progress.json is read up to 1 MiB; the .done_indices summary is one line.
     maxOutputBytes: 2 * 1024 * 1024,
-    script: (nonce) => {
-      const parts = [sectionPrologue(nonce)];
-      if (progressPath) parts.push(`sec progress; head -c 1048576 -- ${shq(progressPath)} 2>&1`);
-      if (donePath)
-        parts.push(
-          `sec done; awk 'BEGIN{n=0} /^[ \\t]*[0-9]+[ \\t]*$/ {v=$1+0; if(n==0||v<lo)lo=v; if(n==0||v>hi)hi=v; n++} END{printf "%d %s %s\\n", n, (n?lo:"-"), (n?hi:"-")}' < ${shq(donePath)} 2>&1`,
-        );
-      parts.push('sec end');
-      return parts.join('\n') + '\n';
-    },
-    parse(text, nonce) {
-      const sections = splitSections(text, nonce);
-      const progressText = sections.get('progress');
-      const doneText = sections.get('done');
-      let progress: ProgressInfo | null = null;
-      if (progressPath && progressText !== undefined) progress = parseProgressJson(progressText);
-      let doneIndices: DoneIndicesSummary | null = null;
-      if (donePath && doneText !== undefined) {
-        const m = /^(\d+) (-?\d+|-) (-?\d+|-)/.exec(doneText);
-        if (m) {
-          const count = Number(m[1]);
-          const lowest = m[2] === '-' ? null : Number(m[2]);
-          const highest = m[3] === '-' ? null : Number(m[3]);
-          doneIndices = {
-            path: donePath,
-            count,
-            lowest,
-            highest,
-            gaps: lowest !== null && highest !== null ? Math.max(0, highest - lowest + 1 - count) : 0,
-          };
-        }
+    idempotent: true,
+    parse: (r) => {
+      const text = r.stdout.toString('utf8');
+      if (!progressComplete(text, nonce)) {
+        const err = stderrTail(r);
+        throw incomplete(`Reading the job progress did not complete on ${nodeName} (exit ${r.code}${err ? `: ${err}` : ''}).`, r);
       }
-      return { progressFile: progressPath, progress, doneIndices };
+      return parseProgressSection(text, { progressPath, donePath }, nonce);
     },
-  });
+  };
+}
+
+export interface HealthResult {
+  health: Health | 'unknown';
+  detail: string;
+  /** when the answer (or the failure) came */
+  at?: number;
+  durationMs?: number;
 }
 
 export interface ServerLive {
@@ -117,7 +86,9 @@ export class NodeMonitor {
   private files: string[] = [];
   readonly stats = new StatsTracker();
   private servers: SglangServer[] = [];
-  private health = new Map<number, { health: Health | 'unknown'; detail: string }>();
+  private health = new Map<number, HealthResult>();
+  /** port → when its /health check started (one in flight per server; it may take up to 20 s) */
+  private healthInFlight = new Map<number, number>();
   private metrics = new Map<number, ReturnType<typeof metricsSummary>>();
   private progress: NodeProgress | null = null;
   private tailError: string | null = null;
@@ -129,6 +100,22 @@ export class NodeMonitor {
     readonly node: string,
     private readonly t: Transport,
   ) {}
+
+  /** Every line of every followed log, as it arrives (the live guard classifies them). */
+  onLine(fn: (file: string, line: string) => void): () => void {
+    this.events.on('line', fn);
+    return () => this.events.off('line', fn);
+  }
+
+  /** Latest /health result of a server, and since when a check is in flight (null when none is). */
+  healthOf(port: number): { result: HealthResult | null; inFlightSince: number | null } {
+    return { result: this.health.get(port) ?? null, inFlightSince: this.healthInFlight.get(port) ?? null };
+  }
+
+  /** Latest /metrics summary of a server (servers launched with --enable-metrics). */
+  metricsOf(port: number): MetricsSummary | null {
+    return this.metrics.get(port) ?? null;
+  }
 
   onDidChange(fn: () => void): () => void {
     this.events.on('change', fn);
@@ -158,6 +145,7 @@ export class NodeMonitor {
         tail.on('event', (e) => {
           if (e.type === 'line') {
             this.stats.feed(e.file, e.line);
+            this.events.emit('line', e.file, e.line);
             this.changed();
           } else if (e.kind === 'error') {
             this.tailError = e.message;
@@ -177,11 +165,19 @@ export class NodeMonitor {
   private async poll(probe: ProbeResult): Promise<void> {
     const jobs: Array<Promise<unknown>> = [];
     for (const s of this.servers) {
-      jobs.push(
-        checkHealth(this.t, s.host, s.port, 5000)
-          .then((h) => this.health.set(s.port, h))
-          .catch((e) => this.health.set(s.port, { health: 'unknown', detail: errorMessage(e) })),
-      );
+      // /health may take up to 20 s (SGLang's own limit): wait at most 5 s for it here, let it finish later
+      if (!this.healthInFlight.has(s.port)) {
+        const started = Date.now();
+        this.healthInFlight.set(s.port, started);
+        const check = checkHealth(this.t, s.host, s.port, HEALTH_UNHEALTHY_MS)
+          .then((h) => this.health.set(s.port, { ...h, at: Date.now(), durationMs: Date.now() - started }))
+          .catch((e) => this.health.set(s.port, { health: 'unknown', detail: errorMessage(e), at: Date.now() }))
+          .finally(() => {
+            this.healthInFlight.delete(s.port);
+            this.changed();
+          });
+        jobs.push(Promise.race([check, new Promise((r) => setTimeout(r, 5000).unref?.())]));
+      }
       if (s.enableMetrics) {
         jobs.push(
           httpGet(this.t, s.host, s.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024 })
@@ -194,7 +190,9 @@ export class NodeMonitor {
     }
     const prog = probe.artifacts.find((a) => a.kind === 'progress' && /progress[^/]*\.json$/.test(a.path));
     const done = probe.artifacts.find((a) => a.kind === 'progress' && a.path.endsWith('/.done_indices'));
-    if (prog || done) {
+    if (probe.progress) {
+      this.progress = probe.progress; // read in the probe's own exec
+    } else if (prog || done) {
       jobs.push(
         runOperation(this.t, progressOperation(prog?.path ?? null, done?.path ?? null, this.node))
           .then((p) => (this.progress = { ...p, readAt: Date.now() }))

@@ -174,11 +174,16 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
 
 // ------------------------------------------------------------------------------------ SGLang
 
-export type Health = 'healthy' | 'starting' | 'busy' | 'dead';
+export type Health = 'healthy' | 'starting' | 'busy' | 'unhealthy' | 'dead';
+
+/** SGLang answers /health with 503 after about 20 s without a health generation: slower than this is unhealthy. */
+export const HEALTH_UNHEALTHY_MS = 20_000;
 
 /**
  * /health of an SGLang server: 200 healthy; 503 starting (or stopping/unhealthy: SGLang answers 503 for
- * both); no answer in time → busy (newer builds run a 1-token generation for /health, slow under load);
+ * both — the caller, knowing whether the server was ready, tells them apart); no answer within a deadline
+ * shorter than 20 s → busy (newer builds run a 1-token generation for /health, slow under load); no answer
+ * within 20 s (HEALTH_UNHEALTHY_MS) or more → unhealthy, as SGLang itself judges it;
  * connection refused or reset → dead. Problems of the SSH connection itself (node unreachable, host key)
  * are thrown: they say nothing about the server.
  */
@@ -195,6 +200,11 @@ export async function checkHealth(
     return { health: 'dead', detail: `unexpected HTTP ${r.status} from /health${r.body ? `: ${r.body.slice(0, 200)}` : ''}` };
   } catch (e) {
     if (e instanceof GpuSessionsError && e.code === 'timeout') {
+      if (timeoutMs >= HEALTH_UNHEALTHY_MS)
+        return {
+          health: 'unhealthy',
+          detail: `no answer within ${Math.round(timeoutMs / 1000)} s (SGLang gives up on its health generation after ~20 s)`,
+        };
       return {
         health: 'busy',
         detail: `no answer within ${Math.round(timeoutMs / 100) / 10} s (under load /health runs a generation; not dead)`,
