@@ -7,6 +7,8 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/util/errors';
 import { stderrLogger } from '../core/util/logger';
+import { redactOutput } from '../core/util/redact';
+import { visible } from '../core/util/terminal';
 import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
 import { KnownHostsStore } from '../core/ssh/knownHosts';
 import { listNodes, resolveNode } from '../core/ssh/nodes';
@@ -31,11 +33,15 @@ Usage:
       [--size-threshold MiB]
   gpu-sessions parse-log [FILE...] [--json | --summary]
                                               SGLang log lines → stats (stdin when no FILE)
-  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
-                                              follow a remote log; --stats prints a live one-line summary
-  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--json]
+  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats] [--raw]
+                                              follow a remote log; --stats prints a live one-line summary;
+                                              --raw passes the log's bytes (ANSI colours) to the terminal as they are
+  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--secret NAME=@FILE] [--json]
                                               start a launch profile's servers and wait until they are ready
-                                              (--dry-run prints the exact script and starts nothing)
+                                              (--dry-run prints the exact script and the preflight's findings
+                                              as warnings, starts nothing, exits 0 for a valid profile);
+                                              secrets the profile refers to come from --secret NAME=@FILE
+                                              or the environment variable NAME
   gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
   gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
   gpu-sessions restart NODE --port PORT [--drain]
@@ -68,6 +74,8 @@ Exit codes: 0 ok, 2 usage or invalid profile, 3 host-key problem, 4 unreachable 
 export interface CliIo {
   out: (s: string) => void;
   err: (s: string) => void;
+  /** Bytes for the terminal as they are (our own cursor controls, `tail --raw`); out/err are sanitized. */
+  raw?: (s: string) => void;
   isTTY: boolean;
   ask?: (question: string) => Promise<string>;
 }
@@ -195,6 +203,7 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
       speculativeAlgorithm: s.speculativeAlgorithm,
       reasoningParser: s.reasoningParser,
       enableMetrics: s.enableMetrics,
+      hasApiKey: Boolean(s.hasApiKey),
       logFile: s.logFile,
       gpus: s.gpus,
       args: s.args,
@@ -361,7 +370,23 @@ async function cmdWatchMain(
   }
 }
 
-export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+/**
+ * The CLI's boundary: everything written to stdout and stderr goes through the redaction rule, then the
+ * one terminal sanitizer (strings from the node cannot move the cursor, retitle the window or reorder
+ * text; its escapes are valid JSON, so --json too). `raw` (tail --raw, our cursor controls) is redacted only.
+ */
+export function redactingIo(io: CliIo): CliIo {
+  const raw = io.raw ?? io.out;
+  return {
+    ...io,
+    out: (s) => io.out(visible(redactOutput(s), true)),
+    err: (s) => io.err(visible(redactOutput(s), true)),
+    raw: (s) => raw(redactOutput(s)),
+  };
+}
+
+export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<number> {
+  const io = redactingIo(rawIo);
   let parsed;
   try {
     parsed = parseArgs({
@@ -382,6 +407,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'dry-run': { type: 'boolean' },
         override: { type: 'boolean' },
         'ready-timeout': { type: 'string' },
+        secret: { type: 'string', multiple: true },
         out: { type: 'string' },
         port: { type: 'string' },
         drain: { type: 'boolean' },
@@ -389,6 +415,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         lines: { type: 'string', short: 'n' },
         follow: { type: 'boolean', short: 'f' },
         stats: { type: 'boolean' },
+        raw: { type: 'boolean' },
         s3: { type: 'string' },
         's3-endpoint': { type: 'string' },
         yes: { type: 'boolean', short: 'y' },
@@ -463,8 +490,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
           cmdTail(
             t,
             rest[1],
-            { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats) },
-            { out: io.out, err: io.err, isTTY: process.stdout.isTTY },
+            { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats), raw: Boolean(v.raw) },
+            { out: io.out, err: io.err, raw: io.raw, isTTY: process.stdout.isTTY },
             signal,
           ),
         );
@@ -484,6 +511,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : undefined;
         if (drainS !== undefined && !(drainS > 0)) usageError('--drain-timeout is a positive number of seconds.');
         const L = await import('./cmdLaunch');
+        const secretFiles = Object.fromEntries((v.secret ?? []).map((x) => L.parseSecretOption(x)));
         return await withNode(rest[0], g, io, async (t, node, signal) => {
           if (cmd === 'launch')
             return L.cmdLaunch(
@@ -495,6 +523,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
                 json: g.json,
                 override: Boolean(v.override),
                 timeoutS: readyS,
+                secretFiles,
               },
               io,
               signal,
@@ -606,7 +635,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      process.stderr.write(`error: ${errorMessage(e)}\n`);
+      process.stderr.write(`error: ${visible(redactOutput(errorMessage(e)), true)}\n`);
       process.exit(1);
     },
   );

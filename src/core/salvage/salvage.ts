@@ -24,7 +24,8 @@ import type { Logger } from '../util/logger';
 import { nullLogger } from '../util/logger';
 import { runOperation } from '../remote/operation';
 import type { SglangServer } from '../sglang/serverArgv';
-import { shq, shJoin } from '../remote/quote';
+import { shComment, shq, shJoin } from '../remote/quote';
+import { mdCodeCell, mdText } from '../util/terminal';
 import { redactArgv, redactText } from '../util/redact';
 import type { S3Mapping, S3Status, S3Target } from './s3';
 import type { AbortLike, Transport } from '../ssh/transport';
@@ -41,6 +42,7 @@ import {
   isSecretStore,
   salvageListOperation,
 } from './listing';
+import { gitStateOperation } from './gitState';
 import { ensureParent, insideDest, localRelPath } from './paths';
 import { TransferResult, downloadAppend, downloadBatch, downloadOne, remoteHashes, remoteStats } from './transfer';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
@@ -276,14 +278,17 @@ function writeAtomic(abs: string, content: string): void {
 export function renderServersScript(node: string, servers: SglangServer[]): string {
   const L = [
     '#!/bin/bash',
-    `# SGLang servers that were running on ${node} when it was salvaged (${new Date().toISOString()}).`,
+    `# SGLang servers that were running on ${shComment(node)} when it was salvaged (${new Date().toISOString()}).`,
     '# Secrets in flags are redacted. Review before running.',
     'set -e',
     '',
   ];
   for (const s of servers) {
     const argv = redactArgv(s.args);
-    L.push(`# pid ${s.pid}, port ${s.port}${s.gpus.length ? `, GPU ${s.gpus.join(',')}` : ''}${s.logFile ? `, log ${s.logFile}` : ''}`);
+    // Comments hold numbers and shComment() text only: a log path with a newline cannot end the comment.
+    L.push(
+      `# pid ${s.pid}, port ${s.port}${s.gpus.length ? `, GPU ${s.gpus.join(',')}` : ''}${s.logFile ? `, log ${shComment(s.logFile)}` : ''}`,
+    );
     if (s.cwd) L.push(`cd ${shq(s.cwd)}`);
     const env =
       s.cudaVisibleDevices !== null && s.cudaVisibleDevices !== undefined ? `CUDA_VISIBLE_DEVICES=${shq(s.cudaVisibleDevices)} ` : '';
@@ -1121,20 +1126,14 @@ export class Salvager {
   }
   /** `git status` and `git diff` (staged and unstaged) of a repository, as text files. */
   private async salvageGit(it: SalvageItem): Promise<void> {
-    const q = shq(it.remotePath);
     try {
-      const r = await this.o.transport.exec(
-        `cd ${q} 2>/dev/null || { echo "cannot enter the repository" >&2; exit 3; }; command -v git >/dev/null 2>&1 || { echo "git is not installed on the node" >&2; exit 4; }; ` +
-          `echo "# git status ($(git rev-parse --abbrev-ref HEAD 2>/dev/null) $(git rev-parse HEAD 2>/dev/null))"; git status --porcelain=v1 -b 2>&1; echo; echo "# git remote -v"; git remote -v 2>&1; echo '@@GS-DIFF@@'; git diff HEAD 2>/dev/null || git diff 2>&1`,
-        { timeoutMs: 120_000, maxOutputBytes: 64 * 1024 * 1024, signal: this.o.signal },
-      );
-      if (r.code !== 0) {
+      const g = await runOperation(this.o.transport, gitStateOperation(it.remotePath), this.o.signal);
+      if (!g.ok) {
         it.status = 'failed';
-        it.reason = r.stderr.toString().trim() || `git failed (exit ${r.code})`;
+        it.reason = g.reason;
         return;
       }
-      const out = r.stdout.toString('utf8');
-      const [status, diff] = out.split('@@GS-DIFF@@\n');
+      const { status, diff } = g;
       const dirAbs = insideDest(this.dir, it.localPath!);
       const statusText = redactText(status ?? '');
       const diffText = this.redact ? redactText(diff ?? '') : (diff ?? '');
@@ -1388,9 +1387,8 @@ async function defaultSnapshot(
   return { json: s, markdown: renderSnapshotMarkdown(s), summary };
 }
 
-function mdCell(s: string): string {
-  return s.replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`).replace(/\|/g, '\\|');
-}
+/** Node strings in SALVAGE.md: escaped text (no markup, HTML, links or controls) or fenced code spans. */
+const mdCell = mdText;
 
 const REASON_TITLE: Record<ReasonCode, string> = {
   'still-running': 'still running',
@@ -1402,7 +1400,7 @@ const REASON_TITLE: Record<ReasonCode, string> = {
 
 export function renderSalvageReport(m: SalvageManifest): string {
   const L: string[] = [];
-  const code = (p: string) => '`' + mdCell(p).replace(/`/g, "'") + '`';
+  const code = (p: string) => mdCodeCell(p);
   L.push(`# Salvage of ${mdCell(m.node)}`, '');
   L.push(
     m.verdict === 'safe'
