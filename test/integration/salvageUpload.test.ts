@@ -88,7 +88,7 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
         { timeoutMs: 240_000, env: s3Env() },
       );
       const rep = JSON.parse(r.stdout);
-      const up = new Map<string, { ok: boolean; parts: number; key: string; reason: string | null }>(
+      const up = new Map<string, { ok: boolean; parts: number; s3Object: string; reason: string | null }>(
         rep.uploads.map((u: { remotePath: string }) => [u.remotePath, u]),
       );
       const bigPath = path.join(sim.home, big);
@@ -102,7 +102,7 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
       assert.equal(bigItem.s3, 'present');
       const mis = up.get(path.join(comp, mismatched))!;
       assert.equal(mis.ok, true, String(mis.reason));
-      assert.equal(mis.key, `qwen36/completions/${mismatched}`, 'a mismatched object is replaced at its key');
+      assert.equal(mis.s3Object, `qwen36/completions/${mismatched}`, 'a mismatched object is replaced at its key');
       for (const f of missing) assert.equal(up.get(path.join(comp, f))?.ok, true, f);
       assert.equal(up.has(path.join(comp, present)), false, 'what S3 already holds is not sent again');
       for (const f of [mismatched, ...missing])
@@ -112,9 +112,9 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
       const aws = awsCli();
       if (aws) {
         const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
-        assert.equal(ls.keys.get(bigUp.key), statSync(bigPath).size, `awscli: ${bigUp.key}`);
-        assert.equal(ls.keys.get(mis.key), statSync(path.join(comp, mismatched)).size);
-        for (const f of missing) assert.equal(ls.keys.get(up.get(path.join(comp, f))!.key), statSync(path.join(comp, f)).size, f);
+        assert.equal(ls.keys.get(bigUp.s3Object), statSync(bigPath).size, `awscli: ${bigUp.s3Object}`);
+        assert.equal(ls.keys.get(mis.s3Object), statSync(path.join(comp, mismatched)).size);
+        for (const f of missing) assert.equal(ls.keys.get(up.get(path.join(comp, f))!.s3Object), statSync(path.join(comp, f)).size, f);
       }
       // Nothing but presigned URLs reached the node, and not even those through argv or environment.
       const calls = readFileSync(path.join(sim.home, '.curl-calls.log'), 'utf8');

@@ -132,7 +132,7 @@ export interface SalvageManifest {
   watch?: { lastSyncedAt: string | null; atRiskBytes: number; syncs: number; intervalS: number } | null;
   /** The node vanished during a watch: the last synced state is final. */
   /** Node → S3 uploads of this run. */
-  uploads?: Array<{ remotePath: string; key: string; ok: boolean; parts: number; bytes: number; reason: string | null }>;
+  uploads?: Array<{ remotePath: string; s3Object: string; ok: boolean; parts: number; bytes: number; reason: string | null }>;
   vanished?: { at: string; lastSyncedAt: string | null; atRiskBytes: number; atRiskFiles: number; error: string } | null;
 }
 
@@ -1257,7 +1257,7 @@ export class Salvager {
       const r = byPath.get(it.remotePath);
       if (!r) continue;
       it.s3 = 'present';
-      it.s3Key = r.key;
+      it.s3Key = r.s3Object;
     }
     const failed = res.filter((r) => !r.ok);
     m.steps.s3 = {

@@ -20,7 +20,8 @@ export interface UploadItem {
 
 export interface UploadResult {
   remotePath: string;
-  key: string;
+  /** The object's key (named s3Object: output redaction treats members named "key" or "…Key" as a secret). */
+  s3Object: string;
   ok: boolean;
   parts: number;
   bytes: number;
@@ -107,7 +108,7 @@ export async function uploadFromNode(t: Transport, target: S3Target, items: Uplo
   try {
     for (const it of items) {
       if (o.signal?.aborted) throw new GpuSessionsError('cancelled', 'Upload cancelled.');
-      const res: UploadResult = { remotePath: it.remotePath, key: it.key, ok: false, parts: 0, bytes: 0, reason: null };
+      const res: UploadResult = { remotePath: it.remotePath, s3Object: it.key, ok: false, parts: 0, bytes: 0, reason: null };
       out.push(res);
       try {
         if (it.size <= partSize) {

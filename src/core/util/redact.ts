@@ -371,6 +371,9 @@ function redactLineValue(m: string, pre: string, name: string, sep: string, valu
   if (!isSecretName(name)) return m;
   const v = value.trim();
   if (v === '' || isPlaceholder(v)) return m;
+  // A JSON array or object opening (`"secrets": [` in salvage's report of where secrets are): structure, not
+  // a value; its scalar members still go through the JSON and value rules.
+  if (/^[[{],?$|^\[\],?$|^\{\},?$/.test(v) || (v.startsWith('[{') && sep.includes(':'))) return m;
   const lead = value.slice(0, value.length - value.trimStart().length);
   const trailingComma = /,$/.test(v) && /^["']/.test(v) ? ',' : '';
   const core = trailingComma ? v.slice(0, -1) : v;
