@@ -10,6 +10,7 @@ import { registerAllCommands } from './commands';
 import { Connections } from './connections';
 import { DemoHandle, DemoNode } from './demo';
 import { DisposableStore, toDisposable } from './disposable';
+import { Alerts } from './alerts';
 import { LiveMonitors } from './liveMonitors';
 import { channelLogger } from './log';
 import { LogViews } from './logView';
@@ -23,6 +24,8 @@ import { NodesTreeProvider, TreeNode } from './tree';
 
 export interface GpuSessionsApi {
   fleet: Fleet;
+  alerts: Alerts;
+  live: LiveMonitors;
   tree: NodesTreeProvider;
   reloadNodes(): void;
   demo(): DemoHandle | undefined;
@@ -80,7 +83,9 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   for (const d of registerAllCommands(services, docs)) store.add(d);
 
   log.info(`GPU Sessions activated: ${fleet.nodes().length} node(s).`);
-  return { fleet, tree, reloadNodes: () => nodes.reload(), demo: () => demo.current };
+  const alerts = store.add(new Alerts((n) => (fleet.node(n) ? transportFor(n) : undefined), docs));
+  live.alerts = alerts;
+  return { fleet, tree, alerts, live, reloadNodes: () => nodes.reload(), demo: () => demo.current };
 }
 
 export function deactivate(): void {

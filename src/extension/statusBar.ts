@@ -45,8 +45,19 @@ export class ThroughputStatus implements vscode.Disposable {
     const tok = withServers.reduce((a, b) => a + b.genThroughput, 0);
     const run = withServers.reduce((a, b) => a + b.runningReqs, 0);
     const prog = withServers.map(progressText).find((x) => x);
-    this.item.text = `$(pulse) ${n0(tok)} tok/s · ${n0(run)} run${prog ? ` · ${prog}` : ''}`;
+    const problems = withServers.flatMap((l) => (l.problems ?? []).map((p) => ({ node: l.node, ...p })));
+    this.item.text = `${problems.length ? '$(warning)' : '$(pulse)'} ${n0(tok)} tok/s · ${n0(run)} run${prog ? ` · ${prog}` : ''}`;
+    // the warning colour while any node is not OK; the tooltip says why
+    this.item.backgroundColor = problems.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     const md = new vscode.MarkdownString(undefined, true);
+    if (problems.length) {
+      md.appendMarkdown(`**Not OK:**\n\n`);
+      for (const p of problems.slice(0, 20))
+        md.appendMarkdown(
+          `- ${p.node}${p.port !== undefined ? ` :${p.port}` : ''} **${p.to}**${p.class ? ` (${p.class})` : ''} — ${p.message.slice(0, 160).replace(/[\\`*_[\]<>|]/g, ' ')}\n`,
+        );
+      md.appendMarkdown('\n');
+    }
     md.appendMarkdown(`**GPU Sessions** — ${n0(tok)} tok/s over ${withServers.reduce((a, b) => a + b.servers.length, 0)} server(s)\n\n`);
     md.appendMarkdown('| node | server | tok/s | running | queue | health |\n|---|---|---:|---:|---:|---|\n');
     for (const l of withServers) {

@@ -48,6 +48,10 @@ export interface ServerLive {
   runningReqs: number;
   queueReqs: number;
   source: 'log' | 'metrics' | 'none';
+  /** From the live guard (serverState): starting … crashed, why, and the failure class. */
+  state?: string;
+  stateReason?: string;
+  stateClass?: string | null;
 }
 
 export interface NodeLive {
@@ -57,6 +61,8 @@ export interface NodeLive {
   runningReqs: number;
   progress: NodeProgress | null;
   tailError: string | null;
+  /** From the live guard: what is not OK on the node now ("`:30001` crashed — oom: …"). */
+  problems?: Array<{ key: string; to: string; message: string; class?: string; port?: number; logFile?: string | null }>;
 }
 
 function fmtInt(n: number): string {

@@ -35,7 +35,9 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
       ? new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'))
       : st.state === 'probing'
         ? new vscode.ThemeIcon('loading~spin')
-        : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
+        : ctx.liveFor(el.node.name)?.problems?.length
+          ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
+          : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
   const md = new vscode.MarkdownString(undefined, true);
   const n = el.node;
   md.appendMarkdown(
@@ -72,6 +74,15 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
   const p = st.probe;
   if (!p) return out;
   const live = ctx.liveFor(name);
+  // what the live guard says is wrong: crashed servers stay listed here even after their process is gone
+  for (const pb of live?.problems ?? [])
+    out.push({
+      type: 'info',
+      node: name,
+      label: `${pb.port !== undefined ? `:${pb.port} ` : pb.key.startsWith('gpu:') ? `GPU ${pb.key.slice(4)} ` : ''}${pb.to}${pb.class ? ` (${pb.class})` : ''}`,
+      detail: pb.message,
+      icon: pb.to === 'crashed' || pb.to === 'gpu-lost' || pb.to === 'unreachable' ? 'error' : 'warning',
+    });
   const pr = live?.progress?.progress;
   const di = live?.progress?.doneIndices;
   if (pr && pr.ok) {
