@@ -11,6 +11,7 @@ import { Connections } from './connections';
 import { DemoHandle, DemoNode } from './demo';
 import { DisposableStore, toDisposable } from './disposable';
 import { Alerts } from './alerts';
+import { Dashboards } from './dashboard';
 import { LiveMonitors } from './liveMonitors';
 import { channelLogger } from './log';
 import { LogViews } from './logView';
@@ -26,6 +27,7 @@ export interface GpuSessionsApi {
   fleet: Fleet;
   alerts: Alerts;
   live: LiveMonitors;
+  dashboards: Dashboards;
   tree: NodesTreeProvider;
   reloadNodes(): void;
   demo(): DemoHandle | undefined;
@@ -53,6 +55,14 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const logViews = store.add(new LogViews());
   const live = store.add(new LiveMonitors(fleet, (n) => (fleet.node(n) ? transportFor(n) : undefined), tree, status, log));
   tree.liveFor = (n) => live.live(n);
+  live.historyDir = vscode.Uri.joinPath(context.globalStorageUri, 'history').fsPath;
+  const dashboards = store.add(
+    new Dashboards(context.extensionUri, {
+      history: (n) => live.historyOf(n).all(),
+      summary: (n) => live.summary(n),
+      onDidRecord: (fn) => live.onDidRecord(fn),
+    }),
+  );
   const autoRefresh = store.add(new AutoRefresh(view, fleet));
   store.add(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -76,6 +86,8 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     tree,
     logViews,
     verdicts,
+    live,
+    dashboards,
     transportFor,
   };
   const docs = store.add(new ScriptDocuments());
@@ -85,7 +97,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   log.info(`GPU Sessions activated: ${fleet.nodes().length} node(s).`);
   const alerts = store.add(new Alerts((n) => (fleet.node(n) ? transportFor(n) : undefined), docs));
   live.alerts = alerts;
-  return { fleet, tree, alerts, live, reloadNodes: () => nodes.reload(), demo: () => demo.current };
+  return { fleet, tree, alerts, live, dashboards, reloadNodes: () => nodes.reload(), demo: () => demo.current };
 }
 
 export function deactivate(): void {

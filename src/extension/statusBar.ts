@@ -71,6 +71,11 @@ export class ThroughputStatus implements vscode.Disposable {
           `\n**${l.node} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${p.status})` : ''}\n`,
         );
       else if (p && !p.ok) md.appendMarkdown(`\n**${l.node} progress.json:** ${p.error}\n`);
+      if (l.spend)
+        md.appendMarkdown(
+          `\n**${l.node} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${l.spend.perMillionTokens !== null ? ` · $${l.spend.perMillionTokens.toFixed(2)} per million output tokens` : ''}\n`,
+        );
+      if (l.deadline) md.appendMarkdown(`\n**${l.node} rental:** ${l.deadline.message}\n`);
       const d = l.progress?.doneIndices;
       if (d) md.appendMarkdown(`\n**${l.node} .done_indices:** ${n0(d.count)} done, highest ${d.highest ?? '—'}, ${n0(d.gaps)} gap(s)\n`);
     }

@@ -465,6 +465,7 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
       .waitFor({ state: 'visible', timeout: 15_000 });
     log(`failed state: ${await failed.innerText()}`);
     await screenshot('node-failed-state');
+    execFileSync(path.join(home, 'bin', 'sim-fault'), ['clear'], { env: { ...process.env, HOME: home } });
   });
 });
 

@@ -284,9 +284,9 @@ describe('GPU Sessions in the extension host', function () {
     const before = api.alerts.shown.length;
     execFileSync(path.join(home, 'bin', 'sim-fault'), [String(server.port), 'oom'], { env: { ...process.env, HOME: home } });
     const alert = await waitFor(
-      'the crash notification',
+      `the crash notification of :${server.port} (states: ${JSON.stringify(api.live.live(DEMO)?.servers.map((x) => [x.port, x.state]))})`,
       () => api.alerts.shown.slice(before).find((a) => a.transition.port === server.port && a.transition.to === 'crashed'),
-      30_000,
+      45_000,
     );
     assert.equal(alert.transition.class, 'oom');
     assert.match(alert.text, /crashed \(oom\)/);
@@ -307,5 +307,19 @@ describe('GPU Sessions in the extension host', function () {
       live.problems!.some((p) => p.port === server.port && p.to === 'crashed'),
       'the tree lists the crashed server',
     );
+  });
+
+  it('the Node Dashboard opens and draws the history of every demo server', async () => {
+    const panel = await vscode.commands.executeCommand<vscode.WebviewPanel>('gpuSessions.openDashboard', DEMO);
+    assert.ok(panel, 'a webview panel');
+    assert.match(panel.webview.html, /Content-Security-Policy/);
+    assert.doesNotMatch(panel.webview.html, /https?:\/\/(?!.*vscode)/, 'nothing remote');
+    const ports = api.fleet.status(DEMO).probe!.servers.map((s) => s.port);
+    const drawn = await waitFor('dashboard data', () => {
+      const d = api.dashboards.drawn.get(DEMO);
+      return d && d.samples > 0 && ports.every((p) => d.ports.includes(p)) ? d : null;
+    });
+    assert.ok(drawn.samples > 0);
+    panel.dispose();
   });
 });

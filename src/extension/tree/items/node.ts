@@ -27,8 +27,14 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
   const item = new vscode.TreeItem(el.node.name, vscode.TreeItemCollapsibleState.Collapsed);
   item.id = `node:${el.node.name}`;
   const v = ctx.verdicts.get(el.node.name);
+  const money = ctx.liveFor(el.node.name);
   item.description =
-    nodeDescription(p, st) + (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
+    nodeDescription(p, st) +
+    (money?.spend ? ` · $${money.spend.total.toFixed(2)}` : '') +
+    (money?.deadline
+      ? ` · ${money.deadline.secondsLeft > 0 ? `ends in ${Math.round(money.deadline.secondsLeft / 60)} min` : 'rental ended'}`
+      : '') +
+    (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
   item.contextValue = st.state === 'error' ? 'node.error' : st.state === 'ok' ? 'node.ok' : 'node';
   item.iconPath =
     st.state === 'error'
