@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/util/errors';
 import { stderrLogger } from '../core/util/logger';
+import { redactOutput } from '../core/util/redact';
 import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
 import { KnownHostsStore } from '../core/ssh/knownHosts';
 import { listNodes, resolveNode } from '../core/ssh/nodes';
@@ -22,17 +23,23 @@ const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
 Usage:
   gpu-sessions nodes [--json]                 list nodes from ssh config
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
-  gpu-sessions salvage NODE --dest DIR [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]
-                                              download everything of value, verify every byte, check S3,
-                                              snapshot the environment, and say whether NODE is safe to shut down
-      [--include-large] [--size-threshold MiB] [--keep-secrets]
+  gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
+                        [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL]
+                        [--max-files N] [--max-depth N] [--yes] [--json]
+                                              every file under the work's folders saved byte-exact or listed with
+                                              why it stays; check S3; environment; whether NODE is safe to shut
+                                              down (exit 5 unsafe: still-running, changed-during-run, ...)
+      [--size-threshold MiB]
   gpu-sessions parse-log [FILE...] [--json | --summary]
                                               SGLang log lines → stats (stdin when no FILE)
   gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
                                               follow a remote log; --stats prints a live one-line summary
-  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--json]
+  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--secret NAME=@FILE] [--json]
                                               start a launch profile's servers and wait until they are ready
-                                              (--dry-run prints the exact script and starts nothing)
+                                              (--dry-run prints the exact script and the preflight's findings
+                                              as warnings, starts nothing, exits 0 for a valid profile);
+                                              secrets the profile refers to come from --secret NAME=@FILE
+                                              or the environment variable NAME
   gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
   gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
   gpu-sessions restart NODE --port PORT [--drain]
@@ -192,6 +199,7 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
       speculativeAlgorithm: s.speculativeAlgorithm,
       reasoningParser: s.reasoningParser,
       enableMetrics: s.enableMetrics,
+      hasApiKey: Boolean(s.hasApiKey),
       logFile: s.logFile,
       gpus: s.gpus,
       args: s.args,
@@ -280,7 +288,8 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
               yes: true,
               json: g.json,
               includeLarge: false,
-              keepSecrets: false,
+              // The job is done and the node is about to go: stop the servers so the verdict can be safe.
+              stopServers: !keep,
             },
             io,
           );
@@ -357,7 +366,13 @@ async function cmdWatchMain(
   }
 }
 
-export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+/** The CLI's boundary: everything written to stdout and stderr goes through the redaction rule. */
+export function redactingIo(io: CliIo): CliIo {
+  return { ...io, out: (s) => io.out(redactOutput(s)), err: (s) => io.err(redactOutput(s)) };
+}
+
+export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<number> {
+  const io = redactingIo(rawIo);
   let parsed;
   try {
     parsed = parseArgs({
@@ -378,6 +393,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'dry-run': { type: 'boolean' },
         override: { type: 'boolean' },
         'ready-timeout': { type: 'string' },
+        secret: { type: 'string', multiple: true },
         out: { type: 'string' },
         port: { type: 'string' },
         drain: { type: 'boolean' },
@@ -391,6 +407,13 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'include-large': { type: 'boolean' },
         'size-threshold': { type: 'string' },
         'keep-secrets': { type: 'boolean' },
+        'add-root': { type: 'string', multiple: true },
+        'stop-servers': { type: 'boolean' },
+        'stop-writers': { type: 'boolean' },
+        redact: { type: 'boolean' },
+        'no-gitignore': { type: 'boolean' },
+        'max-files': { type: 'string' },
+        'max-depth': { type: 'string' },
         roots: { type: 'string' },
         interval: { type: 'string' },
         until: { type: 'string' },
@@ -469,6 +492,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : undefined;
         if (drainS !== undefined && !(drainS > 0)) usageError('--drain-timeout is a positive number of seconds.');
         const L = await import('./cmdLaunch');
+        const secretFiles = Object.fromEntries((v.secret ?? []).map((x) => L.parseSecretOption(x)));
         return await withNode(rest[0], g, io, async (t, node, signal) => {
           if (cmd === 'launch')
             return L.cmdLaunch(
@@ -480,6 +504,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
                 json: g.json,
                 override: Boolean(v.override),
                 timeoutS: readyS,
+                secretFiles,
               },
               io,
               signal,
@@ -521,6 +546,16 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         if (!v.dest) usageError('salvage needs --dest DIR (the salvage goes to DIR/<node>/<timestamp>/).');
         const thr = v['size-threshold'] !== undefined ? Number(v['size-threshold']) : undefined;
         if (thr !== undefined && !(thr > 0)) usageError('--size-threshold is a positive number of MiB.');
+        const maxFiles = v['max-files'] !== undefined ? Number(v['max-files']) : undefined;
+        if (maxFiles !== undefined && !(Number.isInteger(maxFiles) && maxFiles > 0)) usageError('--max-files is a positive whole number.');
+        const maxDepth = v['max-depth'] !== undefined ? Number(v['max-depth']) : undefined;
+        if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth > 0 && maxDepth <= 32))
+          usageError('--max-depth is a whole number from 1 to 32.');
+        if (v.drain && !v['stop-servers']) usageError('--drain only applies with --stop-servers (drain the servers, then stop them).');
+        const addRoots = (v['add-root'] ?? []).flatMap((r) => r.split(',')).filter(Boolean);
+        for (const r of addRoots)
+          if (!r.startsWith('/') && r !== '~' && !r.startsWith('~/'))
+            usageError(`--add-root takes an absolute folder on the node (or ~/…), not "${r}".`);
         const { cmdSalvage } = await import('./cmdSalvage');
         return await withNode(rest[0], g, io, (t, node, signal) =>
           cmdSalvage(
@@ -535,7 +570,14 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
               includeLarge: Boolean(v['include-large']),
               sizeThreshold: thr ? thr * 1048576 : undefined,
               roots: g.roots,
-              keepSecrets: Boolean(v['keep-secrets']),
+              addRoots,
+              redact: Boolean(v.redact),
+              gitignore: !v['no-gitignore'],
+              stopServers: Boolean(v['stop-servers']),
+              drain: Boolean(v.drain),
+              stopWriters: Boolean(v['stop-writers']),
+              maxFiles,
+              maxDepth,
             },
             io,
             signal,
@@ -560,7 +602,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      process.stderr.write(`error: ${errorMessage(e)}\n`);
+      process.stderr.write(`error: ${redactOutput(errorMessage(e))}\n`);
       process.exit(1);
     },
   );

@@ -184,7 +184,7 @@ describe('environment snapshot over a real OpenSSH sshd', function () {
     assert.match(md, /```text\n[^`]*GPU0/);
     assert.match(md, /\| sglang \| 0\.5\.11 \|/);
     assert.match(md, /```sh\ncd [^\n]+\nCUDA_VISIBLE_DEVICES=0 python3 -m sglang\.launch_server \\\n {2}--model-path /);
-    assert.match(md, /--api-key '\[REDACTED\]'/);
+    assert.match(md, /--api-key '<redacted>'/);
     assert.match(md, new RegExp(`### Port ${sim.layout.ports[0]} \\(pid \\d+\\)`));
     assert.match(md, /tok\/s at snapshot/);
     assert.match(md, /\| Host key \| ssh-ed25519 SHA256:/);

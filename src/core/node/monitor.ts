@@ -6,7 +6,16 @@
  */
 import { EventEmitter } from 'node:events';
 import { errorMessage } from '../util/errors';
-import { HEALTH_UNHEALTHY_MS, Health, MetricsSummary, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import {
+  HEALTH_UNHEALTHY_MS,
+  Health,
+  MetricsSummary,
+  authHeaders,
+  checkHealth,
+  httpGet,
+  metricsSummary,
+  parseMetrics,
+} from '../sglang/endpoints';
 import type { RemoteOperation } from '../remote/operation';
 import { runOperation } from '../remote/operation';
 import type { SglangServer } from '../sglang/serverArgv';
@@ -172,7 +181,7 @@ export class NodeMonitor {
       }
       if (s.enableMetrics) {
         jobs.push(
-          httpGet(this.t, s.host, s.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024 })
+          httpGet(this.t, s.host, s.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024, headers: authHeaders(s) })
             .then((r) => {
               if (r.status === 200) this.metrics.set(s.port, metricsSummary(parseMetrics(r.body)));
             })

@@ -7,7 +7,7 @@
  *   temporary name, compared with the node's SHA-256, and renamed only when they match.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { shq } from '../remote/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
@@ -514,4 +514,117 @@ export async function downloadBatch(
             : `not received (${stderr.trim().split('\n')[0] || 'connection dropped?'})`;
     onFile({ remotePath: i.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: why });
   }
+}
+
+export interface AppendItem extends TransferItem {
+  /** Bytes of the local verified copy (the node's file had these first bytes). */
+  baseSize: number;
+  /** SHA-256 of those bytes. */
+  baseSha256: string;
+}
+
+/**
+ * Fetch only what was appended to a file whose first `baseSize` bytes are already verified locally: the
+ * node hashes that prefix (a truncated, rotated or rewritten file fails here and the caller fetches it
+ * whole) and the whole new size, the appended bytes travel, and the combined local file must hash like
+ * the node's before it replaces the old copy. `prefixChanged` tells the caller to fetch the file whole.
+ */
+export async function downloadAppend(
+  t: Transport,
+  dest: string,
+  item: AppendItem,
+  onBytes: (n: number) => void,
+  signal?: AbortLike,
+  o: TransferOptions = {},
+): Promise<TransferResult & { prefixChanged?: boolean; appended: number }> {
+  const fail = (reason: string, extra: Partial<TransferResult & { prefixChanged: boolean; appended: number }> = {}) => ({
+    remotePath: item.remotePath,
+    ok: false,
+    sha256: null,
+    md5: null,
+    remoteSha256: null,
+    bytes: 0,
+    reason,
+    appended: 0,
+    ...extra,
+  });
+  const n = Math.max(0, Math.floor(item.baseSize));
+  const m = Math.max(n, Math.floor(item.size));
+  const abs = insideDest(dest, item.localPath);
+  let local: number;
+  try {
+    local = openSync(abs, 'r');
+  } catch {
+    return fail('no local copy to append to', { prefixChanged: true });
+  }
+  const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, m > 4 * 1024 * 1024);
+  if (w.error) {
+    closeSync(local);
+    const p = fsProblem(w.error);
+    return fail(p.reason, { fatal: p.fatal });
+  }
+  try {
+    const buf = Buffer.allocUnsafe(1024 * 1024);
+    let copied = 0;
+    while (copied < n) {
+      const k = readSync(local, buf, 0, Math.min(buf.length, n - copied), copied);
+      if (k <= 0) break;
+      w.write(buf.subarray(0, k));
+      copied += k;
+    }
+    if (copied !== n || w.peekSha() !== item.baseSha256) {
+      w.discard();
+      return fail('the local copy no longer matches what was verified', { prefixChanged: true });
+    }
+  } finally {
+    closeSync(local);
+  }
+  const q = shq(item.remotePath);
+  const hashP = t
+    .exec(`f=${q}; head -c ${n} -- "$f" 2>/dev/null | sha256sum; head -c ${m} -- "$f" 2>/dev/null | sha256sum`, {
+      timeoutMs: 30 * 60_000,
+      signal,
+    })
+    .then((r) =>
+      r.stdout
+        .toString()
+        .split('\n')
+        .map((l) => /^([0-9a-f]{64})/.exec(l)?.[1] ?? null),
+    )
+    .catch(() => [null, null]);
+  let stderr = '';
+  let appended = 0;
+  try {
+    const s = await t.stream(
+      `f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then tail -c +${n + 1} -- "$f" | head -c ${m - n}; else echo "not a regular file" >&2; exit 3; fi`,
+      { signal },
+    );
+    s.stdout.on('data', (b: Buffer) => {
+      w.write(b);
+      appended += b.length;
+      onBytes(b.length);
+    });
+    s.stderr.on('data', (b: Buffer) => {
+      if (stderr.length < 2000) stderr += b.toString();
+    });
+    const done = await s.done;
+    if (done.code !== 0) {
+      w.discard();
+      return fail(`the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`, { appended });
+    }
+  } catch (e) {
+    w.discard();
+    throw e;
+  }
+  if (signal?.aborted) {
+    w.discard();
+    throw new GpuSessionsError('cancelled', 'Cancelled.');
+  }
+  const [prefixSha, wholeSha] = await hashP;
+  if (prefixSha !== item.baseSha256) {
+    w.discard();
+    return fail('the start of the file changed on the node (truncated, rotated or rewritten)', { prefixChanged: true, appended });
+  }
+  const r = w.finish(wholeSha, m);
+  return { ...r, remotePath: item.remotePath, appended };
 }

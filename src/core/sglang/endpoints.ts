@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import type { Transport } from '../ssh/transport';
+import { serverApiKey } from './serverArgv';
 
 export interface HttpResult {
   status: number;
@@ -32,6 +33,12 @@ export interface HttpGetOptions {
  * The address to connect to for a server that listens on `host`: a wildcard listen address
  * (0.0.0.0, ::, empty) is reached on loopback; brackets around IPv6 literals are removed.
  */
+/** `Authorization: Bearer <key>` for a server launched with --api-key (the key stays in memory), else none. */
+export function authHeaders(s: { pid: number; args: readonly string[] }): Record<string, string> {
+  const key = serverApiKey(s);
+  return key ? { Authorization: `Bearer ${key}` } : {};
+}
+
 export function reachableHost(host: string | null | undefined): string {
   let h = (host ?? '').trim();
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);

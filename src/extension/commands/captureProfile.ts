@@ -40,12 +40,17 @@ async function captureProfileCommand(s: Services, arg?: unknown): Promise<vscode
       name: /^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(base) ? base : undefined,
       virtualEnv: Object.fromEntries(own.map((s) => [s.pid, s.virtualEnv ?? undefined])),
       env: Object.fromEntries(own.map((s) => [s.pid, s.env])),
+      secretEnv: Object.fromEntries(own.map((s) => [s.pid, s.secretEnv])),
     });
   } catch (e) {
     void vscode.window.showErrorMessage(`GPU Sessions: ${errorMessage(e)}`);
     return undefined;
   }
-  const json = profileToJson(res.profile);
+  const json = profileToJson(res.groups);
+  if (res.secrets.length)
+    s.log.info(
+      `Capture of ${node}: the profile refers to ${res.secrets.map((x) => `${x.name} (${x.what})`).join(', ')} instead of holding them; they are asked for once at launch and kept in SecretStorage.`,
+    );
   await vscode.workspace.fs.writeFile(target, Buffer.from(json));
   await vscode.window.showTextDocument(target);
   const problems = [...res.warnings, ...validateProfile(JSON.parse(json)).errors];

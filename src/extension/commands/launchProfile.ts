@@ -62,7 +62,7 @@ async function pickProfile(arg: unknown): Promise<vscode.Uri | undefined> {
   return pick?.uri;
 }
 
-async function loadProfile(uri: vscode.Uri): Promise<LaunchProfile | undefined> {
+async function loadProfile(uri: vscode.Uri): Promise<LaunchProfile[] | undefined> {
   let text: string;
   try {
     // An open, unsaved editor wins over the file on disk.
@@ -82,7 +82,29 @@ async function loadProfile(uri: vscode.Uri): Promise<LaunchProfile | undefined> 
     if (c) await vscode.window.showTextDocument(uri);
     return undefined;
   }
-  return v.profile;
+  return v.groups ?? [v.profile];
+}
+
+/**
+ * Secrets for launches: VS Code SecretStorage (`gpuSessions.secret:<name>`), else the extension host's
+ * environment variable of that name, else a password box whose answer is stored in SecretStorage.
+ */
+export function secretSource(context: vscode.ExtensionContext): (name: string) => Promise<string | undefined> {
+  return async (name) => {
+    const key = `gpuSessions.secret:${name}`;
+    const stored = await context.secrets.get(key);
+    if (stored) return stored;
+    if (process.env[name]) return process.env[name];
+    const v = await vscode.window.showInputBox({
+      title: `GPU Sessions: secret ${name}`,
+      prompt: `The launch profile refers to the secret ${name}. Its value is kept in VS Code's SecretStorage and written only to ~/.gpu-sessions/secrets/${name} (mode 0600) on the node.`,
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (!v) return undefined;
+    await context.secrets.store(key, v);
+    return v;
+  };
 }
 
 function reportLaunch(s: Services, node: string, name: string, r: LaunchResult): void {
@@ -129,8 +151,9 @@ async function launchProfileCommand(s: Services, docs: ScriptDocuments, arg?: un
   if (!requireTrust('Launching servers')) return undefined;
   const uri = await pickProfile(arg instanceof vscode.Uri ? arg : undefined);
   if (!uri) return undefined;
-  const profile = await loadProfile(uri);
-  if (!profile) return undefined;
+  const groups = await loadProfile(uri);
+  if (!groups) return undefined;
+  const profile = groups[0];
   const node = (await s.resolver.resolve(arg, { title: `Launch ${path.basename(uri.fsPath)} on…` }))?.name;
   if (!node) return undefined;
   const fallbackName = path.basename(uri.fsPath, '.json');
@@ -142,7 +165,7 @@ async function launchProfileCommand(s: Services, docs: ScriptDocuments, arg?: un
   try {
     prep = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: checking ${node} for ${name}…` },
-      () => prepareLaunch(t, profile),
+      () => prepareLaunch(t, groups),
     );
   } catch (e) {
     void vscode.window.showErrorMessage(`GPU Sessions: cannot prepare the launch on ${node}: ${errorMessage(e)}`);
@@ -196,7 +219,8 @@ async function launchProfileCommand(s: Services, docs: ScriptDocuments, arg?: un
       const ac = new AbortController();
       token.onCancellationRequested(() => ac.abort());
       try {
-        return await launch(t, profile, {
+        return await launch(t, groups, {
+          secrets: secretSource(s.context),
           override,
           expectScript: prep.script!,
           fallbackName,

@@ -1,5 +1,6 @@
 /** gpuSessions.showProbe: the node's latest probe as a JSON document. */
 import * as vscode from 'vscode';
+import { redactOutputValue } from '../../core/util/redact';
 import type { Command } from './command';
 
 export const showProbe: Command = {
@@ -8,7 +9,7 @@ export const showProbe: Command = {
     const name = s.resolver.nameOf(el, { nodeElementOnly: true });
     const p = name ? s.fleet.status(name).probe : undefined;
     if (!p) return;
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: JSON.stringify(p, null, 2) });
+    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: JSON.stringify(redactOutputValue(p), null, 2) });
     await vscode.window.showTextDocument(doc, { preview: true });
   },
 };

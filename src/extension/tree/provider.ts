@@ -15,6 +15,21 @@ import { kindChildren, kindItem } from './items/kind';
 import { nodeChildren, nodeItem } from './items/node';
 import { serverItem } from './items/server';
 import type { TreeContext, TreeNode } from './types';
+import { redactOutput } from '../../core/util/redact';
+
+/** The tree's boundary: label, description and tooltip (plain or Markdown) with secrets redacted. */
+export function redactTreeItem(item: vscode.TreeItem): vscode.TreeItem {
+  if (typeof item.label === 'string') item.label = redactOutput(item.label);
+  else if (item.label) item.label = { ...item.label, label: redactOutput(item.label.label) };
+  if (typeof item.description === 'string') item.description = redactOutput(item.description);
+  if (typeof item.tooltip === 'string') item.tooltip = redactOutput(item.tooltip);
+  else if (item.tooltip) {
+    const md = new vscode.MarkdownString(redactOutput(item.tooltip.value), item.tooltip.supportThemeIcons);
+    md.isTrusted = item.tooltip.isTrusted;
+    item.tooltip = md;
+  }
+  return item;
+}
 
 export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable, TreeContext {
   private readonly emitter = new vscode.EventEmitter<TreeNode | undefined>();
@@ -44,7 +59,12 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     this.emitter.fire(undefined);
   }
 
+  /** Every label, description and tooltip goes through the boundary redaction (redactTreeItem). */
   getTreeItem(el: TreeNode): vscode.TreeItem {
+    return redactTreeItem(this.buildTreeItem(el));
+  }
+
+  private buildTreeItem(el: TreeNode): vscode.TreeItem {
     switch (el.type) {
       case 'node':
         return nodeItem(el, this);

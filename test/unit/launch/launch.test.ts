@@ -440,9 +440,16 @@ describe('launch profiles: capture', () => {
       server(5, 30010, argv(30010), { gpus: [4] }),
     ];
     const res = captureProfile(servers);
-    assert.deepEqual(res.captured, [1, 2, 3]);
+    assert.deepEqual(res.captured, [1, 2, 3, 4, 5], 'every server is captured');
     assert.deepEqual(res.profile.gpus, [0, 1, 2]);
-    assert.equal(res.warnings.filter((w) => w.startsWith('Not captured')).length, 2);
+    assert.deepEqual(
+      res.groups.map((g) => [g.layout, g.basePort, g.gpus, g.contextLength ?? null]),
+      [
+        ['per-gpu', 30000, [0, 1, 2], null],
+        ['per-gpu', 30003, [3], 8192],
+        ['per-gpu', 30010, [4], null],
+      ],
+    );
     // one multi-GPU server → single layout
     const tp = captureProfile([
       server(9, 30000, ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--tp', '4', '--port', '30000'], {

@@ -1,4 +1,5 @@
 /** One SGLang server: port and model, GPUs and parallelism, live stats and health; clicking tails its log. */
+import { REDACTED } from '../../../core/util/redact';
 import * as vscode from 'vscode';
 import type { SglangServer } from '../../../core/sglang/serverArgv';
 import type { TreeContext, TreeNodeOf } from '../types';
@@ -65,6 +66,7 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
     `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`,
   );
   if (s.logFile) md.appendMarkdown(`Log: \`${s.logFile}\`\n\n`);
+  if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
   md.appendCodeblock(s.args.join(' '), 'shell');
   item.tooltip = md;
   const health = live?.health ?? 'unknown';
