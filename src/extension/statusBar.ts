@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { NodeLive } from '../core/node/monitor';
+import { mdText } from '../core/util/terminal';
 
 function n0(n: number): string {
   return Math.round(n).toLocaleString('en-US');
@@ -54,7 +55,7 @@ export class ThroughputStatus implements vscode.Disposable {
       md.appendMarkdown(`**Not OK:**\n\n`);
       for (const p of problems.slice(0, 20))
         md.appendMarkdown(
-          `- ${p.node}${p.port !== undefined ? ` :${p.port}` : ''} **${p.to}**${p.class ? ` (${p.class})` : ''} — ${p.message.slice(0, 160).replace(/[\\`*_[\]<>|]/g, ' ')}\n`,
+          `- ${mdText(p.node)}${p.port !== undefined ? ` :${p.port}` : ''} **${p.to}**${p.class ? ` (${p.class})` : ''} — ${mdText(p.message.slice(0, 160))}\n`,
         );
       md.appendMarkdown('\n');
     }
@@ -63,21 +64,24 @@ export class ThroughputStatus implements vscode.Disposable {
     for (const l of withServers) {
       for (const s of l.servers)
         md.appendMarkdown(
-          `| ${l.node} | :${s.port} | ${n0(s.genThroughput)} | ${n0(s.runningReqs)} | ${n0(s.queueReqs)} | ${s.health} |\n`,
+          `| ${mdText(l.node)} | :${s.port} | ${n0(s.genThroughput)} | ${n0(s.runningReqs)} | ${n0(s.queueReqs)} | ${s.health} |\n`,
         );
       const p = l.progress?.progress;
       if (p && p.ok)
         md.appendMarkdown(
-          `\n**${l.node} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${p.status})` : ''}\n`,
+          `\n**${mdText(l.node)} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${mdText(String(p.status))})` : ''}\n`,
         );
-      else if (p && !p.ok) md.appendMarkdown(`\n**${l.node} progress.json:** ${p.error}\n`);
+      else if (p && !p.ok) md.appendMarkdown(`\n**${mdText(l.node)} progress.json:** ${mdText(p.error ?? '')}\n`);
       if (l.spend)
         md.appendMarkdown(
-          `\n**${l.node} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${l.spend.perMillionTokens !== null ? ` · $${l.spend.perMillionTokens.toFixed(2)} per million output tokens` : ''}\n`,
+          `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${l.spend.perMillionTokens !== null ? ` · $${l.spend.perMillionTokens.toFixed(2)} per million output tokens` : ''}\n`,
         );
-      if (l.deadline) md.appendMarkdown(`\n**${l.node} rental:** ${l.deadline.message}\n`);
+      if (l.deadline) md.appendMarkdown(`\n**${mdText(l.node)} rental:** ${mdText(l.deadline.message)}\n`);
       const d = l.progress?.doneIndices;
-      if (d) md.appendMarkdown(`\n**${l.node} .done_indices:** ${n0(d.count)} done, highest ${d.highest ?? '—'}, ${n0(d.gaps)} gap(s)\n`);
+      if (d)
+        md.appendMarkdown(
+          `\n**${mdText(l.node)} .done_indices:** ${n0(d.count)} done, highest ${d.highest ?? '—'}, ${n0(d.gaps)} gap(s)\n`,
+        );
     }
     this.item.tooltip = md;
     this.item.show();
