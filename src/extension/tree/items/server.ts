@@ -39,6 +39,27 @@ function healthIcon(health: string): vscode.ThemeIcon {
   }
 }
 
+/** Icon of a server state (from the live guard). */
+export function stateIcon(state: string): vscode.ThemeIcon | null {
+  switch (state) {
+    case 'serving':
+      return new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('charts.green'));
+    case 'ready':
+    case 'idle':
+      return new vscode.ThemeIcon('circle-large-outline', new vscode.ThemeColor('charts.blue'));
+    case 'starting':
+      return new vscode.ThemeIcon('loading~spin', new vscode.ThemeColor('charts.yellow'));
+    case 'stalled':
+      return new vscode.ThemeIcon('debug-pause', new vscode.ThemeColor('charts.orange'));
+    case 'unhealthy':
+      return new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.orange'));
+    case 'crashed':
+      return new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'));
+    default:
+      return null;
+  }
+}
+
 export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.TreeItem {
   const s = el.server;
   const item = new vscode.TreeItem(serverLabel(s), vscode.TreeItemCollapsibleState.None);
@@ -76,7 +97,12 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
   md.appendMarkdown(mdFence(s.args.join(' '), 'shell'));
   item.tooltip = md;
   const health = live?.health ?? 'unknown';
-  item.iconPath = healthIcon(health);
+  item.iconPath = (live?.state ? stateIcon(live.state) : null) ?? healthIcon(health);
+  if (live?.state && live.state !== 'serving') item.description = `${live.state} — ${item.description}`;
+  if (live?.state)
+    md.appendMarkdown(
+      `\n\nState: **${live.state}**${live.stateClass ? ` (${live.stateClass})` : ''}${live.stateReason ? ` — ${mdText(live.stateReason)}` : ''}`,
+    );
   if (live)
     md.appendMarkdown(
       `\n\nHealth: **${health}**${live.healthDetail ? ` (${mdText(live.healthDetail)})` : ''}${live.stats ? ` · ${mdText(live.stats)} (from ${live.source})` : ''}`,
