@@ -13,9 +13,14 @@ export function serverLabel(s: SglangServer): string {
 export function serverDescription(s: SglangServer, stats?: string): string {
   const parts: string[] = [];
   if (s.gpus.length) parts.push(`GPU ${s.gpus.join(',')}`);
-  if (s.dp > 1 || s.tp > 1) parts.push(`DP${s.dp} TP${s.tp}`);
+  if (s.dp > 1 || s.tp > 1) parts.push(`DP${s.dp} TP${s.tp}${s.enableDpAttention ? ' (DP attention)' : ''}`);
+  if ((s.pp ?? 1) > 1) parts.push(`PP${s.pp}`);
+  if ((s.ep ?? 1) > 1) parts.push(`EP${s.ep}`);
+  if ((s.nnodes ?? 1) > 1) parts.push(`${s.nnodes} nodes`);
   if (s.speculativeAlgorithm) parts.push(s.speculativeAlgorithm);
   if (stats) parts.push(stats);
+  // SGLang prints its decode stats at INFO: with --log-level warning there is nothing to show, say so.
+  else if (s.statLines === false) parts.push(`no stat lines (--log-level ${s.logLevel})`);
   return parts.join(' · ');
 }
 
@@ -78,6 +83,15 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
     md.appendMarkdown('Log: ');
     md.appendText(visible(s.logFile));
     md.appendMarkdown('\n\n');
+  }
+  if (s.statLines === false) {
+    md.appendText(visible(`Started with --log-level ${s.logLevel ?? ''}`));
+    md.appendMarkdown(': SGLang prints no decode/prefill stat lines, so throughput comes only from /metrics (with --enable-metrics).\n\n');
+  }
+  if (s.configFile) {
+    md.appendMarkdown('Config: ');
+    md.appendText(visible(s.configFile));
+    md.appendMarkdown(' (read on the node; command-line flags override it)\n\n');
   }
   if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
   md.appendMarkdown(mdFence(s.args.join(' '), 'shell'));
