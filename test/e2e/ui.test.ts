@@ -358,6 +358,22 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     await screenshot('unreachable-node');
   });
 
+  it('a crashed server shows the node in a failed state (tree item, status bar warning)', async function () {
+    needsDemo(this);
+    const home = path.join(cs!.userDataDir, 'User', 'globalStorage', 'gpu-sessions.gpu-sessions', 'demo', 'home');
+    const port = Number(readFileSync(path.join(home, 'launch_all.sh'), 'utf8').match(/BASE_PORT=(\d+)/)?.[1] ?? 30000);
+    execFileSync(path.join(home, 'bin', 'sim-fault'), [String(port), 'oom'], { env: { ...process.env, HOME: home } });
+    const failed = treeItem(`:${port} crashed (oom)`);
+    await failed.waitFor({ state: 'visible', timeout: 60_000 });
+    await page
+      .locator('.statusbar-item.warning-kind, .statusbar-item[style*="warning"], .statusbar-item')
+      .filter({ hasText: 'tok/s' })
+      .first()
+      .waitFor({ state: 'visible', timeout: 15_000 });
+    log(`failed state: ${await failed.innerText()}`);
+    await screenshot('node-failed-state');
+    execFileSync(path.join(home, 'bin', 'sim-fault'), ['clear'], { env: { ...process.env, HOME: home } });
+  });
   it("the generation job finishes (the simulated node's load drains; its logs go quiet)", async function () {
     needsDemo(this);
     // The simulated node's knob (what the CLI demo does before it salvages); a salvage while logs
@@ -459,23 +475,6 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     assert.match(verdictText, new RegExp(`${manifest.verdict === 'safe' ? 'is safe' : 'is NOT safe'} to shut down`));
     assert.equal(manifest.verdict, 'safe', `lost: ${JSON.stringify(manifest.lost).slice(0, 400)}`);
     await screenshot('salvage-report-verdict');
-  });
-
-  it('a crashed server shows the node in a failed state (tree item, status bar warning)', async function () {
-    needsDemo(this);
-    const home = path.join(cs!.userDataDir, 'User', 'globalStorage', 'gpu-sessions.gpu-sessions', 'demo', 'home');
-    const port = Number(readFileSync(path.join(home, 'launch_all.sh'), 'utf8').match(/BASE_PORT=(\d+)/)?.[1] ?? 30000);
-    execFileSync(path.join(home, 'bin', 'sim-fault'), [String(port), 'oom'], { env: { ...process.env, HOME: home } });
-    const failed = treeItem(`:${port} crashed (oom)`);
-    await failed.waitFor({ state: 'visible', timeout: 60_000 });
-    await page
-      .locator('.statusbar-item.warning-kind, .statusbar-item[style*="warning"], .statusbar-item')
-      .filter({ hasText: 'tok/s' })
-      .first()
-      .waitFor({ state: 'visible', timeout: 15_000 });
-    log(`failed state: ${await failed.innerText()}`);
-    await screenshot('node-failed-state');
-    execFileSync(path.join(home, 'bin', 'sim-fault'), ['clear'], { env: { ...process.env, HOME: home } });
   });
 });
 

@@ -222,6 +222,37 @@ describe('GPU Sessions in the extension host', function () {
       assert.ok(existsSync(path.isAbsolute(i.localPath!) ? i.localPath! : path.join(m.dest, i.localPath!)), i.localPath!);
   }
 
+  it('a crash shows one notification (class oom) whose Open Log action opens the log at the error line', async () => {
+    const home = demoHome();
+    const server = api.fleet.status(DEMO).probe!.servers.find((s) => s.logFile?.startsWith(home + '/'))!;
+    const before = api.alerts.shown.length;
+    execFileSync(path.join(home, 'bin', 'sim-fault'), [String(server.port), 'oom'], { env: { ...process.env, HOME: home } });
+    const alert = await waitFor(
+      `the crash notification of :${server.port} (states: ${JSON.stringify(api.live.live(DEMO)?.servers.map((x) => [x.port, x.state]))})`,
+      () => api.alerts.shown.slice(before).find((a) => a.transition.port === server.port && a.transition.to === 'crashed'),
+      45_000,
+    );
+    assert.equal(alert.transition.class, 'oom');
+    assert.match(alert.text, /crashed \(oom\)/);
+    assert.deepEqual(alert.actions, ['Open Log', 'Salvage Node', 'Show Node']);
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(
+      api.alerts.shown.slice(before).filter((a) => a.transition.port === server.port).length,
+      1,
+      'one notification per transition',
+    );
+    const ed = await api.alerts.act(alert.transition, 'Open Log');
+    assert.ok(ed, 'an editor opened');
+    const line = ed.document.lineAt(ed.selection.start.line).text;
+    assert.match(line, /OutOfMemoryError/);
+    assert.ok(vscode.window.activeTextEditor?.document.uri.toString() === ed.document.uri.toString());
+    const live = api.live.live(DEMO)!;
+    assert.ok(
+      live.problems!.some((p) => p.port === server.port && p.to === 'crashed'),
+      'the tree lists the crashed server',
+    );
+  });
+
   it('gpuSessions.salvageNode while the servers still run: unsafe / still-running, every run, however quiet the logs', async () => {
     assert.ok(vscode.workspace.workspaceFolders?.[0], 'a workspace folder is open');
     const t0 = Date.now();
@@ -276,37 +307,6 @@ describe('GPU Sessions in the extension host', function () {
       15_000,
     );
   });
-  it('a crash shows one notification (class oom) whose Open Log action opens the log at the error line', async () => {
-    const home = demoHome();
-    const server = api.fleet.status(DEMO).probe!.servers.find((s) => s.logFile?.startsWith(home + '/'))!;
-    const before = api.alerts.shown.length;
-    execFileSync(path.join(home, 'bin', 'sim-fault'), [String(server.port), 'oom'], { env: { ...process.env, HOME: home } });
-    const alert = await waitFor(
-      `the crash notification of :${server.port} (states: ${JSON.stringify(api.live.live(DEMO)?.servers.map((x) => [x.port, x.state]))})`,
-      () => api.alerts.shown.slice(before).find((a) => a.transition.port === server.port && a.transition.to === 'crashed'),
-      45_000,
-    );
-    assert.equal(alert.transition.class, 'oom');
-    assert.match(alert.text, /crashed \(oom\)/);
-    assert.deepEqual(alert.actions, ['Open Log', 'Salvage Node', 'Show Node']);
-    await new Promise((r) => setTimeout(r, 2000));
-    assert.equal(
-      api.alerts.shown.slice(before).filter((a) => a.transition.port === server.port).length,
-      1,
-      'one notification per transition',
-    );
-    const ed = await api.alerts.act(alert.transition, 'Open Log');
-    assert.ok(ed, 'an editor opened');
-    const line = ed.document.lineAt(ed.selection.start.line).text;
-    assert.match(line, /OutOfMemoryError/);
-    assert.ok(vscode.window.activeTextEditor?.document.uri.toString() === ed.document.uri.toString());
-    const live = api.live.live(DEMO)!;
-    assert.ok(
-      live.problems!.some((p) => p.port === server.port && p.to === 'crashed'),
-      'the tree lists the crashed server',
-    );
-  });
-
   it('the Node Dashboard opens and draws the history of every demo server', async () => {
     const panel = await vscode.commands.executeCommand<vscode.WebviewPanel>('gpuSessions.openDashboard', DEMO);
     assert.ok(panel, 'a webview panel');
