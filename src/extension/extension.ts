@@ -151,7 +151,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   tree.liveFor = (n) => monitors.get(n)?.live();
   const refreshLive = (name: string) => {
     status.update([...monitors.values()].map((m) => m.live()));
-    tree.refreshNode(name);
+    tree.refreshLive(name);
   };
   context.subscriptions.push({
     dispose: fleet.onDidChange((name) => {
@@ -164,19 +164,22 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
         status.update([...monitors.values()].map((m) => m.live()));
         return;
       }
-      const st = fleet.status(name);
-      if (st.state !== 'ok' || !st.probe || !cfg<boolean>('followServerLogs', true)) return;
-      let m = monitors.get(name);
-      if (!m) {
-        const node = fleet.node(name);
-        if (!node) return;
-        m = new NodeMonitor(name, routingPool.get(node));
-        m.onDidChange(() => refreshLive(name));
-        monitors.set(name, m);
-      }
-      m.update(st.probe).catch((e) => log.warn(`Monitoring ${name}: ${e instanceof Error ? e.message : String(e)}`));
+      monitorNode(name);
     }),
   });
+  function monitorNode(name: string): void {
+    const st = fleet.status(name);
+    if (st.state !== 'ok' || !st.probe || !cfg<boolean>('followServerLogs', true)) return;
+    let m = monitors.get(name);
+    if (!m) {
+      const node = fleet.node(name);
+      if (!node) return;
+      m = new NodeMonitor(name, routingPool.get(node));
+      m.onDidChange(() => refreshLive(name));
+      monitors.set(name, m);
+    }
+    m.update(st.probe).catch((e) => log.warn(`Monitoring ${name}: ${e instanceof Error ? e.message : String(e)}`));
+  }
 
   // Automatic refresh only while the view is visible, and only of nodes already probed.
   let timer: NodeJS.Timeout | undefined;
@@ -197,7 +200,12 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
       if (e.affectsConfiguration('gpuSessions')) {
         pools.forEach((p) => p.dispose());
         pools.clear();
+        // The monitors' channels belonged to those pools: follow again over the new ones.
+        const followed = [...monitors.keys()];
+        monitors.forEach((m) => m.dispose());
+        monitors.clear();
         reloadNodes();
+        for (const name of followed) if (fleet.node(name)) monitorNode(name);
         schedule();
       }
     }),

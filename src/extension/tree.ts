@@ -17,7 +17,7 @@ import type { NodeSpec } from '../core/ssh/config';
 export type TreeNode =
   | { type: 'node'; node: NodeSpec }
   | { type: 'error'; node: string; code: string; message: string }
-  | { type: 'info'; node: string; label: string; detail?: string; icon?: string }
+  | { type: 'info'; node: string; label: string; detail?: string; icon?: string; live?: 'progress' | 'done' }
   | { type: 'group'; node: string; group: 'gpus' | 'servers' | 'artifacts' }
   | { type: 'gpu'; node: string; gpu: GpuInfo }
   | { type: 'server'; node: string; server: SglangServer }
@@ -89,7 +89,7 @@ export function serverDescription(s: SglangServer, stats?: string): string {
 }
 
 export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<TreeNode | undefined>();
+  private readonly emitter = new vscode.EventEmitter<TreeNode | TreeNode[] | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly unsubscribe: () => void;
   private readonly nodeItems = new Map<string, TreeNode>();
@@ -108,6 +108,61 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   /** Re-render one node's subtree (live stats changed); the whole view when the node is not shown. */
   refreshNode(name: string): void {
     this.emitter.fire(this.nodeItems.get(name));
+  }
+
+  /**
+   * Live figures changed: re-render only the rows that show them (server items, the progress rows).
+   * Re-rendering the node would make VS Code drop the handles of everything below it until the view
+   * fetched the children again, and a context-menu command (Tail Log on an artifact) run in that
+   * window would receive no element. The node itself is re-rendered only when the set of live rows
+   * changes (a progress row appears or goes).
+   */
+  refreshLive(name: string): void {
+    const shown = this.liveShown.get(name);
+    const now = this.liveRows(name)
+      .map((r) => (r.type === 'info' ? r.live : ''))
+      .join(',');
+    if (!shown || shown.rows !== now) {
+      this.emitter.fire(this.nodeItems.get(name));
+      return;
+    }
+    const els = [...shown.els, ...(this.serverEls.get(name) ?? [])];
+    if (els.length) this.emitter.fire(els);
+  }
+
+  /** Element objects last handed to the view per node (VS Code refreshes elements by identity). */
+  private readonly liveShown = new Map<string, { rows: string; els: TreeNode[] }>();
+  private readonly serverEls = new Map<string, TreeNode[]>();
+
+  /** The generation-progress rows of a node, from the live monitor. */
+  private liveRows(name: string): TreeNode[] {
+    const out: TreeNode[] = [];
+    const live = this.liveFor(name);
+    const pr = live?.progress?.progress;
+    const di = live?.progress?.doneIndices;
+    if (pr && pr.ok) {
+      const eta = pr.etaS !== null && pr.status !== 'done' ? ` · ETA ${formatEta(pr.etaS)}` : '';
+      out.push({
+        type: 'info',
+        node: name,
+        live: 'progress',
+        label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`,
+        detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`,
+        icon: 'graph',
+      });
+    } else if (pr && !pr.ok) {
+      out.push({ type: 'info', node: name, live: 'progress', label: 'progress.json unreadable', detail: pr.error, icon: 'warning' });
+    }
+    if (di)
+      out.push({
+        type: 'info',
+        node: name,
+        live: 'done',
+        label: '.done_indices',
+        detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`,
+        icon: 'checklist',
+      });
+    return out;
   }
 
   refreshView(): void {
@@ -162,9 +217,13 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         return item;
       }
       case 'info': {
-        const item = new vscode.TreeItem(el.label, vscode.TreeItemCollapsibleState.None);
-        item.description = el.detail;
-        item.iconPath = new vscode.ThemeIcon(el.icon ?? 'info');
+        // A live row is rendered from the latest figures (it is refreshed in place by refreshLive).
+        const cur = el.live ? this.liveRows(el.node).find((r) => r.type === 'info' && r.live === el.live) : undefined;
+        const row = cur?.type === 'info' ? cur : el;
+        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+        if (el.live) item.id = `${el.node}:live:${el.live}`;
+        item.description = row.detail;
+        item.iconPath = new vscode.ThemeIcon(row.icon ?? 'info');
         item.contextValue = 'info';
         return item;
       }
@@ -201,13 +260,14 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         const item = new vscode.TreeItem(serverLabel(s), vscode.TreeItemCollapsibleState.None);
         item.id = `${el.node}:server:${s.port}:${s.pid}`;
         const live = this.liveFor(el.node)?.servers.find((x) => x.port === s.port);
-        item.description = serverDescription(s, live?.stats || undefined);
+        item.description = serverDescription(s, live?.stats || (live?.logSkipped ? 'log not followed' : undefined));
         const md = new vscode.MarkdownString();
         md.appendMarkdown(`**${s.modelPath ?? '?'}** on ${s.host}:${s.port} (pid ${s.pid})\n\n`);
         md.appendMarkdown(
           `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`,
         );
         if (s.logFile) md.appendMarkdown(`Log: \`${s.logFile}\`\n\n`);
+        if (live?.logSkipped) md.appendText(`Log not followed: ${live.logSkipped}\n\n`);
         md.appendCodeblock(s.args.join(' '), 'shell');
         item.tooltip = md;
         const health = live?.health ?? 'unknown';
@@ -274,29 +334,9 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         if (st.state === 'error' && st.error) out.push({ type: 'error', node: name, code: st.error.code, message: st.error.message });
         const p = st.probe;
         if (!p) return out;
-        const live = this.liveFor(name);
-        const pr = live?.progress?.progress;
-        const di = live?.progress?.doneIndices;
-        if (pr && pr.ok) {
-          const eta = pr.etaS !== null && pr.status !== 'done' ? ` · ETA ${formatEta(pr.etaS)}` : '';
-          out.push({
-            type: 'info',
-            node: name,
-            label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`,
-            detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`,
-            icon: 'graph',
-          });
-        } else if (pr && !pr.ok) {
-          out.push({ type: 'info', node: name, label: 'progress.json unreadable', detail: pr.error, icon: 'warning' });
-        }
-        if (di)
-          out.push({
-            type: 'info',
-            node: name,
-            label: '.done_indices',
-            detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`,
-            icon: 'checklist',
-          });
+        const rows = this.liveRows(name);
+        this.liveShown.set(name, { rows: rows.map((r) => (r.type === 'info' ? r.live : '')).join(','), els: rows });
+        out.push(...rows);
         if (p.gpuState !== 'ok')
           out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
         else out.push({ type: 'group', node: name, group: 'gpus' });
@@ -310,7 +350,9 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         if (el.group === 'gpus') return p.gpus.map((gpu) => ({ type: 'gpu', node: el.node, gpu }));
         if (el.group === 'servers') {
           if (!p.servers.length) return [{ type: 'info', node: el.node, label: 'No SGLang server running', icon: 'circle-outline' }];
-          return p.servers.map((server) => ({ type: 'server', node: el.node, server }));
+          const els = p.servers.map((server): TreeNode => ({ type: 'server', node: el.node, server }));
+          this.serverEls.set(el.node, els);
+          return els;
         }
         const byKind = new Map<ArtifactKind, Artifact[]>();
         for (const a of p.artifacts) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);
