@@ -18,5 +18,7 @@ const common = {
 await Promise.all([
   build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' }),
   build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } }),
+  // Worker threads of parallel salvage transfers (found next to the bundle that starts them).
+  build({ ...common, entryPoints: ['src/core/salvage/parallelWorker.ts'], outfile: 'dist/salvageWorker.js' }),
 ]);
 chmodSync('dist/cli.js', 0o755);

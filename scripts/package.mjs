@@ -94,6 +94,13 @@ const builds = [
     outfile: path.join(stage, 'dist', 'extension.js'),
     plugins: [vendorPlugin],
   }),
+  // The worker threads of parallel salvage transfers: started by file name, next to extension.js.
+  build({
+    ...common,
+    entryPoints: [path.join(root, 'src/core/salvage/parallelWorker.ts')],
+    outfile: path.join(stage, 'dist', 'salvageWorker.js'),
+    plugins: [vendorPlugin],
+  }),
   ...vendored.map((name) =>
     build({ ...common, entryPoints: [req.resolve(name)], outfile: path.join(stage, 'dist', 'vendor', vendorFile(name)) }),
   ),
@@ -106,7 +113,7 @@ for (const r of results)
       if (i.external && !isBuiltin(i.path) && i.path !== 'vscode' && !i.path.startsWith('./vendor/')) left.add(i.path);
 const sizeOf = (f) => statSync(path.join(stage, 'dist', f)).size;
 say(
-  `extension.js ${kib(sizeOf('extension.js'))}${vendored.map((n) => `, vendor/${vendorFile(n)} ${kib(sizeOf(path.join('vendor', vendorFile(n))))}`).join('')} (${minify ? 'minified' : 'not minified'}); not shipped: ${[...left].join(', ') || 'nothing'}`,
+  `extension.js ${kib(sizeOf('extension.js'))}, salvageWorker.js ${kib(sizeOf('salvageWorker.js'))}${vendored.map((n) => `, vendor/${vendorFile(n)} ${kib(sizeOf(path.join('vendor', vendorFile(n))))}`).join('')} (${minify ? 'minified' : 'not minified'}); not shipped: ${[...left].join(', ') || 'nothing'}`,
 );
 
 for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) {

@@ -8,8 +8,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { errorMessage } from '../core/util/errors';
-import { LaunchResult, launch, scanServers, stopServer } from '../core/launch/launch';
+import { GpuSessionsError, errorMessage } from '../core/util/errors';
+import { LaunchResult, launch, scanServers, stopServer, supplyHint } from '../core/launch/launch';
 import { captureProfile, parseProfileText, profileToJson, validateProfile } from '../core/launch/profile';
 import type { AbortLike, Transport } from '../core/ssh/transport';
 
@@ -29,6 +29,39 @@ export interface LaunchCliOptions {
   override: boolean;
   /** Readiness timeout in seconds (default 900). */
   timeoutS?: number;
+  /** `--secret NAME=@FILE`: secret name → file holding its value. */
+  secretFiles?: Record<string, string>;
+  /** Where `{"env": NAME}` secrets are read (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** `--secret NAME=@FILE` → [NAME, FILE]; a value given in clear on the command line is refused. */
+export function parseSecretOption(arg: string): [string, string] {
+  const m = /^([A-Za-z0-9_][A-Za-z0-9_.-]*)=@(.+)$/.exec(arg);
+  if (!m)
+    throw new GpuSessionsError(
+      'usage',
+      `--secret takes NAME=@FILE (a file holding the value), got ${JSON.stringify(arg.replace(/=.*/, '=…'))}; a secret is never given on the command line.`,
+    );
+  return [m[1], m[2]];
+}
+
+/** The CLI's secret source: `--secret NAME=@FILE` first, then the environment variable NAME. */
+export function cliSecretSource(
+  files: Record<string, string> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): (name: string) => string | undefined {
+  return (name) => {
+    const f = files[name];
+    if (f !== undefined) {
+      try {
+        return readFileSync(f, 'utf8').replace(/\r?\n$/, '');
+      } catch (e) {
+        throw new GpuSessionsError('usage', `--secret ${name}=@${f}: cannot read the file: ${errorMessage(e)}`);
+      }
+    }
+    return env[name] || undefined;
+  };
 }
 
 function launchJson(node: string, file: string, r: LaunchResult): Record<string, unknown> {
@@ -39,6 +72,8 @@ function launchJson(node: string, file: string, r: LaunchResult): Record<string,
     scriptPath: r.scriptPath,
     script: r.script,
     previousScript: r.previousScript,
+    secrets: r.secrets,
+    missingSecrets: r.missingSecrets,
     durationMs: r.durationMs,
     preflight: {
       ok: r.preflight.ok,
@@ -84,11 +119,12 @@ export function loadProfileFile(file: string, io: LaunchIo): ReturnType<typeof v
 
 export async function cmdLaunch(t: Transport, nodeName: string, opts: LaunchCliOptions, io: LaunchIo, signal?: AbortLike): Promise<number> {
   const v = loadProfileFile(opts.profileFile, io);
-  if (!v.profile) return 2;
+  if (!v.profile || !v.groups) return 2;
   const profile = v.profile;
   const fallbackName = path.basename(opts.profileFile).replace(/\.json$/i, '');
   let lastLine = 0;
-  const r = await launch(t, profile, {
+  const r = await launch(t, v.groups, {
+    secrets: cliSecretSource(opts.secretFiles, opts.env),
     dryRun: opts.dryRun,
     override: opts.override,
     timeoutMs: (opts.timeoutS ?? 900) * 1000,
@@ -105,17 +141,22 @@ export async function cmdLaunch(t: Transport, nodeName: string, opts: LaunchCliO
   const pf = r.preflight;
   if (opts.json) {
     io.out(JSON.stringify(launchJson(nodeName, opts.profileFile, r), null, 2) + '\n');
+  } else if (r.outcome === 'dry-run') {
+    // A dry run shows: the exact script on stdout, and what a real launch would refuse as warnings.
+    for (const w of pf.warnings) io.err(`warning: ${w.message}\n`);
+    for (const x of pf.refusals) io.err(`warning: a launch would be refused: ${x.message}\n`);
+    if (r.missingSecrets.length)
+      io.err(
+        `warning: secret${r.missingSecrets.length > 1 ? 's' : ''} not supplied: ${r.missingSecrets.join(', ')} (${supplyHint(r.missingSecrets)})\n`,
+      );
+    io.out(r.script);
+    io.err(
+      `Dry run: nothing was started on ${nodeName}. ${r.instances.length} instance(s) would start (ports ${r.instances.map((i) => i.port).join(', ')})${pf.ok && !r.missingSecrets.length ? '' : '; a launch now would be refused (see the warnings)'}.\n`,
+    );
   } else {
     for (const w of pf.warnings) io.err(`warning: ${w.message}\n`);
     for (const x of pf.refusals) io.err(`refused: ${x.message}\n`);
-    if (r.outcome === 'dry-run') {
-      io.out(r.script);
-      if (pf.ok)
-        io.err(
-          `Dry run: nothing was started on ${nodeName}. ${r.instances.length} instance(s) would start (ports ${r.instances.map((i) => i.port).join(', ')}).\n`,
-        );
-      else io.err(`Dry run: a launch on ${nodeName} would be refused (see above).\n`);
-    } else if (r.outcome === 'refused') {
+    if (r.outcome === 'refused') {
       io.err(`Launch on ${nodeName} refused by the preflight; nothing was started.\n`);
     } else {
       io.out(`Launched ${profile.name ?? fallbackName} on ${nodeName}: script ${r.scriptPath}\n`);
@@ -136,7 +177,8 @@ export async function cmdLaunch(t: Transport, nodeName: string, opts: LaunchCliO
   }
   switch (r.outcome) {
     case 'dry-run':
-      return pf.ok ? 0 : EXIT_REFUSED;
+      // A valid profile that renders: the preflight's findings are warnings, not a failure.
+      return 0;
     case 'refused':
       return EXIT_REFUSED;
     case 'ready':
@@ -177,12 +219,13 @@ export async function cmdCapture(
       name: /^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(name) ? name : undefined,
       virtualEnv: Object.fromEntries(servers.map((s) => [s.pid, s.virtualEnv ?? undefined])),
       env: Object.fromEntries(servers.map((s) => [s.pid, s.env])),
+      secretEnv: Object.fromEntries(servers.map((s) => [s.pid, s.secretEnv])),
     });
   } catch (e) {
     io.err(`error: ${errorMessage(e)}\n`);
     return 1;
   }
-  const json = profileToJson(res.profile);
+  const json = profileToJson(res.groups);
   mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
   writeFileSync(opts.out, json);
   for (const w of res.warnings) io.err(`warning: ${w}\n`);
@@ -190,8 +233,15 @@ export async function cmdCapture(
   for (const e of check.errors) io.err(`warning: the captured profile needs an edit: ${e}\n`);
   const ports = servers.filter((s) => res.captured.includes(s.pid)).map((s) => s.port);
   io.out(
-    `Captured ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${nodeName} (port${ports.length > 1 ? 's' : ''} ${ports.join(', ')}) into ${opts.out}\n`,
+    `Captured ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${nodeName} (port${ports.length > 1 ? 's' : ''} ${ports.join(', ')}) into ${opts.out}${res.groups.length > 1 ? ` as ${res.groups.length} server groups` : ''}\n`,
   );
+  if (res.secrets.length) {
+    io.out(
+      `The profile refers to ${res.secrets.length} secret${res.secrets.length > 1 ? 's' : ''} instead of holding ${res.secrets.length > 1 ? 'them' : 'it'}:\n`,
+    );
+    for (const x of res.secrets) io.out(`  ${x.name} (${x.what}, port${x.ports.length > 1 ? 's' : ''} ${x.ports.join(', ')})\n`);
+    io.out(`Supply at launch: ${supplyHint(res.secrets.map((x) => x.name))}.\n`);
+  }
   return check.errors.length ? 1 : 0;
 }
 

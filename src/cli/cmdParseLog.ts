@@ -6,12 +6,15 @@
  *   --json            ONE JSON object per scheduler stat line (decode / prefill): logstats' toJsonRecord
  *                     (kind, time, rank, ranks, genThroughput, inputThroughput, runningReqs, queueReqs,
  *                     tokenUsage, acceptLen, acceptRate, cudaGraph, numTokens, newSeq, newTokens,
- *                     cachedTokens, cacheHitRate, extra) plus `file` (null for stdin) and `lineNo` (1-based)
+ *                     cachedTokens, cacheHitRate, extra) plus `file` (null for stdin) and `lineNo` (1-based);
+ *                     and ONE object per error line: { kind: "error", time, rank, ranks, errorClass (crash | oom |
+ *                     kv-pressure | hang | nccl | gpu | null), message, file, lineNo }
  *   --summary         per input: a table per rank (stat lines, last / mean / max gen throughput, mean accept
  *                     length, last running / queued requests), the error count and whether the server
  *                     became ready
  *   --summary --json  ONE JSON object: { "files": [ { file, totalLines, ready, errors, tracebacks,
- *                     lastError, kinds, truncatedLines, ranks: [RankSummary...] } ] }
+ *                     lastError, errorClasses {crash, oom, kv-pressure, hang, nccl, gpu}, kvPressureStatLines,
+ *                     kinds, truncatedLines, ranks: [RankSummary...] } ] }
  *
  * Exit status: 0, or 1 when an input could not be read (the others are still processed).
  */
@@ -23,6 +26,7 @@ import {
   LogSummary,
   StatRecord,
   classifyLine,
+  lineHeader,
   parseStatLine,
   stripAnsi,
   toJsonRecord,
@@ -84,8 +88,8 @@ export async function cmdParseLog(files: string[], opts: ParseLogOptions, io: Pa
           for (const line of lines) {
             lineNo++;
             const c = classifyLine(line);
-            if (!c.stat) continue;
-            emit(statJsonLine(c.stat, name, lineNo) + '\n');
+            if (c.stat) emit(statJsonLine(c.stat, name, lineNo) + '\n');
+            else if (c.kind === 'error') emit(errorJsonLine(line, c.message, c.errorClass ?? null, name, lineNo) + '\n');
           }
         } else {
           for (const line of lines) {
@@ -146,6 +150,12 @@ export function statJsonLine(stat: StatRecord, file: string | null, lineNo: numb
   return s + ',"file":' + jsonValue(file) + ',"lineNo":' + lineNo + '}';
 }
 
+/** One --json line (without the newline) for an error line. */
+export function errorJsonLine(line: string, message: string, errorClass: string | null, file: string | null, lineNo: number): string {
+  const h = lineHeader(line);
+  return JSON.stringify({ kind: 'error', time: h.time, rank: h.rank, ranks: h.ranks, errorClass, message, file, lineNo });
+}
+
 const n0 = (x: number | null) => (x === null ? '—' : Math.round(x).toLocaleString('en-US'));
 const n1 = (x: number | null) => (x === null ? '—' : x.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 }));
 const n2 = (x: number | null) => (x === null ? '—' : x.toFixed(2));
@@ -158,6 +168,13 @@ export function formatSummary(name: string, s: LogSummary): string {
   L.push(
     `  ready: ${s.ready ? 'yes' : 'no'} · errors: ${s.errors}${s.tracebacks ? ` · tracebacks: ${s.tracebacks}` : ''}${s.truncatedLines ? ` · ${s.truncatedLines} over-long lines cut` : ''}`,
   );
+  const classes = Object.entries(s.errorClasses)
+    .filter(([, n]) => n > 0)
+    .map(([c, n]) => `${c} ${n0(n)}`);
+  if (classes.length || s.kvPressureStatLines)
+    L.push(
+      `  failures: ${classes.join(', ') || 'none'}${s.kvPressureStatLines ? ` · ${n0(s.kvPressureStatLines)} stat lines under KV pressure` : ''}`,
+    );
   if (s.lastError) L.push(`  last error: ${s.lastError.length > 200 ? s.lastError.slice(0, 200) + '…' : s.lastError}`);
   if (s.ranks.length === 0) {
     L.push('  no scheduler stat lines');

@@ -1,4 +1,7 @@
-/** `gpu-sessions salvage NODE --dest DIR [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]` */
+/**
+ * `gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
+ *  [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]`
+ */
 import { GpuSessionsError } from '../core/util/errors';
 import { runOperation } from '../core/remote/operation';
 import { probeOperation } from '../core/node/probe';
@@ -16,7 +19,16 @@ export interface SalvageCliOptions {
   includeLarge: boolean;
   sizeThreshold?: number;
   roots?: string[];
-  keepSecrets: boolean;
+  addRoots?: string[];
+  /** @deprecated copies are exact by default now; see redact. */
+  keepSecrets?: boolean;
+  redact?: boolean;
+  gitignore?: boolean;
+  stopServers?: boolean;
+  drain?: boolean;
+  stopWriters?: boolean;
+  maxFiles?: number;
+  maxDepth?: number;
 }
 
 export interface Io {
@@ -37,6 +49,13 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
     s3: m.s3,
     environment: m.environment ?? null,
     lost: m.lost,
+    reasons: m.reasons,
+    reasonDetails: m.reasonDetails,
+    roots: m.roots,
+    writers: m.writers.map((w) => ({ pid: w.pid, command: w.command, writes: w.writes, server: w.server })),
+    stopped: m.stopped,
+    stats: m.stats,
+    listing: m.listing,
     items: m.items.map((i) => ({
       remotePath: i.remotePath,
       localPath: i.localPath ? `${m.dest}/${i.localPath}` : null,
@@ -47,25 +66,36 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
       status: i.status === 'pending' ? 'skipped' : i.status,
       reason: i.reason,
       s3: i.s3,
+      leftReason: i.leftReason,
+      secrets: i.secrets ?? [],
+      ...(i.kind === 'cache' ? { files: i.files ?? 0 } : {}),
+      ...(i.linkTarget !== undefined ? { linkTarget: i.linkTarget } : {}),
+      ...(i.jobWeights ? { jobWeights: true } : {}),
+      ...(i.goneFromNode ? { goneFromNode: true } : {}),
+      ...(i.changedAfterVerify ? { changedAfterVerify: true } : {}),
       ...(i.redacted ? { redacted: true, localSha256: i.localSha256 } : {}),
     })),
   };
 }
 
-function summarizePlan(items: SalvageItem[]): string {
+function summarizePlan(items: SalvageItem[], m: SalvageManifest): string {
   const sel = items.filter((i) => i.selected);
-  const notSel = items.filter((i) => !i.selected && i.kind !== 'symlink');
-  const L = [`Plan: ${sel.length} item(s) to salvage (${bytes(sel.reduce((a, b) => a + b.size, 0))}).`];
+  const L = [`Folders:`];
+  for (const r of m.roots) L.push(`  ${r.path} — ${r.why}`);
+  L.push(`Plan: ${sel.length} item(s) to salvage (${bytes(sel.reduce((a, b) => a + b.size, 0))}).`);
   for (const s of STEPS.slice(0, 4)) {
     const n = sel.filter((i) => i.step === s.id);
     if (n.length) L.push(`  ${s.title}: ${n.length} (${bytes(n.reduce((a, b) => a + b.size, 0))})`);
   }
-  if (notSel.length)
+  const by = new Map<string, SalvageItem[]>();
+  for (const i of items) if (i.leftReason) by.set(i.leftReason, [...(by.get(i.leftReason) ?? []), i]);
+  for (const [r, list] of by)
     L.push(
-      `  Listed but not downloaded (above threshold or model weights): ${notSel.length} (${bytes(notSel.reduce((a, b) => a + b.size, 0))}); use --include-large to take them.`,
+      `  Left on the node (${r}${r === 'large' || r === 'redownloadable-weights' ? '; --include-large takes them' : ''}): ${list.length} (${bytes(list.reduce((a, b) => a + b.size, 0))})`,
     );
-  const links = items.filter((i) => i.kind === 'symlink');
-  if (links.length) L.push(`  Symlinks not followed: ${links.length}`);
+  const jw = items.filter((i) => i.jobWeights && !i.selected);
+  if (jw.length) L.push(`  WARNING: ${jw.length} weight file(s) the job wrote are above the threshold and left on the node.`);
+  if (m.writers.length) L.push(`  Still running: ${m.writers.map((w) => `pid ${w.pid}${w.server ? ' (SGLang)' : ''}`).join(', ')}`);
   return L.join('\n') + '\n';
 }
 
@@ -85,8 +115,15 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     roots: o.roots,
     servers: probe.servers,
     s3,
+    addRoots: o.addRoots,
     sizeThreshold: o.sizeThreshold,
-    keepSecrets: o.keepSecrets,
+    redact: o.redact,
+    gitignore: o.gitignore,
+    stopServers: o.stopServers,
+    drain: o.drain,
+    stopWriters: o.stopWriters,
+    maxFiles: o.maxFiles,
+    maxDepth: o.maxDepth,
     signal,
     onProgress: (p) => {
       if (o.json) return;
@@ -97,8 +134,10 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     },
   });
   const items = await salvager.plan();
-  if (o.includeLarge) for (const i of items) if (!i.selected && i.localPath && i.kind !== 'symlink') i.selected = true;
-  if (!o.json) io.err(summarizePlan(items));
+  if (o.includeLarge)
+    for (const i of items)
+      if (!i.selected && i.localPath && (i.leftReason === 'large' || i.leftReason === 'redownloadable-weights')) i.selected = true;
+  if (!o.json) io.err(summarizePlan(items, salvager.manifest));
   if (!o.yes && io.isTTY && io.ask) {
     const a = (await io.ask(`Salvage into ${salvager.dir}? [Y/n] `)).trim().toLowerCase();
     if (a === 'n' || a === 'no') {
@@ -115,11 +154,15 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     io.out(`\nSalvaged into ${m.dest}\n`);
     if (m.verdict === 'safe') io.out(`VERDICT: safe to shut down ${m.node}.\n`);
     else {
-      io.out(`VERDICT: NOT safe to shut down ${m.node}: ${m.lost.length} item(s) would be lost:\n`);
+      io.out(`VERDICT: NOT safe to shut down ${m.node}: ${m.reasons.join(', ')}\n`);
+      for (const d of m.reasonDetails) io.out(`  ${d.code}: ${d.message}\n`);
+      for (const w of m.writers.slice(0, 20))
+        io.out(`  running: pid ${w.pid} ${w.command.slice(0, 100)}${w.writes.length ? ` → ${w.writes[0]}` : ''}\n`);
+      if (m.lost.length) io.out(`${m.lost.length} item(s) would be lost:\n`);
       for (const l of m.lost.slice(0, 30)) io.out(`  ${l.remotePath} (${bytes(l.size)}): ${l.why}\n`);
       if (m.lost.length > 30) io.out(`  … and ${m.lost.length - 30} more (see SALVAGE.md)\n`);
     }
-    io.out(`Report: ${m.dest}/SALVAGE.md\n`);
+    io.out(`Transferred ${m.stats.filesTransferred} file(s), ${bytes(m.stats.bytesTransferred)}.\nReport: ${m.dest}/SALVAGE.md\n`);
   }
   return m.verdict === 'safe' ? 0 : 5;
 }

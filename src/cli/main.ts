@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/util/errors';
 import { stderrLogger } from '../core/util/logger';
+import { redactOutput } from '../core/util/redact';
 import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
 import { KnownHostsStore } from '../core/ssh/knownHosts';
 import { listNodes, resolveNode } from '../core/ssh/nodes';
@@ -22,21 +23,32 @@ const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
 Usage:
   gpu-sessions nodes [--json]                 list nodes from ssh config
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
-  gpu-sessions salvage NODE --dest DIR [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]
-                                              download everything of value, verify every byte, check S3,
-                                              snapshot the environment, and say whether NODE is safe to shut down
-      [--include-large] [--size-threshold MiB] [--keep-secrets]
+  gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
+                        [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL]
+                        [--max-files N] [--max-depth N] [--yes] [--json]
+                                              every file under the work's folders saved byte-exact or listed with
+                                              why it stays; check S3; environment; whether NODE is safe to shut
+                                              down (exit 5 unsafe: still-running, changed-during-run, ...)
+      [--size-threshold MiB]
   gpu-sessions parse-log [FILE...] [--json | --summary]
                                               SGLang log lines → stats (stdin when no FILE)
   gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
                                               follow a remote log; --stats prints a live one-line summary
-  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--json]
+  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--secret NAME=@FILE] [--json]
                                               start a launch profile's servers and wait until they are ready
-                                              (--dry-run prints the exact script and starts nothing)
+                                              (--dry-run prints the exact script and the preflight's findings
+                                              as warnings, starts nothing, exits 0 for a valid profile);
+                                              secrets the profile refers to come from --secret NAME=@FILE
+                                              or the environment variable NAME
   gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
   gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
   gpu-sessions restart NODE --port PORT [--drain]
                                               stop a server and start it again with the same command line
+  gpu-sessions watch NODE... [--json] [--interval SECONDS] [--until done|crashed|unhealthy|any]
+                 [--price-per-hour USD] [--deadline ISO-8601]
+                                              poll nodes; one line per sample and per transition (server
+                                              states, failures, lost GPUs, full disks, job done, spend)
+  gpu-sessions history NODE [--json]          the samples and transitions kept by earlier watch runs
   gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data
@@ -54,7 +66,8 @@ Global options:
   -h, --help            this help
 
 Exit codes: 0 ok, 2 usage or invalid profile, 3 host-key problem, 4 unreachable or auth failure,
-5 salvage verdict unsafe, 6 launch refused by preflight, 7 a launched instance did not become ready.`;
+5 salvage verdict unsafe, 6 launch refused by preflight, 7 a launched instance did not become ready,
+8 watch --until: a node became unreachable first, 130 interrupted (Ctrl-C).`;
 
 export interface CliIo {
   out: (s: string) => void;
@@ -173,6 +186,7 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
     driverVersion: p.driverVersion,
     cudaVersion: p.cudaVersion,
     gpus: p.gpus,
+    lostGpus: p.lostGpus,
     gpuProcesses: p.gpuProcesses,
     servers: p.servers.map((s) => ({
       pid: s.pid,
@@ -185,6 +199,7 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
       speculativeAlgorithm: s.speculativeAlgorithm,
       reasoningParser: s.reasoningParser,
       enableMetrics: s.enableMetrics,
+      hasApiKey: Boolean(s.hasApiKey),
       logFile: s.logFile,
       gpus: s.gpus,
       args: s.args,
@@ -273,7 +288,8 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
               yes: true,
               json: g.json,
               includeLarge: false,
-              keepSecrets: false,
+              // The job is done and the node is about to go: stop the servers so the verdict can be safe.
+              stopServers: !keep,
             },
             io,
           );
@@ -298,7 +314,65 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
   }
 }
 
-export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+async function cmdWatchMain(
+  rest: string[],
+  v: Record<string, string | boolean | string[] | undefined>,
+  g: GlobalOpts,
+  io: CliIo,
+): Promise<number> {
+  if (rest.length === 0) usageError('watch takes one or more NODEs.');
+  const intervalS = v.interval !== undefined ? Number(v.interval) : 5;
+  if (!(intervalS >= 0.5 && intervalS <= 86_400)) usageError('--interval is a number of seconds from 0.5 to 86400.');
+  const until = v.until as string | undefined;
+  if (until !== undefined && !['done', 'crashed', 'unhealthy', 'any'].includes(until))
+    usageError(`--until must be done, crashed, unhealthy or any (got "${until}").`);
+  const price = v['price-per-hour'] !== undefined ? Number(v['price-per-hour']) : null;
+  if (price !== null && !(price >= 0 && Number.isFinite(price))) usageError('--price-per-hour is a number of US dollars, e.g. 12.5.');
+  let deadline: Date | null = null;
+  if (v.deadline !== undefined) {
+    const d = String(v.deadline);
+    deadline = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(d) ? new Date(d) : new Date(NaN);
+    if (Number.isNaN(deadline.getTime())) usageError(`--deadline is an ISO-8601 time such as 2026-12-02T06:00:00Z (got "${d}").`);
+  }
+  const leadMin = v['deadline-lead'] !== undefined ? Number(v['deadline-lead']) : 30;
+  if (!(leadMin >= 0)) usageError('--deadline-lead is a number of minutes.');
+  const nodes = [...new Set(rest)].map((n) => nodeFor(n, g));
+  const pool = makePool(g, io, nodes[0]);
+  const ac = new AbortController();
+  const onSig = () => ac.abort();
+  process.once('SIGINT', onSig);
+  process.once('SIGTERM', onSig);
+  try {
+    const { cmdWatch, tuningFromEnv } = await import('./cmdWatch');
+    const { defaultHistoryDir } = await import('../core/node/history');
+    return await cmdWatch(
+      nodes,
+      pool,
+      {
+        json: g.json,
+        intervalS,
+        until: (until as 'done' | 'crashed' | 'unhealthy' | 'any' | undefined) ?? null,
+        tuning: tuningFromEnv(),
+        spend: price !== null || deadline ? { pricePerHour: price, deadline, leadMs: leadMin * 60_000 } : undefined,
+        historyDir: defaultHistoryDir(),
+      },
+      io,
+      ac.signal,
+    );
+  } finally {
+    process.off('SIGINT', onSig);
+    process.off('SIGTERM', onSig);
+    pool.dispose();
+  }
+}
+
+/** The CLI's boundary: everything written to stdout and stderr goes through the redaction rule. */
+export function redactingIo(io: CliIo): CliIo {
+  return { ...io, out: (s) => io.out(redactOutput(s)), err: (s) => io.err(redactOutput(s)) };
+}
+
+export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<number> {
+  const io = redactingIo(rawIo);
   let parsed;
   try {
     parsed = parseArgs({
@@ -319,6 +393,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'dry-run': { type: 'boolean' },
         override: { type: 'boolean' },
         'ready-timeout': { type: 'string' },
+        secret: { type: 'string', multiple: true },
         out: { type: 'string' },
         port: { type: 'string' },
         drain: { type: 'boolean' },
@@ -332,7 +407,19 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'include-large': { type: 'boolean' },
         'size-threshold': { type: 'string' },
         'keep-secrets': { type: 'boolean' },
+        'add-root': { type: 'string', multiple: true },
+        'stop-servers': { type: 'boolean' },
+        'stop-writers': { type: 'boolean' },
+        redact: { type: 'boolean' },
+        'no-gitignore': { type: 'boolean' },
+        'max-files': { type: 'string' },
+        'max-depth': { type: 'string' },
         roots: { type: 'string' },
+        interval: { type: 'string' },
+        until: { type: 'string' },
+        'price-per-hour': { type: 'string' },
+        deadline: { type: 'string' },
+        'deadline-lead': { type: 'string' },
         timeout: { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
@@ -405,6 +492,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : undefined;
         if (drainS !== undefined && !(drainS > 0)) usageError('--drain-timeout is a positive number of seconds.');
         const L = await import('./cmdLaunch');
+        const secretFiles = Object.fromEntries((v.secret ?? []).map((x) => L.parseSecretOption(x)));
         return await withNode(rest[0], g, io, async (t, node, signal) => {
           if (cmd === 'launch')
             return L.cmdLaunch(
@@ -416,6 +504,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
                 json: g.json,
                 override: Boolean(v.override),
                 timeoutS: readyS,
+                secretFiles,
               },
               io,
               signal,
@@ -445,11 +534,28 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
           return L.cmdStop(t, node.name, { port, drain: Boolean(v.drain), json: g.json, drainTimeoutS: drainS }, io, signal);
         });
       }
+      case 'watch':
+        return await cmdWatchMain(rest, v, g, io);
+      case 'history': {
+        if (rest.length !== 1) usageError('history takes exactly one NODE.');
+        const { cmdHistory } = await import('./cmdHistory');
+        return cmdHistory(rest[0], { json: g.json }, io);
+      }
       case 'salvage': {
         if (rest.length !== 1) usageError('salvage takes exactly one NODE.');
         if (!v.dest) usageError('salvage needs --dest DIR (the salvage goes to DIR/<node>/<timestamp>/).');
         const thr = v['size-threshold'] !== undefined ? Number(v['size-threshold']) : undefined;
         if (thr !== undefined && !(thr > 0)) usageError('--size-threshold is a positive number of MiB.');
+        const maxFiles = v['max-files'] !== undefined ? Number(v['max-files']) : undefined;
+        if (maxFiles !== undefined && !(Number.isInteger(maxFiles) && maxFiles > 0)) usageError('--max-files is a positive whole number.');
+        const maxDepth = v['max-depth'] !== undefined ? Number(v['max-depth']) : undefined;
+        if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth > 0 && maxDepth <= 32))
+          usageError('--max-depth is a whole number from 1 to 32.');
+        if (v.drain && !v['stop-servers']) usageError('--drain only applies with --stop-servers (drain the servers, then stop them).');
+        const addRoots = (v['add-root'] ?? []).flatMap((r) => r.split(',')).filter(Boolean);
+        for (const r of addRoots)
+          if (!r.startsWith('/') && r !== '~' && !r.startsWith('~/'))
+            usageError(`--add-root takes an absolute folder on the node (or ~/…), not "${r}".`);
         const { cmdSalvage } = await import('./cmdSalvage');
         return await withNode(rest[0], g, io, (t, node, signal) =>
           cmdSalvage(
@@ -464,7 +570,14 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
               includeLarge: Boolean(v['include-large']),
               sizeThreshold: thr ? thr * 1048576 : undefined,
               roots: g.roots,
-              keepSecrets: Boolean(v['keep-secrets']),
+              addRoots,
+              redact: Boolean(v.redact),
+              gitignore: !v['no-gitignore'],
+              stopServers: Boolean(v['stop-servers']),
+              drain: Boolean(v.drain),
+              stopWriters: Boolean(v['stop-writers']),
+              maxFiles,
+              maxDepth,
             },
             io,
             signal,
@@ -489,7 +602,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      process.stderr.write(`error: ${errorMessage(e)}\n`);
+      process.stderr.write(`error: ${redactOutput(errorMessage(e))}\n`);
       process.exit(1);
     },
   );

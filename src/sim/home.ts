@@ -40,6 +40,14 @@ export interface SimNodeOptions {
   cudaVersion?: string;
   /** Interpreter the launch scripts run the servers with. Default 'python3'. */
   python?: string;
+  /**
+   * A work folder outside the home (RunPod-style `/workspace`; tests use a temp dir): the server on GPU 0
+   * runs with it as its working directory, and it holds what real nodes hold that no extension list knows
+   * (Makefile, Dockerfile, notes, an extensionless `run_experiment` client, a `.cu` kernel, a chat template,
+   * `.hydra/config.yaml`, a LoRA checkpoint the job wrote). With it the home also gets a Hugging Face cache
+   * model, a private key in `~/.ssh` and `~/.aws/credentials`.
+   */
+  workspace?: string;
 }
 
 export interface SimNodeLayout {
@@ -60,6 +68,10 @@ export interface SimNodeLayout {
   servedModelName: string;
   /** `${home}/.sim/node.json` (read by the simulated nvidia-smi). */
   nodeJson: string;
+  /** The work folder outside the home (when `workspace` was given). */
+  workspace: string | null;
+  /** Files written into the work folder and the home extras, relative paths by folder. */
+  workspaceFiles: string[];
   /** `${home}/.sim/run`: `server_<port>.pid` files of the live servers. */
   runDir: string;
   /**
@@ -155,6 +167,9 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
 
   // --- tools: nvidia-smi on PATH, the sglang package in the venv ----------------------------
   w.copy(path.join(assets, 'bin', 'nvidia-smi'), 'bin/nvidia-smi', 0o755);
+  // run-time faults (sim-fault writes .sim/faults.json; df shows a nearly full disk on demand)
+  w.copy(path.join(assets, 'bin', 'sim-fault'), 'bin/sim-fault', 0o755);
+  w.copy(path.join(assets, 'bin', 'df'), 'bin/df', 0o755);
   w.copyDir(path.join(assets, 'python', 'sglang'), 'venv/lib/sglang-sim/sglang');
   w.file('venv/bin/activate', activateScript(), 0o644);
   w.file('venv/pyvenv.cfg', 'home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.7\n');
@@ -200,7 +215,8 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     '--attention-backend flashinfer',
     '--decode-log-interval 40',
   ];
-  const launchArgs = { modelArg, gpuCount, basePort: o.basePort, python: o.python };
+  const workspace = opts.workspace ? path.resolve(opts.workspace) : null;
+  const launchArgs = { modelArg, gpuCount, basePort: o.basePort, python: o.python, workspace };
   w.file('launch_all.sh', launchScript({ ...launchArgs, title: 'Launch', flags: baseFlags }), 0o755);
   w.file(
     'launch_tuned.sh',
@@ -214,6 +230,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
   w.file('tokenize_completions.py', TOKENIZE_SCRIPT, 0o755);
   w.file('s3_utils.py', S3_UTILS);
   writeArtifacts(w, ports);
+  const workspaceFiles = workspace ? writeWorkspace(new HomeWriter(workspace), w, o.basePort) : [];
 
   return {
     home,
@@ -225,6 +242,8 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     modelPath,
     servedModelName,
     nodeJson: path.join(home, '.sim', 'node.json'),
+    workspace,
+    workspaceFiles,
     runDir: path.join(home, '.sim', 'run'),
     env: {
       HOME: home,
@@ -340,7 +359,15 @@ fi
 `;
 }
 
-function launchScript(a: { title: string; modelArg: string; gpuCount: number; basePort: number; python: string; flags: string[] }): string {
+function launchScript(a: {
+  title: string;
+  modelArg: string;
+  gpuCount: number;
+  basePort: number;
+  python: string;
+  flags: string[];
+  workspace: string | null;
+}): string {
   const flagLines = a.flags.map((f) => `    ${f} \\\n`).join('');
   // POSIX sh body (the demo runs it with /bin/sh); setsid + nohup + </dev/null so the servers
   // outlive the SSH session that ran this script and the session can close at once.
@@ -358,7 +385,8 @@ cd "$HOME" || exit 1
 i=0
 while [ "$i" -lt "$NUM_GPUS" ]; do
   PORT=$((BASE_PORT + i))
-  CUDA_VISIBLE_DEVICES=$i setsid nohup ${shq(a.python)} -m sglang.launch_server \\
+  cd "$HOME"
+${a.workspace ? `  if [ "$i" -eq 0 ]; then cd ${shq(a.workspace)} || exit 1; fi\n` : ''}  CUDA_VISIBLE_DEVICES=$i setsid nohup ${shq(a.python)} -m sglang.launch_server \\
 ${flagLines}    > "$HOME/logs/sglang_gpu$i.log" 2>&1 < /dev/null &
   echo "GPU $i -> port $PORT (pid $!) log: logs/sglang_gpu$i.log"
   i=$((i + 1))
@@ -800,4 +828,78 @@ index 3f1c2ab..9d04e7c 100644
              backup_disable_cuda_graph
 `,
   );
+}
+
+// ------------------------------------------------------------------------------------ work folder outside the home
+
+/** The client that keeps generating: talks to a server port and appends to out/results.jsonl (kept open). */
+const RUN_EXPERIMENT = `#!/usr/bin/env python3
+"""Generation client: POSTs prompts to the SGLang server and appends each answer to out/results.jsonl.
+
+Runs until killed (or --max-seconds); the output file stays open, as a real client's does.
+"""
+import argparse
+import json
+import os
+import time
+import urllib.request
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--port", type=int, required=True)
+ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "results.jsonl"))
+ap.add_argument("--period", type=float, default=0.5)
+ap.add_argument("--max-seconds", type=float, default=900)
+args = ap.parse_args()
+os.makedirs(os.path.dirname(args.out), exist_ok=True)
+t0 = time.time()
+i = 0
+with open(args.out, "a", buffering=1) as out:
+    while time.time() - t0 < args.max_seconds:
+        body = json.dumps({"text": "prompt %d" % i, "sampling_params": {"max_new_tokens": 16}}).encode()
+        try:
+            req = urllib.request.Request("http://127.0.0.1:%d/generate" % args.port, body, {"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                ans = json.load(r)
+            out.write(json.dumps({"index": i, "answer": ans.get("text", "")}) + "\\n")
+        except Exception as e:  # noqa: BLE001 - the server may be stopping
+            out.write(json.dumps({"index": i, "error": str(e)}) + "\\n")
+        i += 1
+        time.sleep(args.period)
+`;
+
+function writeWorkspace(ws: HomeWriter, home: HomeWriter, basePort: number): string[] {
+  const files: Array<[HomeWriter, string, string | Buffer, number?]> = [
+    [ws, 'Makefile', 'all: kernels\n\nkernels:\n\tnvcc -O3 -arch=sm_100 -o kernels/attn kernels/attn.cu\n'],
+    [ws, 'Dockerfile', 'FROM lmsysorg/sglang:v0.5.11-cu128\nWORKDIR /workspace\nCOPY . .\n'],
+    [ws, 'notes', 'Run 3: MTP accept length 2.7 at 96 concurrent; fp8 KV is fine for the drafter data.\n'],
+    [ws, 'run_experiment', RUN_EXPERIMENT, 0o755],
+    [ws, 'kernels/attn.cu', '__global__ void attn(const float* q, float* o, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) o[i] = q[i];\n}\n'],
+    [ws, 'templates/chat_template.jinja', "{% for m in messages %}<|im_start|>{{ m['role'] }}\\n{{ m['content'] }}<|im_end|>\\n{% endfor %}"],
+    [ws, '.hydra/config.yaml', `server:\n  port: ${basePort}\nclient:\n  concurrency: 96\n`],
+    [ws, 'checkpoints/drafter-lora/adapter_config.json', JSON.stringify({ r: 16, lora_alpha: 32, target_modules: ['q_proj', 'v_proj'] }) + '\n'],
+    [ws, 'checkpoints/drafter-lora/adapter_model.safetensors', detBytes(64 * 1024, 17)],
+    [ws, 'out/.keep', ''],
+    [home, '.cache/huggingface/hub/models--Qwen--Qwen3-0.6B/snapshots/c1899de/config.json', '{"model_type": "qwen3"}\n'],
+    [home, '.cache/huggingface/hub/models--Qwen--Qwen3-0.6B/snapshots/c1899de/model.safetensors', detBytes(32 * 1024, 5)],
+    [
+      home,
+      '.ssh/id_ed25519',
+      '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n',
+      0o600,
+    ],
+    [home, '.aws/credentials', '[default]\naws_access_key_id = AKIASIMULATEDKEY0001\naws_secret_access_key = simulatedSecretAccessKey0000000000000000\n', 0o600],
+  ];
+  const out: string[] = [];
+  for (const [w, rel, content, mode] of files) {
+    w.file(rel, content, mode ?? 0o644);
+    out.push(path.join(w.home, rel));
+  }
+  return out;
+}
+
+function detBytes(n: number, seed: number): Buffer {
+  const r = prng(seed);
+  const b = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) b[i] = Math.floor(r() * 256);
+  return b;
 }

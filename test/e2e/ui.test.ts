@@ -412,6 +412,16 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     await title.waitFor({ state: 'visible', timeout: 60_000 });
     log(`review: "${(await title.innerText()).trim()}"`);
     await screenshot('salvage-review');
+    // The servers still run: the review offers to stop them first (else the verdict is "still-running").
+    const stopBtn = page
+      .locator(
+        '.quick-input-widget .quick-input-titlebar [aria-label^="Stop the SGLang servers"], .quick-input-widget .quick-input-titlebar [title^="Stop the SGLang servers"]',
+      )
+      .first();
+    await stopBtn.waitFor({ state: 'visible', timeout: 15_000 });
+    await stopBtn.click();
+    await title.filter({ hasText: /servers will be stopped/ }).waitFor({ state: 'visible', timeout: 10_000 });
+    await screenshot('salvage-review-stop-servers');
     await page.locator('.quick-input-widget .quick-input-box input').press('Enter');
     // 3. progress notification
     const progress = page.getByRole('dialog', { name: /Salvaging gpu-demo/ });

@@ -12,6 +12,15 @@ import { TestSshd, ensureUser } from './sshd';
 
 export const SIM_USER = 'gpusim';
 
+/**
+ * The test user for a suite: GS_TEST_USER_SUFFIX lets several checkouts run the integration suites at once without
+ * sharing a user (idempotent: a name that already carries the suffix is kept).
+ */
+export function testUser(name: string): string {
+  const sfx = process.env.GS_TEST_USER_SUFFIX ?? '';
+  return sfx && name.endsWith(sfx) ? name : name + sfx;
+}
+
 export interface SimNode {
   sshd: TestSshd;
   layout: SimNodeLayout;
@@ -29,13 +38,14 @@ export interface StartSimNodeOptions extends SimNodeOptions {
   startServers?: boolean;
   /** Unprivileged user whose home becomes the node (default gpusim). Its home is wiped first. */
   user?: string;
+  /** Start the workspace's generation client (`run_experiment`, talks to GPU 0's port, appends to out/). */
+  startClient?: boolean;
   /** Called with the home after it is built and before anything starts (plant files, secrets…). */
   beforeStart?: (home: string) => void;
 }
 
 export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimNode> {
-  // GS_TEST_USER_SUFFIX lets several checkouts run the integration suites at once without sharing a user.
-  const user = (opts.user ?? SIM_USER) + (process.env.GS_TEST_USER_SUFFIX ?? '');
+  const user = testUser(opts.user ?? SIM_USER);
   const { home } = ensureUser(user);
   // Stop anything a previous run left behind for this user.
   spawnSync('pkill', ['-u', user, '-f', 'sglang.launch_server']);
@@ -44,6 +54,7 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
   const layout = buildSimHome(home, { ...opts, basePort });
   opts.beforeStart?.(home);
   execFileSync('chown', ['-Rh', `${user}:${user}`, home]);
+  if (layout.workspace) execFileSync('chown', ['-Rh', `${user}:${user}`, layout.workspace]);
   const sshd = await TestSshd.start({ user });
   if (opts.startServers !== false) {
     const r = sshd.ssh('bash ~/launch_all.sh');
@@ -62,6 +73,15 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
       'simulated servers to be ready',
     );
   }
+  if (opts.startClient && layout.workspace) {
+    const ws = layout.workspace;
+    const r = sshd.ssh(
+      `cd '${ws}' && setsid nohup python3 ./run_experiment --port ${layout.ports[0]} > '${ws}/run.log' 2>&1 < /dev/null & echo started`,
+    );
+    // ssh may report 255 when the detached client keeps the session's last channel busy; the output says.
+    if (!r.stdout.includes('started')) throw new Error(`run_experiment failed to start (${r.status}): ${r.stderr}`);
+    await waitFor(() => existsSync(path.join(ws, 'out', 'results.jsonl')), 15_000, 'the client to write its first result');
+  }
   return {
     sshd,
     layout,
@@ -69,6 +89,7 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
     user,
     stop: async () => {
       spawnSync('pkill', ['-u', user, '-f', 'sglang.launch_server']);
+      spawnSync('pkill', ['-u', user, '-f', 'run_experiment']);
       await sshd.dispose();
     },
   };

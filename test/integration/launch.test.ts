@@ -18,9 +18,9 @@ import { ConnectionPool } from '../../src/core/ssh/pool';
 import { probeOperation } from '../../src/core/node/probe';
 import type { Transport } from '../../src/core/ssh/transport';
 import { findFreePortBlock } from '../../src/sim/demoServer';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode, waitFor, testUser } from '../helpers/simnode';
 
-const USER = 'gslaunch';
+const USER = testUser('gslaunch');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function capture() {

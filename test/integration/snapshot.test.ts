@@ -18,7 +18,7 @@ import { REDACTED } from '../../src/core/util/redact';
 import { EnvSnapshot, renderSnapshotMarkdown, snapshotOperation, takeSnapshot } from '../../src/core/salvage/snapshot';
 import { LocalTransport, SshTransport } from '../../src/core/ssh/transport';
 import { freePort } from '../helpers/sshd';
-import { SimNode, startSimNode } from '../helpers/simnode';
+import { SimNode, startSimNode, testUser } from '../helpers/simnode';
 
 const SECRETS = {
   HF_TOKEN: 'hf_abcdefghijklmnopqrstuvwxyz0123456789',
@@ -160,7 +160,7 @@ describe('environment snapshot over a real OpenSSH sshd', function () {
   it('SSH details: host, port, user, host-key fingerprint, never key material', () => {
     assert.equal(snap.ssh.host, '127.0.0.1');
     assert.equal(snap.ssh.port, sim.sshd.port);
-    assert.equal(snap.ssh.user, 'gssnap');
+    assert.equal(snap.ssh.user, testUser('gssnap'));
     assert.match(snap.ssh.hostKeyFingerprint ?? '', /^SHA256:/);
     assert.equal(snap.ssh.hostKeyType, 'ssh-ed25519');
     const json = JSON.stringify(snap);
@@ -184,7 +184,7 @@ describe('environment snapshot over a real OpenSSH sshd', function () {
     assert.match(md, /```text\n[^`]*GPU0/);
     assert.match(md, /\| sglang \| 0\.5\.11 \|/);
     assert.match(md, /```sh\ncd [^\n]+\nCUDA_VISIBLE_DEVICES=0 python3 -m sglang\.launch_server \\\n {2}--model-path /);
-    assert.match(md, /--api-key '\[REDACTED\]'/);
+    assert.match(md, /--api-key '<redacted>'/);
     assert.match(md, new RegExp(`### Port ${sim.layout.ports[0]} \\(pid \\d+\\)`));
     assert.match(md, /tok\/s at snapshot/);
     assert.match(md, /\| Host key \| ssh-ed25519 SHA256:/);

@@ -9,9 +9,9 @@ import { ConnectionPool } from '../../src/core/ssh/pool';
 import { cmdTail } from '../../src/cli/cmdTail';
 import { RemoteTail, StatsTracker, TailEvent, TailOptions } from '../../src/core/remote/tail';
 import type { SshTransport } from '../../src/core/ssh/transport';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode, waitFor, testUser } from '../helpers/simnode';
 
-const USER = 'gstail';
+const USER = testUser('gstail');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function lines(ev: TailEvent[], file?: string): string[] {

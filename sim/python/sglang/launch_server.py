@@ -36,6 +36,9 @@ Simulator knobs (environment, none of them used by real SGLang):
   SGLANG_SIM_RUN_DIR          pid-file directory (default $HOME/.sim/run)
   SIM_NODE_JSON               node description (default $HOME/.sim/node.json)
   SGLANG_LOG_MS               (real SGLang variable) append .mmm to timestamps
+Run-time faults: ``<run dir>/../faults.json`` (written by ``sim-fault``, polled every decode round):
+{"servers": {"<port>": {"mode": "crash" | "oom" | "nccl" | "kv-pressure" | "hang" | "stall" | "dp-slow" |
+"accept-drop" | "health-wedged", ...}}}; see sim/bin/sim-fault.
 Files: ``<run dir>/../pause_load`` or ``<run dir>/../pause_load_<port>`` existing
 pauses the synthetic load (running drains to 0 and decode lines stop, as a real
 idle server does); removing it resumes the load.
@@ -285,6 +288,32 @@ class Sim:
         self.created = time.time()
         d = os.path.dirname(run_dir())
         self.pause_files = [os.path.join(d, "pause_load"), os.path.join(d, "pause_load_%d" % args.port)]
+        self.faults_path = os.path.join(d, "faults.json")
+        self.faults_mtime = None
+        self.fault = {}
+        self.fault_started = None
+
+    # ----- run-time faults (sim-fault)
+
+    def poll_fault(self):
+        """The current fault of this server from faults.json (re-read only when it changed)."""
+        try:
+            mt = os.stat(self.faults_path).st_mtime_ns
+        except OSError:
+            mt = None
+        if mt != self.faults_mtime:
+            self.faults_mtime = mt
+            f = {}
+            if mt is not None:
+                try:
+                    with open(self.faults_path) as fh:
+                        f = (json.load(fh).get("servers") or {}).get(str(self.args.port)) or {}
+                except (OSError, ValueError, AttributeError):
+                    f = {}
+            if f.get("mode") != self.fault.get("mode"):
+                self.fault_started = None
+            self.fault = f if isinstance(f, dict) else {}
+        return self.fault.get("mode")
 
     # ----- sizing
 
@@ -462,8 +491,10 @@ class Sim:
                              self.tag(dp if self.dp > 1 else None, 0))
         return self.line(self.kv("Prefill", pairs), self.tag(dp if self.dp > 1 else None, 0))
 
-    def decode_line(self, dp, running, tokens, usage, tps, accept, queue):
+    def decode_line(self, dp, running, tokens, usage, tps, accept, queue, retracted=0):
         pairs = [("#running-req", running), ("#token", tokens), ("token usage", "%.2f" % usage)]
+        if retracted:
+            pairs.append(("#retracted-req", retracted))
         if self.spec:
             pairs.append(("accept len", "%.2f" % accept))
             if self.fmt == "new":
@@ -482,6 +513,7 @@ class Sim:
     def step(self, dt):
         """Advance the synthetic load by dt seconds; return the log lines for this round."""
         out = []
+        mode = self.fault.get("mode")
         paused = self.paused() or self.base_running == 0
         full = min(self.base_running, self.max_running_requests)
         with self.lock:
@@ -511,6 +543,17 @@ class Sim:
             accept = min((self.args.speculative_num_steps or 3) + 1.0,
                          max(1.0, self.accept_len_mean + self.rng.uniform(-0.12, 0.12)))
             queue = 0 if paused else self.rng.choice([0, 0, 0, 0, 1, 2, 3])
+            retracted = 0
+            if mode == "dp-slow" and (self.dp == 1 or d == int(self.fault.get("rank", 0))):
+                tps *= 0.3
+            elif mode == "accept-drop":
+                accept = 1.0 + self.rng.uniform(0.05, 0.15)
+            elif mode == "kv-pressure":
+                tokens, usage, tps = self.max_total_num_tokens, 1.0, tps * 0.6
+                retracted = self.rng.randint(2, 6)
+                queue = 20 + self.rng.randint(0, 10)
+                out.append(self.line("KV cache pool is full. Retract requests. #retracted_reqs: %d, "
+                                     "#new_token_ratio: 0.7000 -> 1.0000" % retracted, self.tag(d if self.dp > 1 else None, 0)))
             self.last_tps[d], self.last_accept[d], self.last_queue[d], self.last_tokens[d] = tps, accept, queue, tokens
             with self.lock:
                 self.gen_tokens_total += tps * dt
@@ -520,7 +563,7 @@ class Sim:
                 with self.lock:
                     self.prompt_tokens_total += new_tok
                 out.append(self.prefill_line(d, new_seq, new_tok, running, queue, usage))
-            out.append(self.decode_line(d, running, tokens, usage, tps, accept, queue))
+            out.append(self.decode_line(d, running, tokens, usage, tps, accept, queue, retracted))
             if not paused and self.rng.random() < 0.4:
                 # A client's completion finishing (the synthetic load's access line).
                 out.append(self.line('INFO:     127.0.0.1:%d - "POST /v1/chat/completions HTTP/1.1" 200 OK'
@@ -549,7 +592,13 @@ class Sim:
         last = time.time()
         while self.sleep(self.period):
             now = time.time()
-            self.write("".join(self.step(now - last)))
+            mode = self.poll_fault()
+            if mode in ("crash", "oom", "nccl"):
+                self.crash(mode)
+            if mode in ("hang", "stall"):
+                self.silent_round(mode, now - last)
+            else:
+                self.write("".join(self.step(now - last)))
             last = now
             self.write_state()
             if crash_after and now - self.start_time > crash_after:
@@ -581,19 +630,57 @@ class Sim:
             if crash_after and now - self.start_time > crash_after:
                 self.crash()
 
-    def crash(self):
+    def silent_round(self, mode, dt):
+        """A hung or stalled scheduler: requests stay running and queued, no stat lines. A hang prints the
+        watchdog's lines once (a soft watchdog: the process stays)."""
+        if self.fault_started is None:
+            self.fault_started = time.time()
+            if mode == "hang":
+                self.log("Pyspy failed to dump PID %d. Error: Permission denied" % os.getpid(), self.tag(0 if self.dp > 1 else None, 0))
+                self.log("Watchdog timeout (self.watchdog_timeout=%s)" % int(self.args.watchdog_timeout), self.tag(0 if self.dp > 1 else None, 0))
+            else:
+                # the last stat line before the silence shows the queue building up
+                for d in range(self.dp):
+                    self.last_queue[d] = 12
+                    self.last_tps[d] = 0.0
+                    self.write(self.decode_line(d, max(1, self.running[d]), self.last_tokens[d] or 1000,
+                                                (self.last_tokens[d] or 1000) / float(self.max_total_num_tokens),
+                                                0.0, max(1.0, self.last_accept[d]), 12))
+        for d in range(self.dp):
+            self.last_queue[d] = 12
+            self.last_tps[d] = 0.0
+
+    def crash(self, kind="oom"):
+        """Die as SGLang does: a scheduler exception (or an NCCL timeout), "Received sigquit ...", exit 1."""
+        if kind == "nccl":
+            self.write_crash(None, nccl=True)
+        if kind == "crash":
+            self.write_crash("ValueError: Unexpected token id -1 in the batch (simulated scheduler crash)")
+        self.write_crash("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+                         "of %.2f GiB of which 1.12 GiB is free." % self.gpu_gb)
+
+    def write_crash(self, exc_line, nccl=False):
+        """A scheduler exception (or an NCCL collective timeout) as SGLang prints it, then exit 1."""
         with self.out_lock:
             sys.stdout.flush()
-            sys.stderr.write(
-                "[%s] Scheduler hit an exception: Traceback (most recent call last):\n"
-                "  File \"/usr/local/lib/python3.11/dist-packages/sglang/srt/managers/scheduler.py\", line 2817, in run_scheduler_process\n"
-                "    scheduler.event_loop_overlap()\n"
-                "  File \"/usr/local/lib/python3.11/dist-packages/sglang/srt/managers/scheduler.py\", line 1012, in event_loop_overlap\n"
-                "    batch_result = self.run_batch(batch)\n"
-                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
-                "of %.2f GiB of which 1.12 GiB is free.\n\n"
-                "[%s] Received sigquit from a child process. It usually means the child failed.\n"
-                % (self.ts(), self.gpu_gb, self.ts()))
+            if nccl:
+                sys.stderr.write(
+                    "[rank0]:[E%s ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: "
+                    "WorkNCCL(SeqNum=4127, OpType=ALLREDUCE, NumelIn=8388608, NumelOut=8388608, Timeout(ms)=600000) ran for "
+                    "600043 milliseconds before timing out.\n"
+                    "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+                    "[%s] Received sigquit from a child process. It usually means the child failed.\n"
+                    % (time.strftime("%m%d %H:%M:%S"), self.ts()))
+            else:
+                sys.stderr.write(
+                    "[%s] Scheduler hit an exception: Traceback (most recent call last):\n"
+                    "  File \"/usr/local/lib/python3.11/dist-packages/sglang/srt/managers/scheduler.py\", line 2817, in run_scheduler_process\n"
+                    "    scheduler.event_loop_overlap()\n"
+                    "  File \"/usr/local/lib/python3.11/dist-packages/sglang/srt/managers/scheduler.py\", line 1012, in event_loop_overlap\n"
+                    "    batch_result = self.run_batch(batch)\n"
+                    "%s\n\n"
+                    "[%s] Received sigquit from a child process. It usually means the child failed.\n"
+                    % (self.ts(), exc_line, self.ts()))
             sys.stderr.flush()
         cleanup(self.args.port)
         os._exit(1)
@@ -771,6 +858,10 @@ def make_handler(sim):
         def do_GET(self):
             path = self.path.split("?", 1)[0]
             if path in ("/health", "/health_generate"):
+                if sim.fault.get("mode") == "health-wedged":
+                    # a wedged scheduler: SGLang gives up on its health generation after ~20 s and answers 503
+                    sim.stop.wait(float(sim.fault.get("delayS", 0) or 0))
+                    return self.send(503, b"", "text/plain")
                 self.send(200 if sim.ready and not sim.stop.is_set() else 503, b"", "text/plain")
             elif path in ("/get_server_info", "/server_info"):
                 self.send(200, sim.server_info())

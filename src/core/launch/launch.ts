@@ -14,23 +14,25 @@
  * No `vscode` import.
  */
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import { authHeaders, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { procRecordsLoop } from '../node/probe';
 import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
-import { SglangServer, findServers, parseProcRecords } from '../sglang/serverArgv';
+import { SglangServer, decodeHexField, findServers, parseProcRecords } from '../sglang/serverArgv';
 import type { AbortLike, Transport } from '../ssh/transport';
 import {
   DEFAULT_PYTHON,
   LaunchProfile,
   RenderedInstance,
+  SECRETS_DIR,
   profileName,
   remotePathExpr,
-  renderLaunchScript,
   renderPreamble,
+  renderProfileScript,
   planInstances,
 } from './profile';
+import { isSecretName, rememberSecret } from '../util/redact';
 
 export const LAUNCH_DIR = '.gpu-sessions/launch';
 const READY_TEXT = 'The server is fired up and ready to roll';
@@ -53,7 +55,7 @@ const nonce = newNonce;
 
 // ------------------------------------------------------------------------------------ preflight
 
-export type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir';
+export type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir' | 'secret';
 
 export interface PreflightIssue {
   check: PreflightCheck;
@@ -105,7 +107,7 @@ sec workdir; if [ -d ${remotePathExpr(profile.workDir ?? '~')} ]; then echo ok; 
 sec model; ( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(model)} )
 sec draft; ${draft !== undefined ? `( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(remotePathExpr(draft))} )` : 'echo none'}
 sec python; (
-${renderPreamble(profile)
+${renderPreamble(profile, 'GS-ERROR', { secrets: false })
   .map((l) => '  ' + l)
   .join('\n')}
   T=; if command -v timeout >/dev/null 2>&1; then T="timeout 90"; fi
@@ -589,7 +591,7 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
       await Promise.all(
         needHealth.map(async (inst) => {
           try {
-            const h = await checkHealth(t, opts.host ?? '127.0.0.1', inst.port, 3000);
+            const h = await checkHealth(t, inst.host ?? opts.host ?? '127.0.0.1', inst.port, 3000);
             if (h.health === 'healthy')
               Object.assign(inst, {
                 state: 'ready',
@@ -645,6 +647,8 @@ export interface LaunchOptions {
   /** The script the user reviewed: refuse if the node's state now renders another one. */
   expectScript?: string;
   fatalGraceMs?: number;
+  /** Values of the secrets the profile refers to (by name); a launch that lacks one is refused. */
+  secrets?: SecretSource;
 }
 
 export type LaunchOutcome = 'dry-run' | 'refused' | 'ready' | 'failed';
@@ -658,6 +662,9 @@ export interface LaunchResult {
   scriptPath: string | null;
   /** The node's previous last.sh (for a diff), or null. */
   previousScript: string | null;
+  /** Secrets the script reads, and those no source supplied (a dry run only warns about them). */
+  secrets: string[];
+  missingSecrets: string[];
   durationMs: number;
 }
 
@@ -668,31 +675,94 @@ export interface PreparedLaunch {
   previousScript: string | null;
   /** Why no script could be rendered (no GPU resolved, tp/dp do not fit). */
   renderError: string | null;
+  /** Secrets the script reads on the node (their values are written there before it runs). */
+  secrets: string[];
 }
 
 /** Preflight + render + the node's last.sh: what a review shows before launching. Starts nothing. */
 export async function prepareLaunch(
   t: Transport,
-  profile: LaunchProfile,
+  profile: LaunchProfile | LaunchProfile[],
   opts: { gpus?: number[]; override?: boolean; signal?: AbortLike } = {},
 ): Promise<PreparedLaunch> {
-  const [pf, previousScript] = await Promise.all([
-    preflight(t, profile, opts.gpus ?? profile.gpus, { override: opts.override, signal: opts.signal }),
+  const groups = Array.isArray(profile) ? profile : [profile];
+  const [pfs, previousScript] = await Promise.all([
+    Promise.all(
+      groups.map((g, i) =>
+        preflight(t, g, (groups.length === 1 ? opts.gpus : undefined) ?? g.gpus, { override: opts.override, signal: opts.signal }).then(
+          (r) => (groups.length > 1 ? labelGroup(r, i) : r),
+        ),
+      ),
+    ),
     readLastScript(t, opts.signal),
   ]);
+  const pf = mergePreflights(pfs);
   let script: string | null = null;
   let instances: RenderedInstance[] = [];
+  let secrets: string[] = [];
   let renderError: string | null = null;
-  if (pf.gpus.length) {
+  if (pfs.every((x) => x.gpus.length)) {
     try {
-      const r = renderLaunchScript(profile, pf.gpus);
+      const r = renderProfileScript(
+        groups,
+        pfs.map((x) => x.gpus),
+      );
       script = r.script;
       instances = r.instances;
+      secrets = r.secrets;
     } catch (e) {
       renderError = errorMessage(e);
     }
   } else renderError = 'no GPU to launch on';
-  return { preflight: pf, script, instances, previousScript, renderError };
+  return { preflight: pf, script, instances, previousScript, renderError, secrets };
+}
+
+function labelGroup(r: PreflightResult, i: number): PreflightResult {
+  const tag = (x: PreflightIssue) => ({ ...x, message: `group ${i + 1}: ${x.message}` });
+  return { ...r, refusals: r.refusals.map(tag), warnings: r.warnings.map(tag) };
+}
+
+/** One preflight result for several groups (ports and GPUs of all of them). */
+function mergePreflights(list: PreflightResult[]): PreflightResult {
+  if (list.length === 1) return list[0];
+  const refusals = list.flatMap((x) => x.refusals);
+  return {
+    ok: refusals.length === 0,
+    refusals,
+    warnings: list.flatMap((x) => x.warnings),
+    gpus: list.flatMap((x) => x.gpus),
+    nodeGpus: list.find((x) => x.nodeGpus)?.nodeGpus ?? null,
+    ports: list.flatMap((x) => x.ports),
+    sglangVersion: list.find((x) => x.sglangVersion)?.sglangVersion ?? null,
+  };
+}
+
+/** Supplies a secret's value by name (environment, --secret NAME=@FILE, SecretStorage); undefined when it has none. */
+export type SecretSource = (name: string) => string | undefined | Promise<string | undefined>;
+
+/**
+ * Write the secrets a launch script reads into `~/.gpu-sessions/secrets/<name>` (directory 0700, files 0600),
+ * each value over stdin: never on a command line, never in the script.
+ */
+export async function writeSecrets(t: Transport, values: Map<string, string>, signal?: AbortLike): Promise<void> {
+  for (const [name, value] of values) {
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(name)) throw new GpuSessionsError('usage', `Bad secret name ${JSON.stringify(name)}.`);
+    const body =
+      'umask 077; d="$HOME/' +
+      SECRETS_DIR +
+      '"; mkdir -p "$d" && chmod 700 "$d" && cat > "$d/$1.tmp" && chmod 600 "$d/$1.tmp" && mv -f "$d/$1.tmp" "$d/$1" || exit 3';
+    const r = await t.exec(`sh -c ${shq(body)} sh ${shq(name)}`, { stdin: value, timeoutMs: 30_000, signal });
+    if (r.code !== 0)
+      throw new GpuSessionsError(
+        'remote-failed',
+        `${t.label}: could not store the secret ${name} in ~/${SECRETS_DIR}/: ${r.stderr.toString('utf8').trim() || `exit ${r.code}`}`,
+      );
+  }
+}
+
+/** How to supply a secret, for messages (redactOutput keeps `NAME=…` and `NAME=@FILE`: placeholders, not values). */
+export function supplyHint(names: string[]): string {
+  return names.map((n) => `export ${n}=… (or --secret ${n}=@FILE)`).join('; ');
 }
 
 function toLaunched(r: RenderedInstance[]): LaunchedInstance[] {
@@ -713,13 +783,30 @@ function toLaunched(r: RenderedInstance[]): LaunchedInstance[] {
  * updated), run it, and wait until every instance is ready or failed or the timeout passes. Servers that
  * are slow or failed are left as they are (nothing is killed); the result says what happened.
  */
-export async function launch(t: Transport, profile: LaunchProfile, opts: LaunchOptions = {}): Promise<LaunchResult> {
+export async function launch(
+  t: Transport,
+  profileOrGroups: LaunchProfile | LaunchProfile[],
+  opts: LaunchOptions = {},
+): Promise<LaunchResult> {
   const started = Date.now();
+  const groups = Array.isArray(profileOrGroups) ? profileOrGroups : [profileOrGroups];
+  const profile = groups[0];
   const progress = (phase: LaunchProgress['phase'], message: string) => opts.onProgress?.({ phase, message });
   progress('preflight', `checking ${t.label}…`);
-  const prep = await prepareLaunch(t, profile, { gpus: opts.gpus, override: opts.override, signal: opts.signal });
+  const prep = await prepareLaunch(t, groups, { gpus: opts.gpus, override: opts.override, signal: opts.signal });
   const pf = prep.preflight;
-  const base = { preflight: pf, previousScript: prep.previousScript, scriptPath: null };
+  // Secrets: resolved in memory, never written anywhere but the node's 0600 files.
+  const secretValues = new Map<string, string>();
+  const missingSecrets: string[] = [];
+  for (const name of prep.secrets) {
+    const v = opts.secrets ? await opts.secrets(name) : undefined;
+    if (v === undefined || v === '') missingSecrets.push(name);
+    else {
+      rememberSecret(v);
+      secretValues.set(name, v);
+    }
+  }
+  const base = { preflight: pf, previousScript: prep.previousScript, scriptPath: null, secrets: prep.secrets, missingSecrets };
   if (prep.script === null) {
     const refusals = pf.refusals.length
       ? pf
@@ -735,6 +822,13 @@ export async function launch(t: Transport, profile: LaunchProfile, opts: LaunchO
       instances: instances.map((i) => ({ ...i, state: 'not-started' })),
       durationMs: Date.now() - started,
     };
+  if (missingSecrets.length) {
+    pf.refusals.push({
+      check: 'secret',
+      message: `The profile refers to secret${missingSecrets.length > 1 ? 's' : ''} ${missingSecrets.join(', ')}, which ${missingSecrets.length > 1 ? 'were' : 'was'} not supplied: ${supplyHint(missingSecrets)}.`,
+    });
+    pf.ok = false;
+  }
   if (opts.expectScript !== undefined && opts.expectScript !== prep.script) {
     pf.refusals.push({
       check: 'gpu',
@@ -754,6 +848,10 @@ export async function launch(t: Transport, profile: LaunchProfile, opts: LaunchO
   progress('upload', `uploading the launch script to ~/${LAUNCH_DIR}/…`);
   const fileName = scriptFileName(profile, opts.fallbackName);
   const up = await uploadScript(t, fileName, prep.script, opts.signal);
+  if (secretValues.size) {
+    progress('upload', `storing ${secretValues.size} secret${secretValues.size > 1 ? 's' : ''} in ~/${SECRETS_DIR}/ (mode 0600)…`);
+    await writeSecrets(t, secretValues, opts.signal);
+  }
   progress('start', `starting ${instances.length} instance${instances.length > 1 ? 's' : ''}…`);
   const run = await runScript(t, fileName, opts.signal);
   for (const inst of instances) {
@@ -802,6 +900,8 @@ export interface ScannedServer extends SglangServer {
   virtualEnv: string | null;
   /** Launch-relevant variables (SGLANG_*, NCCL_*, CUDA_*, HF_HOME, ...) that differ from a login shell's; secrets never. */
   env: Record<string, string>;
+  /** Names of its secret variables (HF_TOKEN, SGLANG_API_KEY, ...); values in memory only (serverSecretEnv). */
+  secretEnv: string[];
 }
 
 export interface ServerScan {
@@ -826,27 +926,42 @@ sec login; env 2>/dev/null | grep -E ${ENV_GREP}
 sec ps; ps -e -o pid= -o ppid= -o pgid= -o uid= 2>/dev/null
 sec proc
 ${procRecordsLoop(`
-  printf 'E\\035%s\\035' "\${d#/proc/}"
-  v=$(tr '\\000' '\\n' < "$d/environ" 2>/dev/null | sed -n 's/^VIRTUAL_ENV=//p' | head -n 1)
-  if [ -n "$v" ] && [ -f "$v/bin/activate" ]; then printf 'A'; fi
-  printf '\\035%s %s\\035' "$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f3)" "$(awk '/^Uid:/{print $2}' "$d/status" 2>/dev/null)"
-  tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -E ${ENV_GREP}
+  printf 'E\\035'
+  { printf '%s\\000' "\${d#/proc/}"
+    v=$(tr '\\000' '\\n' < "$d/environ" 2>/dev/null | sed -n 's/^VIRTUAL_ENV=//p' | head -n 1)
+    if [ -n "$v" ] && [ -f "$v/bin/activate" ]; then printf 'A'; fi
+    printf '\\000%s %s\\000' "$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f3)" "$(awk '/^Uid:/{print $2}' "$d/status" 2>/dev/null)"
+    tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -E ${ENV_GREP}; } | od -An -v -tx1
   printf '\\036'
 `)}
 sec end
 `;
 }
 
-function envLines(text: string): Record<string, string> {
+/** Launch-relevant variables; secret ones go to `secrets` (kept in memory only, remembered for redaction). */
+function envLines(text: string, secrets?: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const l of text.split('\n')) {
     const eq = l.indexOf('=');
-    if (eq <= 0 || !ENV_KEEP.test(l)) continue;
+    if (eq <= 0) continue;
     const k = l.slice(0, eq);
-    if (ENV_SECRET.test(k)) continue;
+    if (ENV_SECRET.test(k) || isSecretName(k)) {
+      rememberSecret(l.slice(eq + 1));
+      if (secrets) secrets[k] = l.slice(eq + 1);
+      continue;
+    }
+    if (!ENV_KEEP.test(l)) continue;
     out[k] = l.slice(eq + 1);
   }
   return out;
+}
+
+/** In memory only: the secret variables of scanned servers, by pid (to relaunch them with the same values). */
+const scannedSecretEnv = new Map<number, Record<string, string>>();
+
+/** A scanned server's secret environment variables (name → value), in memory only. */
+export function serverSecretEnv(pid: number): Record<string, string> {
+  return scannedSecretEnv.get(pid) ?? {};
 }
 
 export function parseScanOutput(text: string, n: string): ServerScan {
@@ -862,12 +977,20 @@ export function parseScanOutput(text: string, n: string): ServerScan {
   }
   const procText = s.get('proc') ?? '';
   const records = parseProcRecords(procText);
-  const extras = new Map<number, { activate: boolean; env: Record<string, string> }>();
+  const extras = new Map<number, { activate: boolean; env: Record<string, string>; secretEnv: string[] }>();
   for (const rec of procText.split('\x1e')) {
-    const f = rec.replace(/^\n+/, '').split('\x1d');
-    if (f[0] !== 'E' || f.length < 5) continue;
+    // E \x1d hex(pid \0 A? \0 pgid uid \0 env lines): hex-encoded like the P records (see procRecordsLoop)
+    const r = rec.replace(/^\s+/, '').split('\x1d');
+    const body = r[0] === 'E' && r.length === 2 ? decodeHexField(r[1]) : null;
+    const f = body ? ['E', ...body.toString('utf8').split('\0')] : [];
+    if (f.length < 5 || !/^\d+$/.test(f[1])) continue;
     const pid = Number(f[1]);
-    extras.set(pid, { activate: f[2] === 'A', env: envLines(f[4]) });
+    const sec: Record<string, string> = {};
+    extras.set(pid, { activate: f[2] === 'A', env: envLines(f[4], sec), secretEnv: Object.keys(sec) });
+    if (Object.keys(sec).length) {
+      if (scannedSecretEnv.size >= 4096) scannedSecretEnv.delete(scannedSecretEnv.keys().next().value as number);
+      scannedSecretEnv.set(pid, sec);
+    }
     // ps may be missing (busybox): the group and owner of the server from /proc
     const [pg, uid] = f[3].trim().split(/\s+/).map(Number);
     if (!procs.has(pid) && Number.isInteger(pg) && Number.isInteger(uid)) procs.set(pid, { ppid: -1, pgid: pg, uid });
@@ -885,7 +1008,7 @@ export function parseScanOutput(text: string, n: string): ServerScan {
       if (k === 'CUDA_VISIBLE_DEVICES') continue;
       if (login[k] !== v) env[k] = v;
     }
-    return { ...srv, uid: p?.uid ?? null, pgid: p?.pgid ?? null, virtualEnv, env };
+    return { ...srv, uid: p?.uid ?? null, pgid: p?.pgid ?? null, virtualEnv, env, secretEnv: ex?.secretEnv ?? [] };
   });
   return { servers, ownUid: /^\d+$/.test(me) ? Number(me) : null, procs };
 }
@@ -967,14 +1090,14 @@ async function loadNow(
   quietMs: number,
 ): Promise<number | null> {
   const tryMetrics = async (): Promise<number | null> => {
-    const r = await httpGet(t, srv.host, srv.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024 });
+    const r = await httpGet(t, srv.host, srv.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024, headers: authHeaders(srv) });
     if (r.status !== 200) return null;
     const m = metricsSummary(parseMetrics(r.body));
     if (m.runningReqs === null) return null;
     return m.runningReqs + (m.queueReqs ?? 0);
   };
   const tryLoad = async (): Promise<number | null> => {
-    const r = await httpGet(t, srv.host, srv.port, '/get_load', { timeoutMs: 5000, maxBytes: 1024 * 1024 });
+    const r = await httpGet(t, srv.host, srv.port, '/get_load', { timeoutMs: 5000, maxBytes: 1024 * 1024, headers: authHeaders(srv) });
     if (r.status !== 200) return null;
     const v = JSON.parse(r.body) as unknown;
     const ranks = Array.isArray(v) ? v : [v];

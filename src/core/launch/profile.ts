@@ -11,7 +11,9 @@
  * No `vscode` import.
  */
 import { shq } from '../remote/quote';
-import { SglangServer, sglangLaunchIndex } from '../sglang/serverArgv';
+import { SglangServer, serverSecrets, sglangLaunchIndex } from '../sglang/serverArgv';
+import { canonicalFlag, isSecretFlag, resolveFlag } from '../sglang/flags';
+import { REDACTED, isSecretName } from '../util/redact';
 
 // ------------------------------------------------------------------------------------ types
 
@@ -77,6 +79,26 @@ export interface SpeculativeConfig {
 
 export type Layout = 'per-gpu' | 'single';
 
+/**
+ * A secret the profile refers to instead of holding it: `{"env": "SGLANG_API_KEY"}` (an environment
+ * variable of the machine that launches; the CLI also takes `--secret NAME=@FILE`) or `{"secret": "NAME"}`
+ * (VS Code SecretStorage; the CLI reads the environment variable NAME or `--secret NAME=@FILE`).
+ */
+export type SecretRef = { env: string } | { secret: string };
+/** An argument or environment value: literal text, or a secret reference. */
+export type ArgValue = string | SecretRef;
+
+export function isSecretRef(v: unknown): v is SecretRef {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const k = Object.keys(v);
+  return k.length === 1 && (k[0] === 'env' || k[0] === 'secret') && typeof (v as Record<string, unknown>)[k[0]] === 'string';
+}
+
+/** The name a secret is supplied and stored under (`~/.gpu-sessions/secrets/<name>` on the node). */
+export function secretName(r: SecretRef): string {
+  return 'env' in r ? r.env : r.secret;
+}
+
 export interface LaunchProfile {
   /** JSON schema reference (ignored). */
   $schema?: string;
@@ -116,10 +138,28 @@ export interface LaunchProfile {
   attentionBackend?: string;
   decodeLogInterval?: number;
   trustRemoteCode?: boolean;
-  /** Further launch_server arguments, verbatim, after the typed flags. */
-  extraArgs: string[];
-  /** Environment variables exported before the servers start. */
-  env: Record<string, string>;
+  /** --pp-size */
+  pp?: number;
+  /** --ep-size (experts are spread over the TP GPUs: no extra GPUs) */
+  ep?: number;
+  /** --nnodes: the server spans this many nodes; this node runs its share of the GPUs. */
+  nnodes?: number;
+  /** --enable-dp-attention: DP ranks share the TP GPUs (GPU count = tp, not tp × dp). */
+  enableDpAttention?: boolean;
+  /** --api-key, as a reference: the key itself never appears in the profile or the launch script. */
+  apiKey?: SecretRef;
+  /** Further launch_server arguments, verbatim, after the typed flags; a secret's value is a reference. */
+  extraArgs: ArgValue[];
+  /** Environment variables exported before the servers start; secret ones as references. */
+  env: Record<string, ArgValue>;
+  /**
+   * Written by capture when the original command line spelled or ordered its flags differently from the
+   * default rendering: the flags as they were written, in order (`--tp`, `--port`, `--log-level`, ...; a
+   * trailing `=` for the `--flag=value` form). Flags not listed follow in the default order.
+   */
+  argOrder?: string[];
+  /** Log file of each instance instead of logDir's default names: `{gpu}` and `{port}` are replaced. */
+  logFile?: string;
   /** Interpreter that runs `-m sglang.launch_server`. Default python3 (from PATH, after the venv is activated). */
   python?: string;
   /** Virtual environment directory: `<venv>/bin/activate` is sourced first. */
@@ -172,6 +212,10 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
   { field: 'kvCacheDtype', flag: '--kv-cache-dtype', kind: 'string' },
   { field: 'attentionBackend', flag: '--attention-backend', kind: 'string' },
   { field: 'decodeLogInterval', flag: '--decode-log-interval', kind: 'int' },
+  { field: 'pp', flag: '--pp-size', aliases: ['--pipeline-parallel-size', '--pp'], kind: 'int' },
+  { field: 'ep', flag: '--ep-size', aliases: ['--expert-parallel-size', '--ep'], kind: 'int' },
+  { field: 'nnodes', flag: '--nnodes', kind: 'int' },
+  { field: 'enableDpAttention', flag: '--enable-dp-attention', kind: 'bool' },
 ];
 
 /** Flags set by the layout itself, never through extraArgs. */
@@ -207,13 +251,23 @@ export const PROFILE_FIELDS = [
   'attentionBackend',
   'decodeLogInterval',
   'trustRemoteCode',
+  'pp',
+  'ep',
+  'nnodes',
+  'enableDpAttention',
+  'apiKey',
   'extraArgs',
   'env',
   'python',
   'venv',
   'workDir',
   'logDir',
+  'logFile',
+  'argOrder',
+  'groups',
 ] as const;
+/** Fields of one server group (a profile with `groups`); the profile's own name and description apply to all. */
+export const GROUP_FIELDS = PROFILE_FIELDS.filter((f) => !['$schema', 'name', 'description', 'groups'].includes(f));
 export const SPECULATIVE_FIELDS = ['algorithm', 'numSteps', 'eagleTopk', 'numDraftTokens', 'draftModelPath'] as const;
 
 export const DEFAULT_BASE_PORT = 30000;
@@ -224,7 +278,10 @@ export const DEFAULT_LOG_DIR = '~/logs';
 // ------------------------------------------------------------------------------------ validation
 
 export interface ValidationResult {
+  /** The first (for an old single-group file: the only) server group. */
   profile?: LaunchProfile;
+  /** Every server group, each carrying the profile's name and description. */
+  groups?: LaunchProfile[];
   errors: string[];
 }
 
@@ -357,8 +414,69 @@ function checkPath(c: Checker, v: string | undefined, field: string, allowRelati
  */
 export function validateProfile(x: unknown): ValidationResult {
   if (!isObject(x)) return { errors: [`(profile): must be a JSON object (got ${Array.isArray(x) ? 'an array' : show(x)})`] };
+  if (x.groups === undefined) {
+    const one = validateOne(
+      x,
+      PROFILE_FIELDS.filter((f) => f !== 'groups'),
+    );
+    return one.profile ? { ...one, groups: [one.profile] } : one;
+  }
+  // Several server groups: { name?, description?, groups: [ {group}, ... ] }
+  const errors: string[] = [];
+  const top = ['$schema', 'name', 'description', 'groups'];
+  for (const k of Object.keys(x))
+    if (!top.includes(k)) {
+      const hint = closest(k, top);
+      errors.push(
+        `${k}: ${GROUP_FIELDS.includes(k as never) ? 'belongs inside each entry of "groups"' : `unknown field${hint ? ` (did you mean "${hint}"?)` : ''}`}`,
+      );
+    }
+  const head = validateOne({ modelPath: '-', name: x.name, description: x.description }, ['modelPath', 'name', 'description']);
+  errors.push(...head.errors);
+  if (x.$schema !== undefined && typeof x.$schema !== 'string') errors.push('$schema: must be a string');
+  if (!Array.isArray(x.groups) || x.groups.length === 0) {
+    errors.push(
+      `groups: must be a non-empty list of server groups, each like {"modelPath": "...", "gpus": [0], ...} (got ${show(x.groups)})`,
+    );
+    return { errors };
+  }
+  const groups: LaunchProfile[] = [];
+  x.groups.forEach((g, i) => {
+    if (!isObject(g)) return errors.push(`groups[${i}]: must be an object (got ${show(g)})`);
+    const r = validateOne(g, GROUP_FIELDS);
+    errors.push(...r.errors.map((e) => `groups[${i}].${e}`));
+    if (r.profile)
+      groups.push(
+        stripUndef({
+          ...r.profile,
+          $schema: typeof x.$schema === 'string' ? x.$schema : undefined,
+          name: head.profile?.name,
+          description: head.profile?.description,
+        }),
+      );
+  });
+  // Two groups must not listen on the same port.
+  const taken: Array<{ i: number; ports: number[] }> = [];
+  groups.forEach((g, i) => {
+    const n = g.layout === 'single' ? 1 : Array.isArray(g.gpus) ? g.gpus.length : 1;
+    const ports = Array.from({ length: n }, (_, k) => g.basePort + k);
+    const clash = taken.find((t) => t.ports.some((q) => ports.includes(q)));
+    if (clash) errors.push(`groups[${i}].basePort: port ${ports.find((q) => clash.ports.includes(q))} is also used by groups[${clash.i}]`);
+    taken.push({ i, ports });
+  });
+  if (errors.length) return { errors };
+  return { profile: groups[0], groups, errors: [] };
+}
+
+/** GPUs one server uses on this node: tp × pp × dp (dp not counted with --enable-dp-attention), shared over nnodes. */
+export function gpusPerServer(o: { tp?: number; dp?: number; pp?: number; nnodes?: number; enableDpAttention?: boolean }): number {
+  const total = (o.tp ?? 1) * (o.enableDpAttention ? 1 : (o.dp ?? 1)) * (o.pp ?? 1);
+  return Math.max(1, Math.floor(total / Math.max(1, o.nnodes ?? 1)));
+}
+
+function validateOne(x: Record<string, unknown>, known: readonly string[]): ValidationResult {
   const c = new Checker();
-  c.unknownKeys(x, PROFILE_FIELDS, '');
+  c.unknownKeys(x, known, '');
 
   const name = c.string(x, 'name', 'name');
   if (name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(name))
@@ -407,10 +525,27 @@ export function validateProfile(x: unknown): ValidationResult {
       c.err('tp', `is ${tp}, but layout "per-gpu" runs one single-GPU server per GPU; use layout "single" for tensor parallelism`);
     if (dp !== undefined && dp > 1)
       c.err('dp', `is ${dp}, but layout "per-gpu" already is data parallelism by hand; use layout "single" for --dp-size`);
-  } else if (Array.isArray(gpus) && gpus.length && (tp !== undefined || dp !== undefined)) {
-    const need = (tp ?? 1) * (dp ?? 1);
-    if (tp !== undefined && dp !== undefined && need !== gpus.length)
-      c.err('tp', `tp ${tp} × dp ${dp} = ${need} GPUs, but gpus lists ${gpus.length}`);
+  }
+  const pp = c.int(x, 'pp', 'pp', 1, 1024);
+  const ep = c.int(x, 'ep', 'ep', 1, 1024);
+  const nnodes = c.int(x, 'nnodes', 'nnodes', 1, 1024);
+  const enableDpAttention = c.bool(x, 'enableDpAttention', 'enableDpAttention');
+  if (layout === 'per-gpu') {
+    for (const [k, v] of [
+      ['pp', pp],
+      ['nnodes', nnodes],
+    ] as const)
+      if (v !== undefined && v > 1) c.err(k, `is ${v}, but layout "per-gpu" runs one single-GPU server per GPU; use layout "single"`);
+  }
+  if (layout === 'single' && Array.isArray(gpus) && gpus.length && (tp !== undefined || dp !== undefined)) {
+    const o = { tp, dp, pp, nnodes, enableDpAttention };
+    const need = gpusPerServer(o);
+    const formula = `tp ${tp ?? 1}${enableDpAttention ? '' : ` × dp ${dp ?? 1}`}${pp ? ` × pp ${pp}` : ''}${nnodes ? ` / nnodes ${nnodes}` : ''}`;
+    if (tp !== undefined && (dp !== undefined || enableDpAttention) && need !== gpus.length)
+      c.err(
+        'tp',
+        `${formula} = ${need} GPUs, but gpus lists ${gpus.length}${enableDpAttention ? ' (with enableDpAttention the DP ranks share the TP GPUs)' : ''}`,
+      );
     else if (gpus.length % need !== 0)
       c.err(tp !== undefined ? 'tp' : 'dp', `${need} does not divide the ${gpus.length} GPUs listed in gpus`);
   }
@@ -474,22 +609,35 @@ export function validateProfile(x: unknown): ValidationResult {
   }
 
   // extraArgs
-  const extraArgs: string[] = [];
+  const extraArgs: ArgValue[] = [];
   if (x.extraArgs !== undefined && x.extraArgs !== null) {
     if (!Array.isArray(x.extraArgs))
       c.err('extraArgs', `must be a list of strings like ["--log-level", "info"] (got ${show(x.extraArgs)})`);
     else {
       x.extraArgs.forEach((a, i) => {
+        if (isObject(a)) {
+          const r = checkRef(c, a, `extraArgs[${i}]`);
+          if (r) extraArgs.push(r);
+          return;
+        }
         if (typeof a !== 'string') return c.err(`extraArgs[${i}]`, `must be a string (got ${show(a)})`);
         const bad = badChars(a);
         if (bad) return c.err(`extraArgs[${i}]`, `must not contain ${bad}`);
+        const prev = (x.extraArgs as unknown[])[i - 1];
+        const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+        if (eq > 2 && isSecretFlag(a.slice(0, eq)) && a.slice(eq + 1) !== '') return c.err(`extraArgs[${i}]`, clearSecret(a.slice(0, eq)));
+        if (typeof prev === 'string' && prev.startsWith('--') && !prev.includes('=') && isSecretFlag(prev) && !a.startsWith('--'))
+          return c.err(`extraArgs[${i}]`, clearSecret(prev));
         extraArgs.push(a);
       });
     }
   }
   const profileSoFar: Record<string, unknown> = { ...x, speculative };
+  const apiKey = x.apiKey === undefined || x.apiKey === null ? undefined : checkRef(c, x.apiKey, 'apiKey');
   extraArgs.forEach((a, i) => {
-    if (!a.startsWith('--')) return;
+    if (typeof a !== 'string' || !a.startsWith('--')) return;
+    if (apiKey && resolveFlag(a.split('=')[0]) === '--api-key')
+      return c.err(`extraArgs[${i}]`, '--api-key is already set by apiKey; give it only once');
     const flag = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
     if (RESERVED_FLAGS.includes(flag)) {
       c.err(
@@ -504,7 +652,7 @@ export function validateProfile(x: unknown): ValidationResult {
   });
 
   // env
-  const env: Record<string, string> = {};
+  const env: Record<string, ArgValue> = {};
   if (x.env !== undefined && x.env !== null) {
     if (!isObject(x.env)) c.err('env', `must be an object of NAME: "value" (got ${show(x.env)})`);
     else {
@@ -512,8 +660,16 @@ export function validateProfile(x: unknown): ValidationResult {
         if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
           c.err(`env.${k}`, 'is not a valid environment variable name (letters, digits and "_", not starting with a digit)');
         else if (k === 'CUDA_VISIBLE_DEVICES') c.err(`env.${k}`, 'is set per instance from gpus and layout; use "gpus" instead');
-        else if (typeof v !== 'string') c.err(`env.${k}`, `must be a string (got ${show(v)}); write numbers in quotes`);
+        else if (isObject(v)) {
+          const r = checkRef(c, v, `env.${k}`);
+          if (r) env[k] = r;
+        } else if (typeof v !== 'string') c.err(`env.${k}`, `must be a string (got ${show(v)}); write numbers in quotes`);
         else if (v.includes('\0')) c.err(`env.${k}`, 'must not contain a NUL character');
+        else if (isSecretName(k) && v !== '')
+          c.err(
+            `env.${k}`,
+            `is a secret; the profile must not hold it: write {"env": "${k}"} (or {"secret": "${k}"}) and supply the value at launch`,
+          );
         else env[k] = v;
       }
     }
@@ -527,6 +683,14 @@ export function validateProfile(x: unknown): ValidationResult {
   checkPath(c, workDir, 'workDir', false);
   const logDir = c.string(x, 'logDir', 'logDir');
   checkPath(c, logDir, 'logDir', true);
+  const logFile = c.string(x, 'logFile', 'logFile');
+  checkPath(c, logFile, 'logFile', true);
+  let argOrder: string[] | undefined;
+  if (x.argOrder !== undefined && x.argOrder !== null) {
+    if (!Array.isArray(x.argOrder) || x.argOrder.some((a) => typeof a !== 'string' || !/^--[A-Za-z0-9][A-Za-z0-9_.-]*=?$/.test(a)))
+      c.err('argOrder', `must be a list of flags like ["--model-path", "--tp", "--port"] (got ${show(x.argOrder)})`);
+    else argOrder = x.argOrder as string[];
+  }
   const schema = typeof x.$schema === 'string' ? x.$schema : undefined;
   if (x.$schema !== undefined && typeof x.$schema !== 'string') c.err('$schema', 'must be a string');
 
@@ -558,14 +722,42 @@ export function validateProfile(x: unknown): ValidationResult {
     attentionBackend,
     decodeLogInterval,
     trustRemoteCode,
+    pp,
+    ep,
+    nnodes,
+    enableDpAttention,
+    apiKey,
     extraArgs,
     env,
     python,
     venv,
     workDir,
     logDir,
+    logFile,
+    argOrder,
   }) as LaunchProfile;
   return { profile, errors: [] };
+}
+
+function clearSecret(flag: string): string {
+  return `the value of ${flag} is a secret; the profile must not hold it: write a reference {"env": "NAME"} or {"secret": "NAME"} in its place and supply the value at launch`;
+}
+
+/** A secret reference {"env": "NAME"} / {"secret": "NAME"}, or an error naming the field. */
+function checkRef(c: Checker, v: unknown, field: string): SecretRef | undefined {
+  if (!isSecretRef(v)) {
+    c.err(field, `must be a secret reference like {"env": "SGLANG_API_KEY"} or {"secret": "my-key"} (got ${show(v)})`);
+    return undefined;
+  }
+  const n = secretName(v);
+  if ('env' in v ? !/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(n) : !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(n)) {
+    c.err(
+      field,
+      `${JSON.stringify(n)} is not a valid ${'env' in v ? 'environment variable' : 'secret'} name (letters, digits, "_"${'env' in v ? '' : ', "." and "-"'})`,
+    );
+    return undefined;
+  }
+  return v;
 }
 
 function hintOf(word: string, choices: readonly string[]): string {
@@ -636,49 +828,130 @@ export interface RenderedInstance {
   port: number;
   /** As in the profile: `~/...` means the remote home. */
   logFile: string;
-  /** The argv the instance is started with (port included; `~/` in paths expands on the node). */
+  /** The argv the instance is started with (port included; `~/` in paths expands on the node; a secret shows as `<secret:NAME>`). */
   argv: string[];
+  /** --host of its group (for /health), when set. */
+  host?: string;
 }
 
 export interface RenderedScript {
   script: string;
   instances: RenderedInstance[];
+  /** Names of the secrets the script reads from `~/.gpu-sessions/secrets/` (supplied before it runs). */
+  secrets: string[];
+}
+
+/** Where a secret lives on the node (mode 0600 in a 0700 directory), relative to the home. */
+export const SECRETS_DIR = '.gpu-sessions/secrets';
+
+/** In an argv as data, a secret reference is this marker + its name (NUL cannot be in a profile value). */
+const SECRET_MARK = '\0secret:';
+const secretToken = (r: SecretRef) => SECRET_MARK + secretName(r);
+const shownToken = (a: string) => (a.startsWith(SECRET_MARK) ? `<secret:${a.slice(SECRET_MARK.length)}>` : a);
+
+/** The shell expression that reads a secret on the node at run time: `"$(cat "$HOME"/'.gpu-sessions/secrets/NAME')"`. */
+export function secretExpr(name: string): string {
+  return `"$(cat "$HOME"/${shq(`${SECRETS_DIR}/${name}`)})"`;
+}
+
+/** Every secret a group refers to (names, in order of appearance). */
+export function profileSecrets(p: LaunchProfile): string[] {
+  const out: string[] = [];
+  const add = (v: ArgValue | undefined) => {
+    if (v !== undefined && isSecretRef(v) && !out.includes(secretName(v))) out.push(secretName(v));
+  };
+  add(p.apiKey);
+  p.extraArgs.forEach(add);
+  Object.values(p.env).forEach(add);
+  return out;
 }
 
 function fmtValue(v: unknown): string {
   return String(v);
 }
 
-/** The launcher and flags of one instance, as data: `[python, -m, sglang.launch_server, --model-path, X, ...]` (port included). */
+/** extraArgs split into chunks, each a flag with the values after it (leading values form a chunk of their own). */
+function chunksOf(extra: ArgValue[]): Array<{ flag: string | null; tokens: string[] }> {
+  const out: Array<{ flag: string | null; tokens: string[] }> = [];
+  for (const a of extra) {
+    const tok = typeof a === 'string' ? a : secretToken(a);
+    if (typeof a === 'string' && a.startsWith('--'))
+      out.push({ flag: a.includes('=') ? a.slice(0, a.indexOf('=') + 1) : a, tokens: [tok] });
+    else if (out.length) out[out.length - 1].tokens.push(tok);
+    else out.push({ flag: null, tokens: [tok] });
+  }
+  return out;
+}
+
+/**
+ * The launcher and flags of one instance, as data: `[python, -m, sglang.launch_server, --model-path, X, ...]`
+ * (port included). Typed flags in the default order (or `argOrder`'s, with its spellings), then extraArgs.
+ */
 export function instanceArgv(p: LaunchProfile, port: number, single: { tp?: number; dp?: number } = {}): string[] {
   const argv = [p.python ?? DEFAULT_PYTHON, '-m', 'sglang.launch_server'];
   const rec = p as unknown as Record<string, unknown>;
+  // Each typed flag as its tokens, by its canonical flag.
+  const typedTokens = new Map<string, { spec: FlagSpec; value: unknown }>();
   for (const spec of FLAG_SPECS) {
     const v =
       spec.field === 'tp' || spec.field === 'dp' ? (p.layout === 'single' ? single[spec.field] : p[spec.field]) : getField(rec, spec.field);
-    if (v !== undefined && v !== null && v !== false) {
-      if (spec.kind === 'bool') argv.push(spec.flag);
-      else {
-        const s = fmtValue(v);
-        // A string value that starts with "-" would be taken for a flag by argparse: keep it attached.
-        if (spec.kind === 'string' && s.startsWith('-')) argv.push(`${spec.flag}=${s}`);
-        else argv.push(spec.flag, s);
-      }
-    }
-    if (spec.field === 'host') argv.push('--port', String(port));
+    if (v !== undefined && v !== null && v !== false) typedTokens.set(spec.flag, { spec, value: v });
   }
-  if (!argv.includes('--port')) argv.push('--port', String(port));
-  argv.push(...p.extraArgs);
+  const emitTyped = (flag: string, spelled = flag, attached = false) => {
+    const t = typedTokens.get(flag)!;
+    typedTokens.delete(flag);
+    if (t.spec.kind === 'bool') return argv.push(spelled);
+    const s = fmtValue(t.value);
+    // A string value that starts with "-" would be taken for a flag by argparse: keep it attached.
+    if (attached || (t.spec.kind === 'string' && s.startsWith('-'))) argv.push(`${spelled}=${s}`);
+    else argv.push(spelled, s);
+  };
+  let portDone = false;
+  let keyDone = !p.apiKey;
+  const emitPort = (spelled = '--port', attached = false) => {
+    portDone = true;
+    if (attached) argv.push(`${spelled}=${port}`);
+    else argv.push(spelled, String(port));
+  };
+  const emitKey = (spelled = '--api-key', attached = false) => {
+    keyDone = true;
+    if (attached) argv.push(`${spelled}=${secretToken(p.apiKey!)}`);
+    else argv.push(spelled, secretToken(p.apiKey!));
+  };
+  const chunks = chunksOf(p.extraArgs);
+  for (const entry of p.argOrder ?? []) {
+    const attached = entry.endsWith('=');
+    const spelled = attached ? entry.slice(0, -1) : entry;
+    const canon = canonicalFlag(spelled);
+    if (canon === '--port' && !portDone) emitPort(spelled, attached);
+    else if (canon === '--api-key' && !keyDone) emitKey(spelled, attached);
+    else if (typedTokens.has(FLAG_BY_NAME.get(canon)?.flag ?? FLAG_BY_NAME.get(spelled)?.flag ?? '\0')) {
+      emitTyped((FLAG_BY_NAME.get(canon) ?? FLAG_BY_NAME.get(spelled))!.flag, spelled, attached);
+    } else {
+      const k = chunks.findIndex((c) => c.flag === entry);
+      if (k >= 0) argv.push(...chunks.splice(k, 1)[0].tokens);
+    }
+  }
+  for (const spec of FLAG_SPECS) {
+    if (typedTokens.has(spec.flag)) emitTyped(spec.flag);
+    if (spec.field === 'host' && !portDone) emitPort();
+  }
+  if (!portDone) emitPort();
+  if (!keyDone) emitKey();
+  for (const c of chunks) argv.push(...c.tokens);
   return argv;
 }
 
 /** Fields whose values are paths and expand `~/` on the node. */
 const PATH_FLAGS = new Set(['--model-path', '--speculative-draft-model-path']);
 
-/** An argv element for the script: flag values that are `~/` paths expand to the remote home. */
+/** An argv element for the script: flag values that are `~/` paths expand to the remote home; secrets are read from their file. */
 function argExpr(argv: string[], i: number): string {
   const a = argv[i];
-  if (i > 0 && PATH_FLAGS.has(argv[i - 1]) && (a === '~' || a.startsWith('~/'))) return remotePathExpr(a);
+  if (a.startsWith(SECRET_MARK)) return secretExpr(a.slice(SECRET_MARK.length));
+  const eq = a.indexOf('=' + SECRET_MARK);
+  if (a.startsWith('--') && eq > 0) return shq(a.slice(0, eq + 1)) + secretExpr(a.slice(eq + 1 + SECRET_MARK.length));
+  if (i > 0 && PATH_FLAGS.has(canonicalFlag(argv[i - 1])) && (a === '~' || a.startsWith('~/'))) return remotePathExpr(a);
   if (i === 0 && a.startsWith('~/')) return remotePathExpr(a);
   return shq(a);
 }
@@ -698,25 +971,36 @@ export function planInstances(p: LaunchProfile, gpuIndices: number[]): InstanceP
     return gpuIndices.map((g, k) => ({ gpus: [g], port: p.basePort + k, logName: `sglang_gpu${g}.log` }));
   }
   const n = gpuIndices.length;
+  // GPUs of the whole server (every node) that are not tp or dp: pp; nnodes shares them out.
+  const scale = (p.pp ?? 1) / (p.nnodes ?? 1);
+  const whole = (x: number) => (Number.isInteger(x) ? x : NaN);
   let tp = p.tp;
   let dp = p.dp;
-  if (tp === undefined && dp === undefined) tp = n > 1 ? n : undefined;
-  else if (tp === undefined) {
-    if (n % dp! !== 0) throw new Error(`dp: ${dp} does not divide the ${n} GPUs`);
-    tp = n / dp! > 1 ? n / dp! : undefined;
-  } else if (dp === undefined) {
-    if (n % tp !== 0) throw new Error(`tp: ${tp} does not divide the ${n} GPUs`);
-    dp = n / tp > 1 ? n / tp : undefined;
+  if (tp === undefined && dp === undefined) {
+    const t = whole(n / scale);
+    tp = t > 1 ? t : undefined;
+  } else if (tp === undefined) {
+    const t = p.enableDpAttention ? whole(n / scale) : whole(n / scale / dp!);
+    if (!Number.isFinite(t) || t < 1) throw new Error(`dp: ${dp} does not divide the ${n} GPUs`);
+    tp = t > 1 ? t : undefined;
+  } else if (dp === undefined && !p.enableDpAttention) {
+    const d = whole(n / scale / tp);
+    if (!Number.isFinite(d) || d < 1) throw new Error(`tp: ${tp} does not divide the ${n} GPUs`);
+    dp = d > 1 ? d : undefined;
   }
-  if ((tp ?? 1) * (dp ?? 1) !== n)
+  const need = gpusPerServer({ tp, dp, pp: p.pp, nnodes: p.nnodes, enableDpAttention: p.enableDpAttention });
+  if (need !== n)
     throw new Error(
-      `tp ${tp ?? 1} × dp ${dp ?? 1} = ${(tp ?? 1) * (dp ?? 1)} GPUs, but ${n} GPU(s) are selected (${gpuIndices.join(',')})`,
+      `tp ${tp ?? 1}${p.enableDpAttention ? '' : ` × dp ${dp ?? 1}`}${p.pp ? ` × pp ${p.pp}` : ''}${p.nnodes ? ` / nnodes ${p.nnodes}` : ''} = ${need} GPUs, but ${n} GPU(s) are selected (${gpuIndices.join(',')})`,
     );
   return [{ gpus: [...gpuIndices], port: p.basePort, logName: `sglang_port${p.basePort}.log`, tp, dp }];
 }
 
-/** The lines that prepare the environment (cd, venv, env); shared by the launch script and preflight. */
-export function renderPreamble(p: LaunchProfile, failPrefix = 'GS-ERROR'): string[] {
+/**
+ * The lines that prepare the environment (cd, venv, env); shared by the launch script and preflight.
+ * Secret variables are exported from their files on the node (`secrets: false` leaves them out: preflight).
+ */
+export function renderPreamble(p: LaunchProfile, failPrefix = 'GS-ERROR', opts: { secrets?: boolean } = {}): string[] {
   const L: string[] = [];
   const work = p.workDir ?? DEFAULT_WORK_DIR;
   L.push(`cd ${remotePathExpr(work)} || { echo ${shq(`${failPrefix} cannot cd to workDir ${work}`)} >&2; exit 3; }`);
@@ -725,69 +1009,137 @@ export function renderPreamble(p: LaunchProfile, failPrefix = 'GS-ERROR'): strin
     L.push(`[ -f ${act} ] || { echo ${shq(`${failPrefix} venv: ${joinRemote(p.venv, 'bin/activate')} does not exist`)} >&2; exit 3; }`);
     L.push(`. ${act} || { echo ${shq(`${failPrefix} venv: sourcing ${joinRemote(p.venv, 'bin/activate')} failed`)} >&2; exit 3; }`);
   }
-  for (const [k, v] of Object.entries(p.env)) L.push(`export ${k}=${shq(v)}`);
+  for (const [k, v] of Object.entries(p.env)) {
+    if (typeof v === 'string') L.push(`export ${k}=${shq(v)}`);
+    else if (opts.secrets !== false) L.push(`export ${k}=${secretExpr(secretName(v))}`);
+  }
   return L;
+}
+
+/** The log file of an instance: the profile's logFile template ({gpu}, {port}), else logDir + the default name. */
+function instanceLog(p: LaunchProfile, pl: InstancePlan): string {
+  if (p.logFile) return p.logFile.split('{gpu}').join(pl.gpus.join(',')).split('{port}').join(String(pl.port));
+  return joinRemote(p.logDir ?? DEFAULT_LOG_DIR, pl.logName);
+}
+
+interface GroupRender {
+  header: string[];
+  body: string[];
+  instances: RenderedInstance[];
+}
+
+/** One group's comment lines and its shell body (preamble, log folders, start function, starts). */
+function renderGroup(profile: LaunchProfile, gpuIndices: number[], fn: string): GroupRender {
+  const plans = planInstances(profile, gpuIndices);
+  const logDir = profile.logDir ?? DEFAULT_LOG_DIR;
+  const raw = plans.map((pl) => ({
+    gpus: pl.gpus,
+    port: pl.port,
+    logFile: instanceLog(profile, pl),
+    argv: instanceArgv(profile, pl.port, { tp: pl.tp, dp: pl.dp }),
+  }));
+  const header: string[] = [];
+  if (profile.layout === 'per-gpu')
+    header.push(`# Layout per-gpu: one independent SGLang server per GPU (data parallel by hand), GPU i on its own port and log.`);
+  else
+    header.push(
+      `# Layout single: one SGLang server over GPUs ${plans[0].gpus.join(',')}${plans[0].tp ? ` with --tp-size ${plans[0].tp}` : ''}${plans[0].dp ? ` --dp-size ${plans[0].dp}` : ''}.`,
+    );
+  for (const inst of raw) header.push(`#   GPU ${inst.gpus.join(',')} -> port ${inst.port}, log ${inst.logFile}`);
+  const body: string[] = [...renderPreamble(profile)];
+  const logDirs = profile.logFile ? [...new Set(raw.map((i) => dirOf(i.logFile)).filter((d) => d !== ''))] : [logDir];
+  for (const d of logDirs)
+    body.push(`mkdir -p ${remotePathExpr(d)} || { echo ${shq(`GS-ERROR cannot create log folder ${d}`)} >&2; exit 3; }`);
+  // One function holds the flags (so the diff of two scripts shows each flag change once); its
+  // arguments are the per-instance values: CUDA_VISIBLE_DEVICES, port, log file.
+  const argv = raw[0].argv;
+  const portAt = argv.findIndex(
+    (a, i) => i >= 3 && (a === `--port=${raw[0].port}` || (a === String(raw[0].port) && canonicalFlag(argv[i - 1]) === '--port')),
+  );
+  const fnBody: string[] = [];
+  let line = `  CUDA_VISIBLE_DEVICES="$1" $DETACH nohup ${argExpr(argv, 0)} ${argExpr(argv, 1)} ${argExpr(argv, 2)}`;
+  for (let i = 3; i < argv.length; i++) {
+    const expr =
+      i === portAt ? (argv[i].startsWith('--') ? `${shq(argv[i].slice(0, argv[i].indexOf('=') + 1))}"$2"` : '"$2"') : argExpr(argv, i);
+    if (argv[i].startsWith('--')) {
+      fnBody.push(line);
+      line = `    ${expr}`;
+    } else line += ` ${expr}`;
+  }
+  fnBody.push(line);
+  fnBody.push('    > "$3" 2>&1 < /dev/null &');
+  const starts = raw.map((inst) => `${fn} ${shq(inst.gpus.join(','))} ${inst.port} ${remotePathExpr(inst.logFile)}`);
+  body.push(
+    '',
+    `${fn}() {  # $1 = CUDA_VISIBLE_DEVICES, $2 = port, $3 = log file`,
+    fnBody.join(' \\\n'),
+    '  echo "GS-STARTED $2 $!"',
+    '}',
+    '',
+    ...starts,
+  );
+  return {
+    header,
+    body,
+    instances: raw.map((i) => ({ ...i, argv: i.argv.map(shownToken), ...(profile.host ? { host: profile.host } : {}) })),
+  };
+}
+
+function secretChecks(names: string[]): string[] {
+  return names.map(
+    (n) =>
+      `[ -r "$HOME"/${shq(`${SECRETS_DIR}/${n}`)} ] || { echo ${shq(`GS-ERROR the secret ${n} was not supplied (~/${SECRETS_DIR}/${n} is missing)`)} >&2; exit 3; }`,
+  );
 }
 
 /**
  * The launch script for `gpuIndices` (already resolved when the profile says "all"): POSIX sh, every
  * value quoted, each instance started detached (setsid nohup, stdin /dev/null, output to its log) with
- * its CUDA_VISIBLE_DEVICES and port, printing `GS-STARTED <port> <pid>`.
+ * its CUDA_VISIBLE_DEVICES and port, printing `GS-STARTED <port> <pid>`. Secrets are read from their
+ * files on the node (`"$(cat ...)"`): the script never contains them.
  */
 export function renderLaunchScript(profile: LaunchProfile, gpuIndices: number[]): RenderedScript {
-  const plans = planInstances(profile, gpuIndices);
-  const logDir = profile.logDir ?? DEFAULT_LOG_DIR;
-  const instances: RenderedInstance[] = plans.map((pl) => ({
-    gpus: pl.gpus,
-    port: pl.port,
-    logFile: joinRemote(logDir, pl.logName),
-    argv: instanceArgv(profile, pl.port, { tp: pl.tp, dp: pl.dp }),
-  }));
-  const name = profileName(profile);
+  return renderProfileScript([profile], [gpuIndices]);
+}
+
+/** The launch script of a profile with one or several server groups (`gpuLists[i]` = GPUs of group i). */
+export function renderProfileScript(groups: LaunchProfile[], gpuLists: number[][]): RenderedScript {
+  const first = groups[0];
+  const name = profileName(first);
+  const secrets = [...new Set(groups.flatMap(profileSecrets))];
   const L: string[] = [];
   L.push('#!/bin/sh');
-  L.push(`# GPU Sessions launch script for profile "${name}" — rendered from the profile; edit the profile, not this file.`);
-  if (profile.description) L.push(`# ${profile.description.replace(/[\r\n]+/g, ' ')}`);
-  if (profile.layout === 'per-gpu')
-    L.push(`# Layout per-gpu: one independent SGLang server per GPU (data parallel by hand), GPU i on its own port and log.`);
-  else
-    L.push(
-      `# Layout single: one SGLang server over GPUs ${plans[0].gpus.join(',')}${plans[0].tp ? ` with --tp-size ${plans[0].tp}` : ''}${plans[0].dp ? ` --dp-size ${plans[0].dp}` : ''}.`,
-    );
-  for (const inst of instances) L.push(`#   GPU ${inst.gpus.join(',')} -> port ${inst.port}, log ${inst.logFile}`);
+  L.push(
+    `# GPU Sessions launch script for profile "${name}" — rendered from the profile; edit the profile, not this file.${groups.length > 1 ? ` ${groups.length} server groups.` : ''}`,
+  );
+  if (first.description) L.push(`# ${first.description.replace(/[\r\n]+/g, ' ')}`);
+  const rendered = groups.map((g, i) => renderGroup(g, gpuLists[i], groups.length > 1 ? `start_group${i + 1}` : 'start_server'));
+  if (groups.length === 1) L.push(...rendered[0].header);
+  else rendered.forEach((r, i) => L.push(`# Group ${i + 1}: ${groups[i].modelPath}`, ...r.header.map((h) => h.replace(/^# /, '#   '))));
   L.push(`# Each server starts detached (setsid nohup, stdin from /dev/null), so it outlives this SSH session;`);
   L.push(`# its pid is printed as "GS-STARTED <port> <pid>". Readiness: "The server is fired up and ready to roll!" in its log.`);
+  if (secrets.length)
+    L.push(`# Secrets (${secrets.join(', ')}) are read from ~/${SECRETS_DIR}/ (mode 0600), written there over stdin at launch.`);
   L.push('');
-  L.push(...renderPreamble(profile));
-  L.push(`mkdir -p ${remotePathExpr(logDir)} || { echo ${shq(`GS-ERROR cannot create logDir ${logDir}`)} >&2; exit 3; }`);
-  L.push('if command -v setsid >/dev/null 2>&1; then DETACH=setsid; else DETACH=; fi');
-  L.push('');
-  // One function holds the flags (so the diff of two scripts shows each flag change once); its
-  // arguments are the per-instance values: CUDA_VISIBLE_DEVICES, port, log file.
-  const argv = instances[0].argv;
-  const portIdx = argv.indexOf('--port') + 1;
-  L.push('start_server() {  # $1 = CUDA_VISIBLE_DEVICES, $2 = port, $3 = log file');
-  const parts: string[] = [];
-  // launcher on the first line, then one flag (with its value) per line
-  let line = `  CUDA_VISIBLE_DEVICES="$1" $DETACH nohup ${argExpr(argv, 0)} ${argExpr(argv, 1)} ${argExpr(argv, 2)}`;
-  for (let i = 3; i < argv.length; i++) {
-    const expr = i === portIdx ? '"$2"' : argExpr(argv, i);
-    if (argv[i].startsWith('--')) {
-      parts.push(line);
-      line = `    ${expr}`;
-    } else line += ` ${expr}`;
-  }
-  parts.push(line);
-  parts.push('    > "$3" 2>&1 < /dev/null &');
-  L.push(parts.join(' \\\n'));
-  L.push('  echo "GS-STARTED $2 $!"');
-  L.push('}');
-  L.push('');
-  for (const inst of instances) {
-    L.push(`start_server ${shq(inst.gpus.join(','))} ${inst.port} ${remotePathExpr(inst.logFile)}`);
+  if (groups.length === 1) {
+    const b = rendered[0].body;
+    const fnAt = b.indexOf('');
+    L.push(
+      ...secretChecks(secrets),
+      ...b.slice(0, fnAt),
+      'if command -v setsid >/dev/null 2>&1; then DETACH=setsid; else DETACH=; fi',
+      ...b.slice(fnAt),
+    );
+  } else {
+    L.push('if command -v setsid >/dev/null 2>&1; then DETACH=setsid; else DETACH=; fi', ...secretChecks(secrets));
+    rendered.forEach((r, i) => {
+      L.push('', `# ---- group ${i + 1} (in a subshell: its own directory and environment)`, '(');
+      L.push(...r.body.map((l) => (l ? '  ' + l.replace(/\n/g, '\n  ') : l)));
+      L.push(')');
+    });
   }
   L.push('');
-  return { script: L.join('\n'), instances };
+  return { script: L.join('\n'), instances: rendered.flatMap((r) => r.instances), secrets };
 }
 
 // ------------------------------------------------------------------------------------ capture
@@ -797,13 +1149,29 @@ export interface CaptureExtras {
   virtualEnv?: Record<number, string | undefined>;
   /** Per server pid: launch-relevant environment variables that differ from a login shell's. */
   env?: Record<number, Record<string, string> | undefined>;
+  /** Per server pid: names of its secret environment variables (captured as references). */
+  secretEnv?: Record<number, string[] | undefined>;
   name?: string;
 }
 
+/** A secret the captured profile refers to, and where it came from. The value stays in memory (restart). */
+export interface CapturedSecret {
+  name: string;
+  /** `--api-key` or `env HF_TOKEN`. */
+  what: string;
+  ports: number[];
+  /** In memory only (never written): the value seen on the node, when known. */
+  value?: string;
+}
+
 export interface CaptureResult {
+  /** The first group (the only one for a node with one kind of server). */
   profile: LaunchProfile;
+  /** One group per kind of server: together they reproduce every captured command line. */
+  groups: LaunchProfile[];
   /** Servers the profile reproduces (pids). */
   captured: number[];
+  secrets: CapturedSecret[];
   warnings: string[];
 }
 
@@ -813,7 +1181,11 @@ interface ParsedArgv {
   /** Typed values by field. */
   fields: Record<string, string | number | boolean>;
   port: number | null;
-  extra: string[];
+  extra: ArgValue[];
+  /** --api-key as a reference. */
+  apiKey?: SecretRef;
+  /** Flags as written, in order (`=` appended for the attached form). */
+  order: string[];
   /** argv without the port tokens (for comparing instances). */
   key: string;
   warnings: string[];
@@ -828,27 +1200,54 @@ function typed(spec: FlagSpec, raw: string): string | number | null {
   const n = Number(raw);
   if (!Number.isFinite(n)) return null;
   if (spec.kind === 'int' && !Number.isInteger(n)) return null;
+  // Only when rendering it gives the same text back ("0.880" stays verbatim in extraArgs).
+  if (String(n) !== raw) return null;
   return n;
 }
 
-/** Split a server's argv into typed fields, port and verbatim extra args. */
-export function parseServerArgv(args: readonly string[]): ParsedArgv {
+/**
+ * Split a server's argv into typed fields, port and verbatim extra args. The values of secret flags
+ * become references (`refFor`; default `{"env": "SGLANG_<FLAG>"}`): the argv may be the redacted one.
+ */
+export function parseServerArgv(args: readonly string[], refFor: (flag: string) => SecretRef = defaultRef): ParsedArgv {
   const warnings: string[] = [];
   const at = sglangLaunchIndex(args);
   const launcherOk = at === 3 && args[1] === '-m' && args[2] === 'sglang.launch_server';
   const python = at >= 3 && args[1] === '-m' ? args[0] : DEFAULT_PYTHON;
   const rest = at >= 0 ? args.slice(at) : [];
   const fields: Record<string, string | number | boolean> = {};
-  const extra: string[] = [];
+  const extra: ArgValue[] = [];
+  const order: string[] = [];
+  let apiKey: SecretRef | undefined;
   let port: number | null = null;
   const keyTokens: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const tok = rest[i];
     const eq = tok.startsWith('--') ? tok.indexOf('=') : -1;
-    const flag = eq > 2 ? tok.slice(0, eq) : tok;
+    const written = eq > 2 ? tok.slice(0, eq) : tok;
+    const flag = tok.startsWith('--') ? canonicalFlag(written) : tok;
+    if (tok.startsWith('--')) order.push(eq > 2 ? written + '=' : written);
     if (flag === '--port') {
       const v = eq > 2 ? tok.slice(eq + 1) : rest[++i];
       port = v !== undefined && /^\d+$/.test(v) ? Number(v) : null;
+      continue;
+    }
+    if (tok.startsWith('--') && isSecretFlag(written)) {
+      const hasValue = eq > 2 || (rest[i + 1] !== undefined && !rest[i + 1].startsWith('--'));
+      if (!hasValue) {
+        extra.push(tok);
+        keyTokens.push(tok);
+        continue;
+      }
+      if (eq <= 2) i++;
+      const ref = refFor(written);
+      keyTokens.push(written, JSON.stringify(ref));
+      if (flag === '--api-key' && !apiKey) apiKey = ref;
+      else if (eq > 2) {
+        // `--flag=secret`: the reference stands for the whole token's value; keep the attached spelling.
+        extra.push(written, ref);
+        order[order.length - 1] = written;
+      } else extra.push(written, ref);
       continue;
     }
     const spec = FLAG_BY_NAME.get(flag);
@@ -866,12 +1265,25 @@ export function parseServerArgv(args: readonly string[]): ParsedArgv {
         if (eq <= 2) keyTokens.push(rest[++i]);
         continue;
       }
-      warnings.push(`${flag} ${v ?? ''}: kept verbatim in extraArgs`);
+      if (v === undefined || typeof typed({ ...spec, kind: 'string' }, v) !== 'string' || spec.field in fields)
+        warnings.push(`${flag} ${v ?? ''}: kept verbatim in extraArgs`);
     }
     extra.push(tok);
     keyTokens.push(tok);
   }
-  return { python, launcherOk, fields, port, extra, key: JSON.stringify([python, ...keyTokens]), warnings };
+  return { python, launcherOk, fields, port, extra, apiKey, order, key: JSON.stringify([python, ...keyTokens]), warnings };
+}
+
+/** `--admin-api-key` → {"env": "SGLANG_ADMIN_API_KEY"}; `--api-key` → {"env": "SGLANG_API_KEY"}. */
+function defaultRef(flag: string): SecretRef {
+  return {
+    env:
+      'SGLANG_' +
+      canonicalFlag(flag)
+        .replace(/^--/, '')
+        .replace(/[^A-Za-z0-9]+/g, '_')
+        .toUpperCase(),
+  };
 }
 
 /** The directory part of a path ("" for none). */
@@ -880,17 +1292,48 @@ function dirOf(p: string): string {
   return i <= 0 ? (i === 0 ? '/' : '') : p.slice(0, i);
 }
 
+/** A logFile template (`{gpu}`, `{port}`) that gives every server its own log, or null. */
+function logTemplate(servers: Array<{ log: string; gpu: number; port: number }>): string | null {
+  if (servers.length === 1) return servers[0].log.replace(/\{(gpu|port)\}/g, '{{$1}}') === servers[0].log ? servers[0].log : null;
+  for (const [key, val] of [
+    ['gpu', (s: { gpu: number }) => s.gpu],
+    ['port', (s: { port: number }) => s.port],
+  ] as const) {
+    const f = servers[0];
+    const v = String(val(f));
+    const at = f.log.lastIndexOf(v);
+    if (at < 0) continue;
+    const t = f.log.slice(0, at) + `{${key}}` + f.log.slice(at + v.length);
+    if (servers.every((s) => t.split(`{${key}}`).join(String(val(s))) === s.log)) return t;
+  }
+  return null;
+}
+
 /**
- * Running servers → a profile that reproduces them. Several single-GPU servers with the same flags on
- * consecutive ports become one per-gpu profile; one multi-GPU server becomes a single-layout profile.
- * When the servers form several groups, the largest group is captured and the others are named in the
- * warnings. Unknown flags go to extraArgs verbatim, in order.
+ * Running servers → a profile that reproduces every one of them: one group per kind of server. Several
+ * single-GPU servers with the same flags on consecutive ports become one per-gpu group; any other server
+ * becomes a single-layout group. Flag spelling and order are kept (argOrder), unknown flags go to
+ * extraArgs verbatim, log paths and directories are kept, and secrets become references.
  */
 export function captureProfile(servers: SglangServer[], extras: CaptureExtras = {}): CaptureResult {
   const warnings: string[] = [];
   const list = servers.filter((s) => sglangLaunchIndex(s.args) >= 0).sort((a, b) => a.port - b.port || a.pid - b.pid);
   if (!list.length) throw new Error('No SGLang server to capture.');
-  const parsed = new Map(list.map((s) => [s.pid, parseServerArgv(s.args)]));
+  // Secret references: one name per distinct value (SGLANG_API_KEY, SGLANG_API_KEY_2, ...).
+  const secrets: CapturedSecret[] = [];
+  const refFor = (s: SglangServer, what: string, base: string): SecretRef => {
+    const value = what.startsWith('env ') ? undefined : serverSecrets(s).get(what);
+    let found = secrets.find((x) => x.what === what && value !== undefined && x.value === value);
+    if (!found) {
+      let name = base;
+      for (let k = 2; secrets.some((x) => x.name === name); k++) name = `${base}_${k}`;
+      found = { name, what, ports: [], value };
+      secrets.push(found);
+    }
+    if (!found.ports.includes(s.port)) found.ports.push(s.port);
+    return { env: found.name };
+  };
+  const parsed = new Map(list.map((s) => [s.pid, parseServerArgv(s.args, (flag) => refFor(s, flag, secretName(defaultRef(flag))))]));
   const gpuOf = (s: SglangServer): number[] => {
     if (s.gpus.length) return s.gpus;
     if (s.cudaVisibleDevices)
@@ -902,10 +1345,10 @@ export function captureProfile(servers: SglangServer[], extras: CaptureExtras = 
   };
   const logDirOf = (s: SglangServer) => (s.logFile ? dirOf(s.logFile) : '');
   const envKey = (s: SglangServer) =>
-    JSON.stringify([extras.virtualEnv?.[s.pid] ?? null, Object.entries(extras.env?.[s.pid] ?? {}).sort()]);
+    JSON.stringify([extras.virtualEnv?.[s.pid] ?? null, Object.entries(extras.env?.[s.pid] ?? {}).sort(), extras.secretEnv?.[s.pid] ?? []]);
   const isSingleGpu = (s: SglangServer) => {
     const f = parsed.get(s.pid)!.fields;
-    return Number(f.tp ?? 1) * Number(f.dp ?? 1) === 1 && gpuOf(s).length <= 1;
+    return gpusPerServer(f as never) === 1 && gpuOf(s).length <= 1;
   };
 
   // Group: runs of single-GPU servers with the same argv (port aside), directory, log dir and env on consecutive ports.
@@ -921,112 +1364,166 @@ export function captureProfile(servers: SglangServer[], extras: CaptureExtras = 
       s.port === prev.port + 1 &&
       (s.cwd ?? '') === (prev.cwd ?? '') &&
       logDirOf(s) === logDirOf(prev) &&
-      envKey(s) === envKey(prev)
+      envKey(s) === envKey(prev) &&
+      (gpuOf(s)[0] === undefined || last.every((x) => gpuOf(x)[0] !== gpuOf(s)[0]))
     ) {
       last.push(s);
     } else groups.push([s]);
   }
-  const group = groups.reduce((a, b) => (b.length > a.length ? b : a));
-  for (const g of groups) {
-    if (g === group) continue;
-    warnings.push(
-      `Not captured: server${g.length > 1 ? 's' : ''} on port${g.length > 1 ? 's' : ''} ${g.map((s) => s.port).join(', ')} (different flags, directory or ports not consecutive with the captured group); capture them separately.`,
-    );
+  const out: LaunchProfile[] = [];
+  for (const group of groups) {
+    // A per-gpu group needs one log template for all its servers; otherwise capture them one by one.
+    const logs = group.map((s) => ({ log: s.logFile ?? '', gpu: gpuOf(s)[0] ?? -1, port: s.port }));
+    const known = logs.filter((l) => l.log).length;
+    if (group.length > 1 && known > 0 && (known < logs.length || !logTemplate(logs))) {
+      for (const s of group) out.push(captureGroup([s]));
+    } else out.push(captureGroup(group));
   }
-  const first = group[0];
-  const pa = parsed.get(first.pid)!;
-  warnings.push(...pa.warnings);
-  if (!pa.launcherOk)
-    warnings.push(
-      `The server on port ${first.port} was not started as "python -m sglang.launch_server" (${first.args.slice(0, 3).join(' ')}); the profile starts it that way with ${pa.python}.`,
-    );
-  const single = !isSingleGpu(first);
-  let gpus: number[] = [];
-  if (single) {
-    gpus = gpuOf(first);
-    const need = Number(pa.fields.tp ?? 1) * Number(pa.fields.dp ?? 1);
-    if (!gpus.length) {
-      gpus = Array.from({ length: need }, (_, i) => i);
-      warnings.push(`GPUs of the server on port ${first.port} are unknown (no CUDA_VISIBLE_DEVICES); assuming ${gpus.join(',')}.`);
-    }
-  } else {
-    const seen = new Set<number>();
-    group.forEach((s, k) => {
-      let g = gpuOf(s)[0];
-      if (g === undefined || seen.has(g)) {
-        warnings.push(`GPU of the server on port ${s.port} is unknown; assuming GPU ${k}.`);
-        g = k;
-      }
-      seen.add(g);
-      gpus.push(g);
-    });
-  }
-  const f = pa.fields;
-  const spec: SpeculativeConfig | undefined = f['speculative.algorithm']
-    ? stripUndef({
-        algorithm: f['speculative.algorithm'] as SpeculativeAlgorithm,
-        numSteps: f['speculative.numSteps'] as number | undefined,
-        eagleTopk: f['speculative.eagleTopk'] as number | undefined,
-        numDraftTokens: f['speculative.numDraftTokens'] as number | undefined,
-        draftModelPath: f['speculative.draftModelPath'] as string | undefined,
-      })
-    : undefined;
-  const extra = [...pa.extra];
-  for (const k of ['speculative.numSteps', 'speculative.eagleTopk', 'speculative.numDraftTokens', 'speculative.draftModelPath']) {
-    if (!spec && f[k] !== undefined) {
-      const fs = FLAG_SPECS.find((x) => x.field === k)!;
-      extra.push(fs.flag, String(f[k]));
-    }
-  }
-  const logDir = logDirOf(first);
-  if (first.logFile) {
-    const expected = single ? `sglang_port${first.port}.log` : `sglang_gpu${gpus[0]}.log`;
-    if (!first.logFile.endsWith('/' + expected))
+
+  function captureGroup(group: SglangServer[]): LaunchProfile {
+    const first = group[0];
+    const pa = parsed.get(first.pid)!;
+    warnings.push(...pa.warnings.map((w) => `${w} (port ${first.port})`));
+    if (!pa.launcherOk)
       warnings.push(
-        `Logs were ${group.map((s) => s.logFile).join(', ')}; the profile writes ${joinRemote(logDir, single ? 'sglang_port<port>.log' : 'sglang_gpu<i>.log')}.`,
+        `The server on port ${first.port} was not started as "python -m sglang.launch_server" (${first.args.slice(0, 3).join(' ')}); the profile starts it that way with ${pa.python}.`,
       );
-  } else warnings.push("The servers' log files are unknown (output not redirected to a file); the profile writes them to ~/logs.");
-  const modelPath = f.modelPath as string | undefined;
-  if (modelPath === undefined) throw new Error(`The server on port ${first.port} has no --model-path.`);
-  const venv = extras.virtualEnv?.[first.pid];
-  const env = extras.env?.[first.pid] ?? {};
-  const profile: LaunchProfile = stripUndef({
-    name: extras.name,
-    description: `Captured from ${group.length} running server${group.length > 1 ? 's' : ''} (ports ${group.map((s) => s.port).join(', ')}).`,
-    modelPath,
-    servedModelName: f.servedModelName as string | undefined,
-    gpus,
-    layout: single ? 'single' : 'per-gpu',
-    basePort: first.port,
-    host: f.host as string | undefined,
-    tp: f.tp as number | undefined,
-    dp: f.dp as number | undefined,
-    memFractionStatic: f.memFractionStatic as number | undefined,
-    contextLength: f.contextLength as number | undefined,
-    maxRunningRequests: f.maxRunningRequests as number | undefined,
-    chunkedPrefillSize: f.chunkedPrefillSize as number | undefined,
-    cudaGraphMaxBs: f.cudaGraphMaxBs as number | undefined,
-    quantization: f.quantization as string | undefined,
-    kvCacheDtype: f.kvCacheDtype as string | undefined,
-    speculative: spec,
-    reasoningParser: f.reasoningParser as string | undefined,
-    enableHierarchicalCache: f.enableHierarchicalCache as boolean | undefined,
-    enableMetrics: f.enableMetrics as boolean | undefined,
-    attentionBackend: f.attentionBackend as string | undefined,
-    decodeLogInterval: f.decodeLogInterval as number | undefined,
-    trustRemoteCode: f.trustRemoteCode as boolean | undefined,
-    extraArgs: extra,
-    env,
-    python: pa.python === DEFAULT_PYTHON ? undefined : pa.python,
-    venv,
-    workDir: first.cwd ?? undefined,
-    logDir: logDir || undefined,
-  });
-  if (single && profile.tp === undefined && profile.dp === undefined && gpus.length > 1) {
-    // the rendered default would add --tp-size; keep the argv as it was
-    warnings.push(`The server on port ${first.port} runs on GPUs ${gpus.join(',')} without --tp-size/--dp-size.`);
+    const perGpu = isSingleGpu(first);
+    let gpus: number[] = [];
+    if (!perGpu) {
+      gpus = gpuOf(first);
+      const need = gpusPerServer(pa.fields as never);
+      if (!gpus.length) {
+        gpus = Array.from({ length: need }, (_, i) => i);
+        warnings.push(`GPUs of the server on port ${first.port} are unknown (no CUDA_VISIBLE_DEVICES); assuming ${gpus.join(',')}.`);
+      }
+    } else {
+      const seen = new Set<number>();
+      group.forEach((s, k) => {
+        let g = gpuOf(s)[0];
+        if (g === undefined || seen.has(g)) {
+          warnings.push(`GPU of the server on port ${s.port} is unknown; assuming GPU ${k}.`);
+          g = k;
+        }
+        seen.add(g);
+        gpus.push(g);
+      });
+    }
+    const f = pa.fields;
+    const spec: SpeculativeConfig | undefined = f['speculative.algorithm']
+      ? stripUndef({
+          algorithm: f['speculative.algorithm'] as SpeculativeAlgorithm,
+          numSteps: f['speculative.numSteps'] as number | undefined,
+          eagleTopk: f['speculative.eagleTopk'] as number | undefined,
+          numDraftTokens: f['speculative.numDraftTokens'] as number | undefined,
+          draftModelPath: f['speculative.draftModelPath'] as string | undefined,
+        })
+      : undefined;
+    const extra = [...pa.extra];
+    for (const k of ['speculative.numSteps', 'speculative.eagleTopk', 'speculative.numDraftTokens', 'speculative.draftModelPath']) {
+      if (!spec && f[k] !== undefined) {
+        const fs = FLAG_SPECS.find((x) => x.field === k)!;
+        extra.push(fs.flag, String(f[k]));
+      }
+    }
+    let logFile: string | undefined;
+    if (group.every((s) => s.logFile)) {
+      const t = logTemplate(group.map((s, k) => ({ log: s.logFile!, gpu: gpus[k], port: s.port })));
+      const defaultName = perGpu ? `sglang_gpu${gpus[0]}.log` : `sglang_port${first.port}.log`;
+      if (t && !(first.logFile!.endsWith('/' + defaultName) && t.startsWith(logDirOf(first) + '/'))) logFile = t;
+    } else
+      warnings.push(
+        `The log file of the server on port ${first.port} is unknown (output not redirected to a file); the profile writes it to ~/logs.`,
+      );
+    const modelPath = f.modelPath as string | undefined;
+    if (modelPath === undefined)
+      throw new Error(`The server on port ${first.port} has no --model-path (a --config file is not captured into typed fields).`);
+    const env: Record<string, ArgValue> = { ...(extras.env?.[first.pid] ?? {}) };
+    for (const k of extras.secretEnv?.[first.pid] ?? []) env[k] = refFor(first, `env ${k}`, k);
+    const profile: LaunchProfile = stripUndef({
+      name: extras.name,
+      description: undefined,
+      modelPath,
+      servedModelName: f.servedModelName as string | undefined,
+      gpus,
+      layout: perGpu ? 'per-gpu' : 'single',
+      basePort: first.port,
+      host: f.host as string | undefined,
+      tp: f.tp as number | undefined,
+      dp: f.dp as number | undefined,
+      memFractionStatic: f.memFractionStatic as number | undefined,
+      contextLength: f.contextLength as number | undefined,
+      maxRunningRequests: f.maxRunningRequests as number | undefined,
+      chunkedPrefillSize: f.chunkedPrefillSize as number | undefined,
+      cudaGraphMaxBs: f.cudaGraphMaxBs as number | undefined,
+      quantization: f.quantization as string | undefined,
+      kvCacheDtype: f.kvCacheDtype as string | undefined,
+      speculative: spec,
+      reasoningParser: f.reasoningParser as string | undefined,
+      enableHierarchicalCache: f.enableHierarchicalCache as boolean | undefined,
+      enableMetrics: f.enableMetrics as boolean | undefined,
+      attentionBackend: f.attentionBackend as string | undefined,
+      decodeLogInterval: f.decodeLogInterval as number | undefined,
+      trustRemoteCode: f.trustRemoteCode as boolean | undefined,
+      pp: f.pp as number | undefined,
+      ep: f.ep as number | undefined,
+      nnodes: f.nnodes as number | undefined,
+      enableDpAttention: f.enableDpAttention as boolean | undefined,
+      apiKey: pa.apiKey,
+      extraArgs: extra,
+      env,
+      python: pa.python === DEFAULT_PYTHON ? undefined : pa.python,
+      venv: extras.virtualEnv?.[first.pid],
+      workDir: first.cwd ?? undefined,
+      logDir: logDirOf(first) || undefined,
+      logFile,
+    });
+    if (!perGpu && profile.tp === undefined && profile.dp === undefined && gpus.length > 1)
+      warnings.push(`The server on port ${first.port} runs on GPUs ${gpus.join(',')} without --tp-size/--dp-size.`);
+    // Keep the original spelling and order of the flags when the default rendering would differ.
+    const port = first.port;
+    const wanted = withoutPortArgs(first.args);
+    let plan: InstancePlan | undefined;
+    try {
+      plan = planInstances(profile, gpus)[0];
+    } catch {
+      plan = undefined;
+    }
+    const rendered = (p: LaunchProfile) => withoutPortArgs(redactRefs(instanceArgv(p, port, plan ? { tp: plan.tp, dp: plan.dp } : {})));
+    if (JSON.stringify(rendered(profile)) !== JSON.stringify(wanted)) {
+      profile.argOrder = pa.order;
+      if (JSON.stringify(rendered(profile)) !== JSON.stringify(wanted))
+        warnings.push(`The launch of port ${port} will differ from its original command line: ${wanted.slice(3).join(' ')}`);
+    }
+    return profile;
   }
-  return { profile, captured: group.map((s) => s.pid), warnings };
+
+  const captured = out.flatMap((g) =>
+    list.filter((s) => s.port >= g.basePort && s.port < g.basePort + (g.layout === 'per-gpu' ? (g.gpus as number[]).length : 1)),
+  );
+  const desc = `Captured from ${list.length} running server${list.length > 1 ? 's' : ''} (ports ${list.map((s) => s.port).join(', ')}).`;
+  for (const g of out) g.description = desc;
+  return { profile: out[0], groups: out, captured: [...new Set(captured.map((s) => s.pid))], secrets, warnings };
+}
+
+/** Secret markers of a rendered argv shown as the redacted node argv shows them. */
+function redactRefs(argv: string[]): string[] {
+  return argv.map((a) =>
+    a.startsWith(SECRET_MARK) ? REDACTED : a.includes('=' + SECRET_MARK) ? a.slice(0, a.indexOf('=') + 1) + REDACTED : a,
+  );
+}
+
+/** argv without its `--port N` / `--port=N`. */
+function withoutPortArgs(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (i >= 3 && args[i].startsWith('--') && canonicalFlag(args[i].split('=')[0]) === '--port') {
+      if (!args[i].includes('=')) i++;
+      continue;
+    }
+    out.push(args[i]);
+  }
+  return out;
 }
 
 /** Capture: turn discovered servers back into a profile (see captureProfile). */
@@ -1034,16 +1531,24 @@ export function profileFromServers(servers: SglangServer[]): LaunchProfile {
   return captureProfile(servers).profile;
 }
 
-/** A profile as the JSON written to `.gpu-sessions/launch/*.json` (defaults left out where they are defaults). */
-export function profileToJson(p: LaunchProfile): string {
+function groupJson(p: LaunchProfile, fields: readonly string[]): Record<string, unknown> {
   const o: Record<string, unknown> = {};
-  for (const k of PROFILE_FIELDS) {
+  for (const k of fields) {
     const v = (p as unknown as Record<string, unknown>)[k];
     if (v === undefined) continue;
     if (k === 'extraArgs' && Array.isArray(v) && v.length === 0) continue;
     if (k === 'env' && isObject(v) && Object.keys(v).length === 0) continue;
     o[k] = v;
   }
+  return o;
+}
+
+/** A profile as the JSON written to `.gpu-sessions/launch/*.json` (defaults left out); several groups → `groups`. */
+export function profileToJson(p: LaunchProfile | LaunchProfile[]): string {
+  const groups = Array.isArray(p) ? p : [p];
+  if (groups.length === 1) return JSON.stringify(groupJson(groups[0], PROFILE_FIELDS), null, 2) + '\n';
+  const o: Record<string, unknown> = groupJson(groups[0], ['$schema', 'name', 'description']);
+  o.groups = groups.map((g) => groupJson(g, GROUP_FIELDS));
   return JSON.stringify(o, null, 2) + '\n';
 }
 
@@ -1060,5 +1565,5 @@ export function normalizeArgv(args: readonly string[]): string[] {
     if (spec.kind === 'bool') out.push(spec.flag);
     else out.push(spec.flag, String(v));
   }
-  return [...out, ...p.extra];
+  return [...out, ...p.extra.map((a) => (typeof a === 'string' ? a : `<secret:${secretName(a)}>`))];
 }

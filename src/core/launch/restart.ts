@@ -5,7 +5,7 @@
  */
 import { GpuSessionsError } from '../util/errors';
 import type { AbortLike, Transport } from '../ssh/transport';
-import { LaunchProgress, LaunchResult, StopResult, launch, scanServers, stopServer } from './launch';
+import { LaunchProgress, LaunchResult, StopResult, launch, scanServers, serverSecretEnv, stopServer } from './launch';
 import { captureProfile } from './profile';
 
 export interface RestartOptions {
@@ -30,7 +30,18 @@ export async function restartServer(t: Transport, o: RestartOptions): Promise<Re
   const own = scan.servers.filter((s) => scan.ownUid === null || scan.ownUid === 0 || s.uid === scan.ownUid);
   const srv = own.find((s) => s.port === o.port);
   if (!srv) throw new GpuSessionsError('usage', `No SGLang server of this account listens on port ${o.port} on ${t.label}.`);
-  const cap = captureProfile([srv], { virtualEnv: { [srv.pid]: srv.virtualEnv ?? undefined }, env: { [srv.pid]: srv.env } });
+  const cap = captureProfile([srv], {
+    virtualEnv: { [srv.pid]: srv.virtualEnv ?? undefined },
+    env: { [srv.pid]: srv.env },
+    secretEnv: { [srv.pid]: srv.secretEnv },
+  });
+  // The same secrets again, from memory: the values seen in its argv and environment.
+  const envSecrets = serverSecretEnv(srv.pid);
+  const secretOf = (name: string) => {
+    const c = cap.secrets.find((x) => x.name === name);
+    if (!c) return undefined;
+    return c.what.startsWith('env ') ? envSecrets[c.what.slice(4)] : c.value;
+  };
   const stop = await stopServer(t, {
     port: o.port,
     pid: srv.pid,
@@ -41,7 +52,8 @@ export async function restartServer(t: Transport, o: RestartOptions): Promise<Re
   });
   if (!stop.stopped) return { stop, launch: null, message: `Not restarted: ${stop.message}` };
   say('starting it again…');
-  const res = await launch(t, cap.profile, {
+  const res = await launch(t, cap.groups, {
+    secrets: secretOf,
     // Its GPUs were just freed; their memory may take a moment to show as released.
     override: true,
     timeoutMs: o.readyTimeoutMs,

@@ -6,72 +6,44 @@
  */
 import { EventEmitter } from 'node:events';
 import { errorMessage } from '../util/errors';
-import { Health, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import {
+  HEALTH_UNHEALTHY_MS,
+  Health,
+  MetricsSummary,
+  authHeaders,
+  checkHealth,
+  httpGet,
+  metricsSummary,
+  parseMetrics,
+} from '../sglang/endpoints';
 import type { RemoteOperation } from '../remote/operation';
 import { runOperation } from '../remote/operation';
 import type { SglangServer } from '../sglang/serverArgv';
 import type { ProbeResult } from './probe';
-import { ProgressInfo, parseProgressJson } from './jobProgress';
-import { shq } from '../remote/quote';
+import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressScript } from './progressRead';
 import { RemoteTail, StatsTracker, untailablePath } from '../remote/tail';
 import type { Transport } from '../ssh/transport';
 
-export interface DoneIndicesSummary {
-  path: string;
-  count: number;
-  lowest: number | null;
-  highest: number | null;
-  gaps: number;
-}
-
-export interface NodeProgress {
-  progressFile: string | null;
-  progress: ProgressInfo | null;
-  doneIndices: DoneIndicesSummary | null;
-  readAt: number;
-}
+export type { DoneIndicesSummary, NodeProgress };
 
 /** Reads progress.json (bounded) and summarizes .done_indices on the node (count, min, max) in one exec. */
 export function progressOperation(progressPath: string | null, donePath: string | null): RemoteOperation<Omit<NodeProgress, 'readAt'>> {
-  const parts: string[] = [];
-  if (progressPath) parts.push(`printf '@@P@@\\n'; head -c 1048576 -- ${shq(progressPath)} 2>&1`);
-  if (donePath)
-    parts.push(
-      `printf '\\n@@D@@\\n'; awk 'BEGIN{n=0} /^[ \\t]*[0-9]+[ \\t]*$/ {v=$1+0; if(n==0||v<lo)lo=v; if(n==0||v>hi)hi=v; n++} END{printf "%d %s %s\\n", n, (n?lo:"-"), (n?hi:"-")}' < ${shq(donePath)} 2>&1`,
-    );
-  parts.push(`printf '\\n@@E@@\\n'`);
   return {
     name: 'progress',
     command: 'sh -s',
-    stdin: parts.join('\n') + '\n',
+    stdin: progressScript(progressPath, donePath),
     timeoutMs: 30_000,
     idempotent: true,
-    parse(r) {
-      const text = r.stdout.toString('utf8');
-      const p = text.indexOf('@@P@@\n');
-      const d = text.indexOf('\n@@D@@\n');
-      const e = text.lastIndexOf('\n@@E@@\n');
-      let progress: ProgressInfo | null = null;
-      if (progressPath && p >= 0) progress = parseProgressJson(text.slice(p + 6, d >= 0 ? d : e >= 0 ? e : undefined));
-      let doneIndices: DoneIndicesSummary | null = null;
-      if (donePath && d >= 0) {
-        const m = /^(\d+) (-?\d+|-) (-?\d+|-)/.exec(text.slice(d + 7));
-        if (m) {
-          const count = Number(m[1]);
-          const lowest = m[2] === '-' ? null : Number(m[2]);
-          const highest = m[3] === '-' ? null : Number(m[3]);
-          doneIndices = {
-            path: donePath,
-            count,
-            lowest,
-            highest,
-            gaps: lowest !== null && highest !== null ? Math.max(0, highest - lowest + 1 - count) : 0,
-          };
-        }
-      }
-      return { progressFile: progressPath, progress, doneIndices };
-    },
+    parse: (r) => parseProgressSection(r.stdout.toString('utf8'), { progressPath, donePath }),
   };
+}
+
+export interface HealthResult {
+  health: Health | 'unknown';
+  detail: string;
+  /** when the answer (or the failure) came */
+  at?: number;
+  durationMs?: number;
 }
 
 export interface ServerLive {
@@ -108,7 +80,9 @@ export class NodeMonitor {
   private files: string[] = [];
   readonly stats = new StatsTracker();
   private servers: SglangServer[] = [];
-  private health = new Map<number, { health: Health | 'unknown'; detail: string }>();
+  private health = new Map<number, HealthResult>();
+  /** port → when its /health check started (one in flight per server; it may take up to 20 s) */
+  private healthInFlight = new Map<number, number>();
   private metrics = new Map<number, ReturnType<typeof metricsSummary>>();
   private progress: NodeProgress | null = null;
   private tailError: string | null = null;
@@ -121,6 +95,22 @@ export class NodeMonitor {
     readonly node: string,
     private readonly t: Transport,
   ) {}
+
+  /** Every line of every followed log, as it arrives (the live guard classifies them). */
+  onLine(fn: (file: string, line: string) => void): () => void {
+    this.events.on('line', fn);
+    return () => this.events.off('line', fn);
+  }
+
+  /** Latest /health result of a server, and since when a check is in flight (null when none is). */
+  healthOf(port: number): { result: HealthResult | null; inFlightSince: number | null } {
+    return { result: this.health.get(port) ?? null, inFlightSince: this.healthInFlight.get(port) ?? null };
+  }
+
+  /** Latest /metrics summary of a server (servers launched with --enable-metrics). */
+  metricsOf(port: number): MetricsSummary | null {
+    return this.metrics.get(port) ?? null;
+  }
 
   onDidChange(fn: () => void): () => void {
     this.events.on('change', fn);
@@ -162,6 +152,7 @@ export class NodeMonitor {
         tail.on('event', (e) => {
           if (e.type === 'line') {
             this.stats.feed(e.file, e.line);
+            this.events.emit('line', e.file, e.line);
             this.changed();
           } else if (e.kind === 'error') {
             this.tailError = e.message;
@@ -181,14 +172,22 @@ export class NodeMonitor {
   private async poll(probe: ProbeResult): Promise<void> {
     const jobs: Array<Promise<unknown>> = [];
     for (const s of this.servers) {
-      jobs.push(
-        checkHealth(this.t, s.host, s.port, 5000)
-          .then((h) => this.health.set(s.port, h))
-          .catch((e) => this.health.set(s.port, { health: 'unknown', detail: errorMessage(e) })),
-      );
+      // /health may take up to 20 s (SGLang's own limit): wait at most 5 s for it here, let it finish later
+      if (!this.healthInFlight.has(s.port)) {
+        const started = Date.now();
+        this.healthInFlight.set(s.port, started);
+        const check = checkHealth(this.t, s.host, s.port, HEALTH_UNHEALTHY_MS)
+          .then((h) => this.health.set(s.port, { ...h, at: Date.now(), durationMs: Date.now() - started }))
+          .catch((e) => this.health.set(s.port, { health: 'unknown', detail: errorMessage(e), at: Date.now() }))
+          .finally(() => {
+            this.healthInFlight.delete(s.port);
+            this.changed();
+          });
+        jobs.push(Promise.race([check, new Promise((r) => setTimeout(r, 5000).unref?.())]));
+      }
       if (s.enableMetrics) {
         jobs.push(
-          httpGet(this.t, s.host, s.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024 })
+          httpGet(this.t, s.host, s.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024, headers: authHeaders(s) })
             .then((r) => {
               if (r.status === 200) this.metrics.set(s.port, metricsSummary(parseMetrics(r.body)));
             })
@@ -198,7 +197,9 @@ export class NodeMonitor {
     }
     const prog = probe.artifacts.find((a) => a.kind === 'progress' && /progress[^/]*\.json$/.test(a.path));
     const done = probe.artifacts.find((a) => a.kind === 'progress' && a.path.endsWith('/.done_indices'));
-    if (prog || done) {
+    if (probe.progress) {
+      this.progress = probe.progress; // read in the probe's own exec
+    } else if (prog || done) {
       jobs.push(
         runOperation(this.t, progressOperation(prog?.path ?? null, done?.path ?? null))
           .then((p) => (this.progress = { ...p, readAt: Date.now() }))

@@ -180,6 +180,40 @@ export function parseComputeApps(text: string): GpuProcess[] {
   return out;
 }
 
+export interface LostGpu {
+  /** GPU index when known (inferred from the gap in the indices the other GPUs report), else null. */
+  index: number | null;
+  /** PCI bus id as nvidia-smi names it ("00000000:61:00.0"), or null. */
+  busId: string | null;
+  /** nvidia-smi's line for it, e.g. "Unable to determine the device handle for GPU00000000:61:00.0: Unknown Error". */
+  message: string;
+}
+
+/**
+ * Lines nvidia-smi prints for GPUs it cannot read while the others still report ("Unable to determine the
+ * device handle for GPU<bus-id>: Unknown Error", "... GPU is lost ..."). `reported` are the indices the
+ * query did return: a lost GPU's index is inferred when the gaps in 0..n-1 match the lost lines one to one.
+ */
+export function parseLostGpus(text: string, reported: number[]): LostGpu[] {
+  const out: LostGpu[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.length > 1000) continue;
+    if (!/Unable to determine the device handle|GPU is lost|has fallen off the bus/i.test(line)) continue;
+    const bus = /GPU\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)/.exec(line);
+    out.push({ index: null, busId: bus ? bus[1] : null, message: line });
+    if (out.length >= 64) break;
+  }
+  if (out.length) {
+    const have = new Set(reported);
+    const n = reported.length + out.length;
+    const gaps: number[] = [];
+    for (let i = 0; i < n; i++) if (!have.has(i)) gaps.push(i);
+    if (gaps.length === out.length) gaps.forEach((g, k) => (out[k].index = g));
+  }
+  return out;
+}
+
 export type GpuState = 'ok' | 'no-nvidia-smi' | 'no-driver' | 'no-gpu' | 'error';
 
 /** Decide what a failing nvidia-smi means: missing binary, no driver, no device — states, not crashes. */

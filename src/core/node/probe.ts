@@ -15,11 +15,14 @@ import {
   GpuInfo,
   GpuProcess,
   GpuState,
+  LostGpu,
   classifySmiFailure,
+  parseLostGpus,
   parseComputeApps,
   parseGpuQuery,
   parseSmiBanner,
 } from './nvidiaSmi';
+import { NodeProgress, parseProgressSection, progressScript } from './progressRead';
 import { SglangServer, findServers, parseProcRecords, parsePsLines } from '../sglang/serverArgv';
 
 export type ArtifactKind = 'log' | 'launch-script' | 'script' | 'python' | 'progress' | 'config' | 'patch' | 'git-repo';
@@ -56,8 +59,12 @@ export interface ProbeResult {
   driverVersion: string | null;
   cudaVersion: string | null;
   gpus: GpuInfo[];
+  /** GPUs nvidia-smi could not read while the others still reported (kept apart; the others stay listed). */
+  lostGpus: LostGpu[];
   gpuProcesses: GpuProcess[];
   servers: SglangServer[];
+  /** progress.json / .done_indices read in the same exec, when ProbeOptions.progress named them. */
+  progress?: NodeProgress;
   artifacts: Artifact[];
   artifactsTruncated: boolean;
   homeDir: string | null;
@@ -71,6 +78,10 @@ export interface ProbeOptions {
   roots?: string[];
   maxDepth?: number;
   maxArtifacts?: number;
+  /** false: skip the artifact scan (a watch loop that already knows the job's files). Default true. */
+  artifacts?: boolean;
+  /** Read these progress files in the same exec (see progressScript). */
+  progress?: { progressPath: string | null; donePath: string | null };
 }
 
 /**
@@ -125,16 +136,22 @@ export function remoteRootExpr(root: string): string {
 /**
  * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
  * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and the exact argv (parsed by parseProcRecords).
- * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record.
+ * Every field the node's processes control (argv, paths, environment) travels hex-encoded (`od -tx1`), so
+ * a process whose argv or path holds the separator bytes \x1e \x1d \x1f cannot forge a record: the
+ * only separators in the section are the ones this loop prints.
+ * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record;
+ * it must encode what it prints the same way.
  */
 export function procRecordsLoop(extra = ''): string {
   return `for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
   d=\${f%/cmdline}
   [ -r "$f" ] || continue
-  printf 'P\\035%s\\035%s\\035%s\\035%s\\035%s\\035' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
-  tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='
+  printf 'P\\035'
+  { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" \\
+      "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
+    tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='; } | od -An -v -tx1
   printf '\\035'
-  tr '\\000' '\\037' < "$f" 2>/dev/null
+  od -An -v -tx1 < "$f" 2>/dev/null
   printf '\\036'
 ${extra}done`;
 }
@@ -179,8 +196,14 @@ sec disks; df -kP 2>/dev/null
 sec ps; ps -eww -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null
 sec proc
 ${procRecordsLoop()}
+${
+  opts.progress
+    ? `sec progress
+${progressScript(opts.progress.progressPath, opts.progress.donePath)}`
+    : ''
+}
 sec artifacts
-for r in ${roots}; do
+for r in ${opts.artifacts === false ? '' : roots}; do
   [ -d "$r" ] || { printf 'E\\t0\\t0\\t%s\\000' "$r"; continue; }
   find "$r" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
 done | head -z -n ${max + 1} 2>/dev/null
@@ -288,7 +311,17 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
   let gpus: GpuInfo[] = [];
   let gpuState: GpuState = 'ok';
   let gpuMessage: string | null = null;
-  if (qrc === 0) {
+  let lostGpus: LostGpu[] = [];
+  const partial = qrc !== 0 && qrc !== null ? parseGpuQuery(qText) : [];
+  if (partial.length > 0) {
+    // one GPU fell off the bus: nvidia-smi exits non-zero but the healthy GPUs still report — keep them
+    gpus = partial;
+    lostGpus = parseLostGpus(
+      qText,
+      partial.map((g) => g.index),
+    );
+    gpuMessage = lostGpus.length ? lostGpus.map((l) => l.message).join('\n') : `nvidia-smi exited with status ${qrc}`;
+  } else if (qrc === 0) {
     gpus = parseGpuQuery(qText);
     // A wrapper or an odd build that ignores the query still prints the banner table.
     if (gpus.length === 0 && banner.gpus.length) gpus = banner.gpus;
@@ -331,8 +364,10 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
     driverVersion: gpuState === 'ok' ? banner.driverVersion : banner.driverVersion,
     cudaVersion: banner.cudaVersion,
     gpus,
+    lostGpus,
     gpuProcesses,
     servers,
+    ...(opts.progress ? { progress: { ...parseProgressSection(s.get('progress') ?? '', opts.progress), readAt: Date.now() } } : {}),
     artifacts: arts.artifacts,
     artifactsTruncated: arts.truncated,
     homeDir: (s.get('home') ?? '').trim() || null,

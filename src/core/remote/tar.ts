@@ -3,7 +3,17 @@
  * prefix, GNU long names ('L'), pax extended headers ('x', path and size), base-256 sizes.
  * Used by salvage to receive thousands of small files over one SSH channel. It never writes
  * anything itself: entries are handed to the caller, who decides where (and whether) bytes go.
+ *
+ * The stream comes from the node, so it is bounded: a meta entry (long name, pax header) larger than
+ * META_MAX_BYTES is refused before any of it is buffered, and sizes that are not finite non-negative
+ * integers are refused; an entry's data is passed through, never buffered (the sink bounds it).
  */
+
+/** Largest long-name or pax header accepted (GNU tar writes a few hundred bytes). */
+export const META_MAX_BYTES = 1024 * 1024;
+
+/** A stream the reader refuses (corrupt or hostile); the message says which entry and why. */
+export class TarStreamError extends Error {}
 
 export interface TarEntry {
   path: string;
@@ -103,7 +113,7 @@ export class TarReader {
           continue;
         }
         this.zeroBlocks = 0;
-        if (!checksumOk(h)) throw new Error('tar stream corrupted (bad header checksum)');
+        if (!checksumOk(h)) throw new TarStreamError('tar stream corrupted (bad header checksum)');
         const type = String.fromCharCode(h[156] || 0x30);
         let size = octal(h, 124, 12);
         const magic = cstr(h, 257, 6).toString('latin1');
@@ -112,7 +122,12 @@ export class TarReader {
           const prefix = cstr(h, 345, 155);
           if (prefix.length) name = Buffer.concat([prefix, Buffer.from('/'), name]);
         }
+        if (!Number.isSafeInteger(size) || size < 0) throw new TarStreamError(`tar stream corrupted (entry size ${size})`);
         if (type === 'L' || type === 'x' || type === 'g' || type === 'K') {
+          if (size > META_MAX_BYTES)
+            throw new TarStreamError(
+              `tar stream refused: a '${type}' header entry of ${size} B exceeds the ${META_MAX_BYTES} B limit for names and pax headers`,
+            );
           this.metaType = type;
           this.meta = [];
           this.remaining = size;
@@ -122,7 +137,11 @@ export class TarReader {
         }
         if (this.longName) name = this.longName;
         if (this.pax.path) name = this.pax.path;
-        if (this.pax.size) size = Number(this.pax.size.toString('latin1'));
+        if (this.pax.size) {
+          const ps = this.pax.size.toString('latin1').trim();
+          size = /^\d{1,16}$/.test(ps) ? Number(ps) : NaN;
+          if (!Number.isSafeInteger(size)) throw new TarStreamError(`tar stream corrupted (pax size ${JSON.stringify(ps.slice(0, 40))})`);
+        }
         const mtime = this.pax.mtime ? Number(this.pax.mtime.toString('latin1')) : octal(h, 136, 12);
         const linkName = this.pax.linkpath ? this.pax.linkpath.toString('utf8') : cstr(h, 157, 100).toString('utf8');
         this.longName = null;

@@ -1,16 +1,22 @@
 /**
  * Salvage Node: the checklist the seeds ran by hand before a rented node was shut down.
  *
- *   plan → (review) → scripts → logs & progress → configs & patches → data → S3 → environment → verdict
+ *   plan → (review) → scripts → logs & progress → configs & patches → data → final pass → S3 → environment → verdict
  *
- * Everything lands in `<base>/<node>/<timestamp>/`: the files mirrored under `files/`, git state under
- * `git/`, `running-servers.sh`, `environment.json|md`, `salvage-manifest.json` (rewritten atomically as
- * items finish, so a cancelled or crashed run leaves a consistent manifest) and `SALVAGE.md`.
- * A rerun resumes the latest unfinished folder: verified files whose local bytes still hash the same
- * and whose remote size and mtime did not change are skipped.
+ * Everything lands in `<base>/<node>/<timestamp>/`: the files mirrored under `files/` (the node's bytes,
+ * exactly), git state under `git/`, `running-servers.sh`, `environment.json|md`, `salvage-manifest.json`
+ * (rewritten atomically as items finish, so a cancelled or crashed run leaves a consistent manifest),
+ * `SALVAGE.md` and a `.gitignore` holding `*`. A rerun continues in the latest folder of the node: verified
+ * files whose local bytes still hash the same and whose remote size and mtime did not change are not
+ * transferred again; files that only grew get their appended bytes (the prefix verified first).
+ *
+ * The verdict is `safe` only when every selected item is verified, the listing is complete, and nothing
+ * under the folders is still being written: while SGLang servers or other writers run it is `unsafe` with
+ * the reason `still-running`, however quiet their logs happen to be. `stopServers` / `stopWriters` stop
+ * them first (after writing the servers' command lines), then a final pass fetches what changed.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { formatBytes } from '../util/format';
@@ -22,9 +28,22 @@ import { shq, shJoin } from '../remote/quote';
 import { redactArgv, redactText } from '../util/redact';
 import type { S3Mapping, S3Status, S3Target } from './s3';
 import type { AbortLike, Transport } from '../ssh/transport';
-import { ListedFile, SalvageKind, SalvageListing, insideRoots, salvageListOperation } from './listing';
+import {
+  LeftReason,
+  ListedFile,
+  ListingOptions,
+  RootInfo,
+  SalvageKind,
+  SalvageListing,
+  Writer,
+  insideRoots,
+  isRedownloadable,
+  isSecretStore,
+  salvageListOperation,
+} from './listing';
 import { ensureParent, insideDest, localRelPath } from './paths';
-import { TransferResult, downloadBatch, downloadOne, remoteHashes, remoteStats } from './transfer';
+import { TransferResult, downloadAppend, downloadBatch, downloadOne, remoteHashes, remoteStats } from './transfer';
+import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
 
 export type StepId = 'scripts' | 'logs' | 'configs' | 'data' | 's3' | 'environment';
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
@@ -34,10 +53,13 @@ export const STEPS: Array<{ id: StepId; title: string }> = [
   { id: 'scripts', title: 'Scripts (launch, shell, Python) and the running servers’ command lines' },
   { id: 'logs', title: 'Logs and progress data' },
   { id: 'configs', title: 'Configs, patches and git state' },
-  { id: 'data', title: 'Data files under the size threshold' },
+  { id: 'data', title: 'Data and every other file under the size threshold' },
   { id: 's3', title: 'S3: what is already safely stored' },
   { id: 'environment', title: 'Environment snapshot' },
 ];
+
+/** Why the verdict is not safe. */
+export type ReasonCode = 'still-running' | 'changed-during-run' | 'listing-truncated' | 'failed-items' | 'lost-items';
 
 export interface SalvageItem {
   remotePath: string;
@@ -48,7 +70,7 @@ export interface SalvageItem {
   mtime: string;
   sha256: string | null;
   md5?: string | null;
-  /** SHA-256 of the local file when it differs from the remote one (secrets redacted). */
+  /** SHA-256 of the local file when it differs from the remote one (written redacted with --redact). */
   localSha256?: string | null;
   redacted?: boolean;
   /** The node's copy changed after it was verified (a live log still growing, a rewritten file). */
@@ -56,8 +78,29 @@ export interface SalvageItem {
   selected: boolean;
   status: ItemStatus;
   reason: string | null;
+  /** Why it stays on the node (null: selected). */
+  leftReason: LeftReason | null;
+  /** Secrets found in the copy: line numbers and kinds, never values. */
+  secrets?: SecretHit[];
+  /** Cache folders: how many files they hold. */
+  files?: number;
+  /** Weights the job wrote (checkpoints, adapters, a trained drafter): not re-downloadable. */
+  jobWeights?: boolean;
+  linkTarget?: string;
+  /** The file was removed from the node after it was saved (nothing left there to lose). */
+  goneFromNode?: boolean;
+  /** When this item was last verified against the node. */
+  syncedAt?: string | null;
   s3: S3Status;
   s3Key?: string | null;
+}
+
+export interface WriterInfo {
+  pid: number;
+  /** Command line, secrets redacted. */
+  command: string;
+  writes: string[];
+  server: boolean;
 }
 
 export interface SalvageManifest {
@@ -67,19 +110,26 @@ export interface SalvageManifest {
   startedAt: string;
   finishedAt: string | null;
   dest: string;
-  roots: string[];
+  roots: RootInfo[];
   sizeThreshold: number;
   s3: { target: string; endpoint?: string; objects: number; bytes: number; error?: string } | null;
   steps: Record<StepId, { status: StepStatus; reason?: string }>;
   items: SalvageItem[];
   verdict: 'safe' | 'unsafe' | null;
+  reasons: ReasonCode[];
+  reasonDetails: Array<{ code: ReasonCode; message: string }>;
+  writers: WriterInfo[];
+  stopped: Array<{ pid: number; port: number | null; stopped: boolean; message: string }>;
+  listing: { truncated: boolean; notListed: number; bound: string | null; maxFiles: number; maxDepth: number } | null;
+  stats: { bytesTransferred: number; filesTransferred: number };
+  redact: boolean;
   lost: Array<{ remotePath: string; size: number; why: string }>;
   leftByChoice: Array<{ remotePath: string; size: number; s3: S3Status }>;
   environment?: { json: string; md: string; summary: string } | null;
 }
 
 export interface SalvageProgress {
-  step: StepId | 'plan' | 'verdict';
+  step: StepId | 'plan' | 'verdict' | 'stop' | 'final';
   message: string;
   bytesDone: number;
   bytesTotal: number;
@@ -92,17 +142,35 @@ export interface SalvageOptions {
   transport: Transport;
   /** Base folder; the run goes to `<base>/<node>/<timestamp>/`. */
   base: string;
+  /** Replace the folder list (`--roots`). */
   roots?: string[];
+  /** Add folders to the evidence (`--add-root`). */
+  addRoots?: string[];
+  /** Provider volumes to look at (default /workspace, /data, /scratch, /ephemeral, /mnt/*). */
+  volumes?: string[];
   maxDepth?: number;
   maxFiles?: number;
   /** Files above this size are listed but not downloaded unless chosen. Default 256 MiB. */
   sizeThreshold?: number;
+  /** Servers from the probe (richer: GPUs); only those of this user's processes are used. */
   servers?: SglangServer[];
   s3?: (S3Target & { mappings?: S3Mapping[] }) | null;
   /** Review hook: receives the plan, returns the remote paths to download (default: the preselected ones). */
   review?: (items: SalvageItem[]) => Promise<string[] | undefined>;
-  /** Keep secrets in downloaded text files (default: redact them). */
+  /** Write redacted copies of files with secrets (marked in the manifest). Default: the node's exact bytes. */
+  redact?: boolean;
+  /** @deprecated copies are exact unless `redact`; kept for callers of the old option. */
   keepSecrets?: boolean;
+  /** Write `.gitignore` (`*`) into the run folder. Default true. */
+  gitignore?: boolean;
+  /** Stop the SGLang servers (after writing their command lines) before the final pass. */
+  stopServers?: boolean;
+  /** Drain the servers (running requests reach 0) before stopping them. */
+  drain?: boolean;
+  /** Also stop the other processes that write under the folders. */
+  stopWriters?: boolean;
+  /** Asked before other writers are stopped (VS Code names each); false leaves them running. */
+  confirmStopWriters?: (writers: WriterInfo[]) => Promise<boolean>;
   concurrency?: number;
   signal?: AbortLike;
   onProgress?: (p: SalvageProgress) => void;
@@ -112,10 +180,18 @@ export interface SalvageOptions {
   snapshot?: (t: Transport, node: string, servers: SglangServer[]) => Promise<{ json: unknown; markdown: string; summary: string }>;
 }
 
-const REDACT_KINDS = new Set<string>(['script', 'launch-script', 'python', 'config', 'log', 'progress', 'patch']);
 const SMALL_FILE = 4 * 1024 * 1024;
 const BATCH_BYTES = 48 * 1024 * 1024;
 const BATCH_FILES = 400;
+const SCAN_LIMIT = 32 * 1024 * 1024;
+
+export const LEFT_REASON_TEXT: Record<LeftReason, string> = {
+  cache: 'cache or installed software (re-creatable)',
+  large: 'larger than the size threshold',
+  'redownloadable-weights': 'model weights that can be downloaded again',
+  'secret-store': 'private key or credentials store: never copied',
+  deselected: 'not selected',
+};
 
 export function stepOf(kind: SalvageItem['kind']): StepId {
   switch (kind) {
@@ -146,10 +222,12 @@ export function safeNodeName(n: string): string {
   return n.replace(/[^A-Za-z0-9._@-]+/g, '_').replace(/^\.+/, '_') || 'node';
 }
 
-/** The folder to use: the latest unfinished or unsafe run of this node is resumed, else a new one. */
+/**
+ * The folder to use: the latest run of this node is continued (a rerun on an unchanged node transfers
+ * nothing); a new timestamped folder only for the first run.
+ */
 export function chooseRunDir(base: string, node: string, now: Date): { dir: string; previous: SalvageManifest | null } {
   const nodeDir = path.join(path.resolve(base), safeNodeName(node));
-  let previous: SalvageManifest | null = null;
   if (existsSync(nodeDir)) {
     const runs = readdirSync(nodeDir)
       .filter((d) => /^\d{8}-\d{6}$/.test(d))
@@ -158,22 +236,20 @@ export function chooseRunDir(base: string, node: string, now: Date): { dir: stri
     if (last) {
       const mf = path.join(nodeDir, last, 'salvage-manifest.json');
       try {
-        const m = JSON.parse(readFileSync(mf, 'utf8')) as SalvageManifest;
-        if (m.verdict !== 'safe' || !m.finishedAt) return { dir: path.join(nodeDir, last), previous: m };
-        previous = null;
+        return { dir: path.join(nodeDir, last), previous: JSON.parse(readFileSync(mf, 'utf8')) as SalvageManifest };
       } catch {
         // No readable manifest: the run died before writing one; reuse the folder.
         return { dir: path.join(nodeDir, last), previous: null };
       }
     }
   }
-  return { dir: path.join(nodeDir, stamp(now)), previous };
+  return { dir: path.join(nodeDir, stamp(now)), previous: null };
 }
 
-async function sha256File(abs: string): Promise<string | null> {
+async function sha256File(abs: string, limit?: number): Promise<string | null> {
   return new Promise((resolve) => {
     const h = createHash('sha256');
-    const s = createReadStream(abs);
+    const s = createReadStream(abs, limit !== undefined ? { start: 0, end: limit - 1 } : {});
     s.on('data', (b) => h.update(b));
     s.on('end', () => resolve(h.digest('hex')));
     s.on('error', () => resolve(null));
@@ -206,6 +282,45 @@ export function renderServersScript(node: string, servers: SglangServer[]): stri
   return L.join('\n');
 }
 
+export function writerInfo(w: Writer): WriterInfo {
+  return { pid: w.pid, command: redactText(redactArgv(w.argv).join(' ')).slice(0, 400), writes: w.writes.slice(0, 50), server: w.server };
+}
+
+/** What a listed file is: selected, or left on the node with a reason. */
+export function classifyFile(
+  f: ListedFile,
+  threshold: number,
+  modelDirs: string[],
+): { leftReason: LeftReason | null; jobWeights: boolean; reason: string | null } {
+  if (isSecretStore(f.path)) return { leftReason: 'secret-store', jobWeights: false, reason: LEFT_REASON_TEXT['secret-store'] };
+  if (isRedownloadable(f.path, modelDirs))
+    return {
+      leftReason: 'redownloadable-weights',
+      jobWeights: false,
+      reason: 'in a model folder the servers only read (or a Hugging Face cache): can be downloaded again',
+    };
+  const jobWeights = f.kind === 'model';
+  if (f.size > threshold)
+    return {
+      leftReason: 'large',
+      jobWeights,
+      reason: `larger than the ${formatBytes(threshold)} threshold${jobWeights ? ' — weights the job wrote, NOT re-downloadable' : ''}: listed, not downloaded unless chosen (--include-large)`,
+    };
+  return { leftReason: null, jobWeights, reason: null };
+}
+interface LocalBase {
+  /** Bytes of the verified local copy. */
+  size: number;
+  mtime: string;
+  sha256: string;
+  /** SHA-256 of the local file (differs from sha256 when it was written redacted). */
+  localSha256: string;
+  redacted: boolean;
+  md5: string | null;
+  /** Trusted without re-hashing (written by this run). */
+  trusted: boolean;
+}
+
 export class Salvager {
   readonly manifest: SalvageManifest;
   readonly dir: string;
@@ -218,13 +333,18 @@ export class Salvager {
   private fatal: string | null = null;
   private listing: SalvageListing | null = null;
   private readonly previous: SalvageManifest | null;
+  private readonly bases = new Map<string, LocalBase>();
+  private servers: SglangServer[] = [];
+  private modelDirs: string[] = [];
+  private readonly redact: boolean;
 
   constructor(private readonly o: SalvageOptions) {
     this.log = o.log ?? nullLogger;
     const now = o.now ?? new Date();
     const c = chooseRunDir(o.base, o.node, now);
     this.dir = c.dir;
-    this.previous = c.previous;
+    this.previous = c.previous && Array.isArray(c.previous.items) ? c.previous : null;
+    this.redact = o.redact ?? false;
     const steps = Object.fromEntries(STEPS.map((s) => [s.id, { status: 'pending' as StepStatus }])) as SalvageManifest['steps'];
     this.manifest = {
       version: 1,
@@ -233,12 +353,19 @@ export class Salvager {
       startedAt: now.toISOString(),
       finishedAt: null,
       dest: this.dir,
-      roots: o.roots ?? ['~'],
+      roots: [],
       sizeThreshold: o.sizeThreshold ?? 256 * 1024 * 1024,
       s3: null,
       steps,
       items: [],
       verdict: null,
+      reasons: [],
+      reasonDetails: [],
+      writers: [],
+      stopped: [],
+      listing: null,
+      stats: { bytesTransferred: 0, filesTransferred: 0 },
+      redact: this.redact,
       lost: [],
       leftByChoice: [],
       environment: null,
@@ -272,10 +399,40 @@ export class Salvager {
     if (this.o.signal?.aborted) throw new GpuSessionsError('cancelled', 'Salvage cancelled.');
   }
 
+  /** Folders and model folders an earlier run of this node found (their evidence may be gone: servers stopped). */
+  private listingOptions(extraRoots: string[] = []): ListingOptions {
+    const prevRoots = (this.previous?.roots ?? []).map((r) => (typeof r === 'string' ? r : r.path)).filter((r) => r.startsWith('/'));
+    return {
+      roots: this.o.roots,
+      addRoots: this.o.addRoots,
+      previousRoots: this.o.roots && this.o.roots.length ? [] : [...new Set([...prevRoots, ...extraRoots])],
+      volumes: this.o.volumes,
+      maxDepth: this.o.maxDepth,
+      maxFiles: this.o.maxFiles,
+    };
+  }
+
+  private async list(extraRoots: string[] = []): Promise<SalvageListing> {
+    const l = await runOperation(this.o.transport, salvageListOperation(this.listingOptions(extraRoots)), this.o.signal);
+    const prevWhy = new Map((this.previous?.roots ?? []).filter((r) => typeof r !== 'string').map((r) => [r.path, r.why]));
+    for (const r of l.roots) {
+      if (r.why.startsWith(PREVIOUS_WHY)) {
+        const w = prevWhy.get(r.path) ?? this.manifest.roots.find((x) => x.path === r.path)?.why;
+        if (w && !w.startsWith(PREVIOUS_WHY)) r.why = `${w} (found earlier)`;
+      }
+    }
+    const prevModels = (this.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [];
+    this.modelDirs = [...new Set([...this.modelDirs, ...l.modelDirs, ...prevModels])].sort();
+    (this.manifest as SalvageManifest & { modelDirs?: string[] }).modelDirs = this.modelDirs;
+    return l;
+  }
+
   /** List the node and build the plan (with preselection). */
   async plan(): Promise<SalvageItem[]> {
     try {
       mkdirSync(this.dir, { recursive: true });
+      if (this.o.gitignore !== false)
+        writeFileSync(path.join(this.dir, '.gitignore'), '# Written by GPU Sessions salvage: keep salvaged files out of git.\n*\n');
       writeAtomic(path.join(this.dir, 'salvage-manifest.json'), JSON.stringify(this.manifest, null, 2) + '\n');
     } catch (e0) {
       const e = diagnoseWrite(this.dir, e0);
@@ -287,17 +444,15 @@ export class Salvager {
     }
     this.lastWrite = Date.now();
     this.progress('plan', 'Listing files on the node…');
-    const t = this.o.transport;
-    this.listing = await runOperation(
-      t,
-      salvageListOperation({ roots: this.o.roots, maxDepth: this.o.maxDepth, maxFiles: this.o.maxFiles }),
-      this.o.signal,
-    );
-    const threshold = this.manifest.sizeThreshold;
+    this.listing = await this.list();
+    const L = this.listing;
+    this.manifest.roots = L.roots;
+    this.servers = this.ownServers(L);
     const items: SalvageItem[] = [];
-    for (const f of this.listing.files) items.push(this.itemFor(f, threshold));
-    if (this.listing.truncated) this.log.warn(`Listing truncated at ${this.o.maxFiles ?? 50000} files; raise the limit to see more.`);
-    if (this.o.servers && this.o.servers.length) {
+    for (const f of L.files) items.push(this.itemFor(f));
+    for (const c of L.caches) items.push(this.cacheItem(c));
+    if (L.truncated) this.log.warn(`Listing incomplete: ${L.notListed} entries not listed (${L.bound} bound).`);
+    if (this.servers.length) {
       items.push({
         remotePath: '(running SGLang servers)',
         localPath: 'running-servers.sh',
@@ -309,15 +464,47 @@ export class Salvager {
         selected: true,
         status: 'pending',
         reason: null,
+        leftReason: null,
         s3: 'unknown',
       });
+    } else {
+      const prev = this.previous?.items.find((i) => i.kind === 'server-cmdline' && i.status === 'verified');
+      if (prev && existsSync(path.join(this.dir, 'running-servers.sh')))
+        items.push({ ...prev, reason: 'written by an earlier run (no server runs now)' });
     }
     this.manifest.items = items;
+    this.manifest.writers = L.writers.map(writerInfo);
     this.save(true);
     return items;
   }
 
-  private itemFor(f: ListedFile, threshold: number): SalvageItem {
+  /** Servers of this user: the probe's (with GPUs) when they match the listing's own scan. */
+  private ownServers(L: SalvageListing): SglangServer[] {
+    const own = new Set(L.servers.map((s) => s.pid));
+    const fromProbe = (this.o.servers ?? []).filter((s) => own.has(s.pid));
+    return fromProbe.length === L.servers.length ? fromProbe : L.servers;
+  }
+
+  private cacheItem(c: { path: string; files: number; bytes: number }): SalvageItem {
+    return {
+      remotePath: c.path,
+      localPath: null,
+      kind: 'cache',
+      step: 'data',
+      size: c.bytes,
+      files: c.files,
+      mtime: new Date(0).toISOString(),
+      sha256: null,
+      selected: false,
+      status: 'skipped',
+      leftReason: 'cache',
+      reason: `${LEFT_REASON_TEXT.cache}: ${c.files} file(s), ${formatBytes(c.bytes)}`,
+      s3: 'unknown',
+    };
+  }
+
+  private itemFor(f: ListedFile): SalvageItem {
+    const threshold = this.manifest.sizeThreshold;
     const base: SalvageItem = {
       remotePath: f.path,
       localPath: null,
@@ -329,57 +516,66 @@ export class Salvager {
       selected: true,
       status: 'pending',
       reason: null,
+      leftReason: null,
       s3: 'unknown',
     };
     if (f.kind === 'symlink') {
+      const outside =
+        f.linkTarget && f.linkTarget.startsWith('/') && this.listing && !insideRoots(f.linkTarget, this.listing.realRoots)
+          ? ', and this one leads outside the folders'
+          : '';
       return {
         ...base,
-        selected: false,
-        status: 'skipped',
-        reason: `symlink → ${f.linkTarget ?? '?'}; not followed (salvage never follows links${f.linkTarget && f.linkTarget.startsWith('/') && this.listing && !insideRoots(f.linkTarget, this.listing.realRoots) ? ', and this one leads outside the roots' : ''})`,
+        linkTarget: f.linkTarget,
+        reason: `symlink → ${f.linkTarget ?? '?'}; the link is recorded in the manifest, never followed (salvage never follows links${outside})`,
       };
     }
     if (f.kind === 'git-repo') return { ...base, kind: 'git-state', localPath: localRelPath(f.path, 'git') };
     try {
       base.localPath = localRelPath(f.path);
     } catch (e) {
-      return { ...base, selected: false, status: 'skipped', reason: errorMessage(e) };
+      return { ...base, selected: false, status: 'skipped', reason: errorMessage(e), leftReason: 'deselected' };
     }
-    if (f.kind === 'model')
-      return { ...base, selected: false, reason: 'model weights: listed, not downloaded unless chosen (usually re-downloadable)' };
-    if (f.size > threshold)
-      return {
-        ...base,
-        selected: false,
-        reason: `larger than the ${Math.round(threshold / 1048576)} MiB threshold: listed, not downloaded unless chosen`,
-      };
+    const c = classifyFile(f, threshold, this.modelDirs);
+    if (c.jobWeights) base.jobWeights = true;
+    if (c.leftReason) return { ...base, selected: false, leftReason: c.leftReason, reason: c.reason };
     return base;
   }
 
   /** Run everything after the plan (call plan() first, or run()). */
   async execute(selectedPaths?: string[]): Promise<SalvageManifest> {
     const m = this.manifest;
+    const fixed = (it: SalvageItem) => it.kind === 'symlink' || it.kind === 'cache' || it.leftReason === 'secret-store';
     if (selectedPaths) {
       const sel = new Set(selectedPaths);
       for (const it of m.items) {
-        if (it.kind === 'symlink' || (it.status === 'skipped' && !it.localPath)) continue;
+        if (fixed(it) || (it.status === 'skipped' && !it.localPath)) continue;
         it.selected = sel.has(it.remotePath);
         if (!it.selected) {
           it.status = 'skipped';
-          it.reason ??= 'not selected';
-        } else if (it.status === 'skipped') {
-          it.status = 'pending';
-          it.reason = null;
+          it.leftReason ??= 'deselected';
+          it.reason ??= LEFT_REASON_TEXT.deselected;
+        } else {
+          it.leftReason = null;
+          if (it.status === 'skipped') {
+            it.status = 'pending';
+            it.reason = null;
+          }
         }
       }
     } else {
-      for (const it of m.items) if (!it.selected && it.status === 'pending') it.status = 'skipped';
+      for (const it of m.items) {
+        if (it.selected && it.leftReason === null) continue;
+        if (!it.selected && it.status === 'pending') it.status = 'skipped';
+      }
+    }
+    for (const it of m.items) {
+      if (it.kind === 'symlink' && it.selected) Object.assign(it, { status: 'verified', syncedAt: new Date().toISOString() });
+      if (it.leftReason === 'secret-store') Object.assign(it, { selected: false, status: 'skipped' });
     }
     try {
       this.resumeFromPrevious();
-      const files = m.items.filter(
-        (i) => i.selected && i.status === 'pending' && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && i.localPath,
-      );
+      const files = m.items.filter((i) => i.selected && i.status === 'pending' && isFileItem(i));
       this.filesTotal = m.items.filter((i) => i.selected).length;
       this.filesDone = m.items.filter((i) => i.selected && i.status === 'verified').length;
       this.bytesTotal = files.reduce((a, b) => a + b.size, 0);
@@ -391,7 +587,7 @@ export class Salvager {
         );
       }
       this.checkCancel();
-      await this.recheckVerified();
+      await this.finalPass();
       this.checkCancel();
       await this.runS3Step();
       this.checkCancel();
@@ -423,88 +619,193 @@ export class Salvager {
     return this.execute(chosen);
   }
 
-  /** Items verified by a previous run whose bytes are still intact locally and unchanged remotely. */
+  /** Local copies a previous run verified: candidates for "unchanged" (no transfer) or "grew" (append only). */
   private resumeFromPrevious(): void {
     const prev = this.previous;
     if (!prev) return;
     const byPath = new Map(prev.items.map((i) => [i.remotePath, i]));
     for (const it of this.manifest.items) {
-      if (!it.selected || it.status !== 'pending' || !it.localPath || it.kind === 'git-state' || it.kind === 'server-cmdline') continue;
+      if (!it.selected || it.status !== 'pending' || !isFileItem(it)) continue;
       const p = byPath.get(it.remotePath);
-      if (!p || p.status !== 'verified' || p.size !== it.size || p.mtime !== it.mtime || p.localPath !== it.localPath || !p.sha256)
-        continue;
-      const abs = insideDest(this.dir, it.localPath);
-      try {
-        if (statSync(abs).size !== (p.redacted ? statSync(abs).size : it.size)) continue;
-      } catch {
-        continue;
-      }
-      // Re-hashing happens in runFileStep (async); mark as a candidate here.
-      (it as SalvageItem & { _resume?: SalvageItem })._resume = p;
+      if (!p || p.status !== 'verified' || p.localPath !== it.localPath || !p.sha256) continue;
+      if (!existsSync(insideDest(this.dir, it.localPath!))) continue;
+      this.bases.set(it.remotePath, {
+        size: p.size,
+        mtime: p.mtime,
+        sha256: p.sha256,
+        localSha256: p.localSha256 ?? p.sha256,
+        redacted: !!p.redacted,
+        md5: p.md5 ?? null,
+        trusted: false,
+      });
+      if (p.secrets) it.secrets = p.secrets;
     }
   }
 
-  /** One stat of every file verified in this run: anything that changed since is not safe yet. */
-  private async recheckVerified(): Promise<void> {
-    const items = this.manifest.items.filter(
-      (i) => i.status === 'verified' && i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline',
-    );
-    if (!items.length) return;
-    let stats: Map<string, { size: number; mtime: number }>;
+  /**
+   * The final pass: stop servers / writers when asked, list again (one exec), fetch only what changed
+   * (appended bytes from the verified offset, new files, rewritten files), check the fetched ones once more.
+   */
+  private async finalPass(): Promise<void> {
+    const m = this.manifest;
+    const t = this.o.transport;
+    const L1 = this.listing;
+    if (!L1) return;
+    if (this.o.stopServers && L1.writers.some((w) => w.server)) {
+      // The command lines are written before anything is stopped.
+      for (const it of m.items) if (it.kind === 'server-cmdline' && it.status !== 'verified') this.writeServersScript(it);
+      const { stopServer } = await import('../launch/launch');
+      for (const srv of this.servers) {
+        this.checkCancel();
+        this.progress(
+          'stop',
+          `Stopping the SGLang server on port ${srv.port} (pid ${srv.pid})${this.o.drain ? ' after draining it' : ''}…`,
+        );
+        try {
+          const r = await stopServer(t, {
+            port: srv.port,
+            pid: srv.pid,
+            drain: this.o.drain,
+            signal: this.o.signal,
+            onProgress: (msg) => this.progress('stop', msg),
+          });
+          m.stopped.push({ pid: srv.pid, port: srv.port, stopped: r.stopped, message: redactText(r.message) });
+        } catch (e) {
+          m.stopped.push({ pid: srv.pid, port: srv.port, stopped: false, message: redactText(errorMessage(e)) });
+        }
+      }
+      this.save(true);
+    }
+    if (this.o.stopWriters) {
+      const others = L1.writers.filter((w) => !w.server);
+      const infos = others.map(writerInfo);
+      if (others.length && (!this.o.confirmStopWriters || (await this.o.confirmStopWriters(infos)))) {
+        const { buildKillScript } = await import('../launch/launch');
+        for (const w of others) {
+          this.checkCancel();
+          this.progress('stop', `Stopping pid ${w.pid} (${writerInfo(w).command.slice(0, 60)})…`);
+          try {
+            const r = await t.exec('sh -s', {
+              stdin: buildKillScript(w.pid, { group: false, descendants: [], termTimeoutMs: 10_000 }),
+              timeoutMs: 40_000,
+              signal: this.o.signal,
+            });
+            const out = r.stdout.toString();
+            const gone = /GS-GONE/.test(out);
+            m.stopped.push({
+              pid: w.pid,
+              port: null,
+              stopped: gone,
+              message: gone ? `stopped pid ${w.pid}` : `pid ${w.pid} is still alive`,
+            });
+          } catch (e) {
+            m.stopped.push({ pid: w.pid, port: null, stopped: false, message: redactText(errorMessage(e)) });
+          }
+        }
+        this.save(true);
+      }
+    }
+    this.checkCancel();
+    this.progress('final', 'Final pass: listing what changed since it was saved…');
+    let L2: SalvageListing;
     try {
-      stats = await remoteStats(
-        this.o.transport,
-        items.map((i) => i.remotePath),
-        this.o.signal,
-      );
+      L2 = await this.list(L1.roots.map((r) => r.path));
     } catch (e) {
-      this.log.warn(`Could not re-check files after download: ${errorMessage(e)}`);
+      this.log.warn(`The final listing failed: ${errorMessage(e)}`);
+      for (const it of m.items)
+        if (it.status === 'verified' && isFileItem(it)) {
+          it.changedAfterVerify = true;
+          it.reason = `could not be checked again after it was saved: ${errorMessage(e)}`;
+        }
       return;
     }
-    for (const it of items) {
-      const st = stats.get(it.remotePath);
-      if (!st) {
-        it.changedAfterVerify = true;
-        it.reason = 'verified, then removed or renamed on the node';
+    this.listing = L2;
+    m.roots = mergeRoots(L1.roots, L2.roots);
+    const now = new Map(L2.files.map((f) => [f.path, f]));
+    const known = new Set(m.items.map((i) => i.remotePath));
+    const catchUp: SalvageItem[] = [];
+    for (const it of m.items) {
+      if (!isFileItem(it)) continue;
+      const f = now.get(it.remotePath);
+      if (!f) {
+        if (it.status === 'verified') {
+          it.goneFromNode = true;
+          it.reason = 'removed from the node after it was saved (the saved copy is kept)';
+        } else if (it.selected) {
+          Object.assign(it, { status: 'skipped', goneFromNode: true, reason: 'no longer on the node (nothing left there to save)' });
+        }
         continue;
       }
-      const listedMtime = Math.floor(Date.parse(it.mtime) / 1000);
-      if (st.size !== it.size) {
-        it.changedAfterVerify = true;
-        it.reason = `verified at ${it.size} B, but the node's copy is now ${st.size} B (still being written?); salvage again once it stops changing`;
-      } else if (st.mtime > listedMtime + 1 && !it.reason?.includes('previous run')) {
-        it.changedAfterVerify = true;
-        it.reason = 'rewritten on the node after it was verified (same size, newer mtime); salvage again';
+      if (it.status === 'verified' && (f.size !== it.size || f.mtime !== it.mtime)) {
+        this.bases.set(it.remotePath, {
+          size: it.size,
+          mtime: it.mtime,
+          sha256: it.sha256!,
+          localSha256: it.localSha256 ?? it.sha256!,
+          redacted: !!it.redacted,
+          md5: it.md5 ?? null,
+          trusted: true,
+        });
+        Object.assign(it, { size: f.size, mtime: f.mtime, status: 'pending', changedAfterVerify: false, reason: null });
+        catchUp.push(it);
+      } else if (it.selected && it.status === 'failed' && !this.fatal) {
+        Object.assign(it, { size: f.size, mtime: f.mtime, status: 'pending', reason: null });
+        catchUp.push(it);
+      }
+    }
+    for (const f of L2.files) {
+      if (known.has(f.path)) continue;
+      const it = this.itemFor(f);
+      m.items.push(it);
+      if (it.kind === 'symlink') Object.assign(it, { status: 'verified', syncedAt: new Date().toISOString() });
+      else if (it.selected && it.status === 'pending' && isFileItem(it)) catchUp.push(it);
+      else if (!it.selected && it.status === 'pending') it.status = 'skipped';
+    }
+    for (const c of L2.caches) if (!known.has(c.path)) m.items.push(this.cacheItem(c));
+    m.writers = L2.writers.map(writerInfo);
+    if (catchUp.length) {
+      this.filesTotal += catchUp.length;
+      this.bytesTotal += catchUp.reduce((a, b) => a + b.size - (this.bases.get(b.remotePath)?.size ?? 0), 0);
+      this.progress('final', `Final pass: ${catchUp.length} file(s) changed or new`);
+      await this.transferItems(catchUp, 'final');
+      // Anything that moved again while we fetched it is still changing.
+      const fetched = catchUp.filter((i) => i.status === 'verified');
+      try {
+        const st = await remoteStats(
+          t,
+          fetched.map((i) => i.remotePath),
+          this.o.signal,
+        );
+        for (const it of fetched) {
+          const s = st.get(it.remotePath);
+          if (!s) continue;
+          const listedMtime = Math.floor(Date.parse(it.mtime) / 1000);
+          if (s.size !== it.size || s.mtime > listedMtime + 1) {
+            it.changedAfterVerify = true;
+            it.reason = `verified at ${it.size} B, but it changed again on the node (now ${s.size} B): still being written`;
+          }
+        }
+      } catch (e) {
+        this.log.warn(`Could not re-check files after the final pass: ${errorMessage(e)}`);
       }
     }
     this.save(true);
   }
 
-  private markItem(it: SalvageItem, r: TransferResult, redactable: boolean): void {
+  private markItem(it: SalvageItem, r: TransferResult): void {
     if (r.ok) {
       if (r.bytes !== it.size) {
         it.reason = `grew on the node while being read: verified the first ${r.bytes} B (listed ${it.size} B)`;
         it.size = r.bytes;
-      }
+      } else it.reason = null;
       it.sha256 = r.remoteSha256;
       it.md5 = r.md5;
       it.status = 'verified';
-      if (r.bytes === it.size && !it.reason?.startsWith('grew')) it.reason = null;
-      if (redactable && !this.o.keepSecrets && it.localPath && it.size <= 32 * 1024 * 1024) {
-        const abs = insideDest(this.dir, it.localPath);
-        try {
-          const text = readFileSync(abs, 'utf8');
-          const red = redactText(text);
-          if (red !== text) {
-            writeAtomic(abs, red);
-            it.redacted = true;
-            it.localSha256 = createHash('sha256').update(red).digest('hex');
-            it.reason = 'verified against the node, then secrets were redacted in the local copy';
-          }
-        } catch (e) {
-          this.log.warn(`Could not scan ${it.remotePath} for secrets: ${errorMessage(e)}`);
-        }
-      }
+      it.redacted = false;
+      it.localSha256 = null;
+      it.syncedAt = new Date().toISOString();
+      this.manifest.stats.filesTransferred++;
+      if (it.localPath && it.size <= SCAN_LIMIT) this.scanItem(it);
     } else {
       it.status = 'failed';
       it.reason = r.reason;
@@ -514,9 +815,51 @@ export class Salvager {
     this.save();
   }
 
+  /** Secrets scan of the exact copy; with --redact the local copy is then rewritten redacted (marked). */
+  private scanItem(it: SalvageItem): void {
+    const abs = insideDest(this.dir, it.localPath!);
+    try {
+      const buf = readFileSync(abs);
+      if (!looksLikeText(buf)) {
+        delete it.secrets;
+        return;
+      }
+      const text = buf.toString('utf8');
+      const hits = scanSecrets(text);
+      if (hits.length) it.secrets = hits;
+      else delete it.secrets;
+      if (this.redact && hits.length) {
+        const red = redactText(text);
+        if (red !== text) {
+          writeAtomic(abs, red);
+          it.redacted = true;
+          it.localSha256 = createHash('sha256').update(red).digest('hex');
+          it.reason = 'verified against the node, then written redacted (--redact)';
+        }
+      }
+    } catch (e) {
+      this.log.warn(`Could not scan ${it.remotePath} for secrets: ${errorMessage(e)}`);
+    }
+  }
+
+  private writeServersScript(it: SalvageItem): void {
+    const content = renderServersScript(this.manifest.node, this.servers);
+    const abs = insideDest(this.dir, it.localPath!);
+    try {
+      writeAtomic(abs, content);
+      it.sha256 = createHash('sha256').update(content).digest('hex');
+      it.size = Buffer.byteLength(content);
+      it.status = 'verified';
+      it.reason = 'generated from the running processes (flags with secrets redacted)';
+      it.syncedAt = new Date().toISOString();
+    } catch (e) {
+      it.status = 'failed';
+      it.reason = errorMessage(e);
+    }
+  }
+
   private async runFileStep(step: StepId, files: SalvageItem[]): Promise<void> {
     const m = this.manifest;
-    const t = this.o.transport;
     const gitItems = step === 'configs' ? m.items.filter((i) => i.kind === 'git-state' && i.selected && i.status === 'pending') : [];
     const cmdItems = step === 'scripts' ? m.items.filter((i) => i.kind === 'server-cmdline' && i.selected && i.status === 'pending') : [];
     if (files.length === 0 && gitItems.length === 0 && cmdItems.length === 0) {
@@ -530,48 +873,57 @@ export class Salvager {
     m.steps[step] = { status: 'running' };
     this.save(true);
     this.progress(step, STEPS.find((s) => s.id === step)!.title);
-
     for (const it of cmdItems) {
-      const content = renderServersScript(m.node, this.o.servers ?? []);
-      const abs = insideDest(this.dir, it.localPath!);
-      try {
-        writeAtomic(abs, content);
-        it.sha256 = createHash('sha256').update(content).digest('hex');
-        it.size = Buffer.byteLength(content);
-        it.status = 'verified';
-        it.reason = 'generated from the running processes (flags with secrets redacted)';
-      } catch (e) {
-        it.status = 'failed';
-        it.reason = errorMessage(e);
-      }
+      this.writeServersScript(it);
       this.filesDone++;
     }
+    await this.transferItems(files, step);
+    for (const it of gitItems) {
+      this.checkCancel();
+      await this.salvageGit(it);
+      this.filesDone++;
+    }
+    const mine = [...files, ...gitItems, ...cmdItems];
+    const failed = mine.filter((i) => i.status === 'failed');
+    m.steps[step] = failed.length
+      ? { status: 'failed', reason: `${failed.length} of ${mine.length} item(s) failed${this.fatal ? `: ${this.fatal}` : ''}` }
+      : { status: 'done' };
+    this.save(true);
+  }
 
-    // Resume: re-hash local copies of previously verified files.
+  /**
+   * Fetch files: unchanged verified local copies are re-hashed and kept (no transfer), grown ones get
+   * their appended bytes, large files travel alone, small ones in tar batches; a few channels in parallel.
+   */
+  private async transferItems(files: SalvageItem[], step: StepId | 'final'): Promise<void> {
+    const t = this.o.transport;
     const todo: SalvageItem[] = [];
+    const appends: SalvageItem[] = [];
     for (const it of files) {
-      const prev = (it as SalvageItem & { _resume?: SalvageItem })._resume;
-      delete (it as SalvageItem & { _resume?: SalvageItem })._resume;
-      if (prev) {
-        const h = await sha256File(insideDest(this.dir, it.localPath!));
-        if (h && h === (prev.localSha256 ?? prev.sha256)) {
+      const b = this.bases.get(it.remotePath);
+      if (b && b.size === it.size && b.mtime === it.mtime) {
+        const h = b.trusted ? b.localSha256 : await sha256File(insideDest(this.dir, it.localPath!));
+        if (h && h === b.localSha256) {
           Object.assign(it, {
-            sha256: prev.sha256,
-            md5: prev.md5,
-            localSha256: prev.localSha256,
-            redacted: prev.redacted,
+            sha256: b.sha256,
+            md5: b.md5,
+            localSha256: b.redacted ? b.localSha256 : null,
+            redacted: b.redacted,
             status: 'verified',
-            reason: prev.redacted ? prev.reason : 'verified by a previous run; local copy re-hashed and intact',
+            reason: b.redacted
+              ? 'verified by a previous run, written redacted (--redact)'
+              : 'verified by a previous run; local copy re-hashed and intact',
+            syncedAt: new Date().toISOString(),
           });
+          this.bases.delete(it.remotePath);
           this.filesDone++;
           this.bytesTotal -= it.size;
           continue;
         }
       }
-      todo.push(it);
+      if (b && it.size > b.size && !b.redacted) appends.push(it);
+      else todo.push(it);
     }
-
-    // Large files one by one, small files in tar batches; a few channels in parallel.
     const big = todo.filter((f) => f.size > SMALL_FILE);
     const small = todo.filter((f) => f.size <= SMALL_FILE);
     const batches: SalvageItem[][] = [];
@@ -587,29 +939,61 @@ export class Salvager {
       curBytes += f.size;
     }
     if (cur.length) batches.push(cur);
-    type Job = { kind: 'one'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
-    const jobs: Job[] = [...big.map((item): Job => ({ kind: 'one', item })), ...batches.map((items): Job => ({ kind: 'batch', items }))];
+    type Job = { kind: 'one'; item: SalvageItem } | { kind: 'append'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
+    const jobs: Job[] = [
+      ...appends.map((item): Job => ({ kind: 'append', item })),
+      ...big.map((item): Job => ({ kind: 'one', item })),
+      ...batches.map((items): Job => ({ kind: 'batch', items })),
+    ];
+    const title = step === 'final' ? 'Final pass' : STEPS.find((s) => s.id === step)!.title;
     const onBytes = (n: number) => {
       this.bytesDone += n;
-      this.progress(step, STEPS.find((s) => s.id === step)!.title);
+      this.manifest.stats.bytesTransferred += n;
+      this.progress(step, title);
     };
     const byPath = new Map(todo.map((i) => [i.remotePath, i]));
+    const md5 = !!this.o.s3;
+    const one = async (item: SalvageItem) => {
+      const r = await downloadOne(
+        t,
+        this.dir,
+        { remotePath: item.remotePath, localPath: item.localPath!, size: item.size },
+        onBytes,
+        this.o.signal,
+        { md5 },
+      );
+      this.markItem(item, r);
+    };
     const worker = async () => {
       for (;;) {
         if (this.fatal) return;
         this.checkCancel();
         const job = jobs.shift();
         if (!job) return;
-        if (job.kind === 'one') {
-          const r = await downloadOne(
+        if (job.kind === 'append') {
+          const b = this.bases.get(job.item.remotePath)!;
+          const r = await downloadAppend(
             t,
             this.dir,
-            { remotePath: job.item.remotePath, localPath: job.item.localPath!, size: job.item.size },
+            {
+              remotePath: job.item.remotePath,
+              localPath: job.item.localPath!,
+              size: job.item.size,
+              baseSize: b.size,
+              baseSha256: b.sha256,
+            },
             onBytes,
             this.o.signal,
-            { md5: !!this.o.s3 },
+            { md5 },
           );
-          this.markItem(job.item, r, REDACT_KINDS.has(job.item.kind));
+          this.bases.delete(job.item.remotePath);
+          if (!r.ok && r.prefixChanged) await one(job.item);
+          else {
+            this.markItem(job.item, r);
+            if (r.ok) job.item.reason = `appended ${r.appended} B to the copy verified earlier (${b.size} B); whole file verified`;
+          }
+        } else if (job.kind === 'one') {
+          await one(job.item);
         } else {
           await downloadBatch(
             t,
@@ -618,10 +1002,20 @@ export class Salvager {
             onBytes,
             (r) => {
               const it = byPath.get(r.remotePath);
-              if (it) this.markItem(it, r, REDACT_KINDS.has(it.kind));
+              if (!it) return;
+              if (!r.ok && r.reason === 'vanished from the node') {
+                Object.assign(it, {
+                  status: 'skipped',
+                  goneFromNode: true,
+                  reason: 'vanished from the node before it was copied (nothing left there to save)',
+                });
+                this.filesDone++;
+                return;
+              }
+              this.markItem(it, r);
             },
             this.o.signal,
-            { md5: !!this.o.s3 },
+            { md5 },
           );
         }
       }
@@ -632,20 +1026,7 @@ export class Salvager {
     if (this.fatal) {
       for (const it of files) if (it.status === 'pending') Object.assign(it, { status: 'failed', reason: `not attempted: ${this.fatal}` });
     }
-
-    for (const it of gitItems) {
-      this.checkCancel();
-      await this.salvageGit(it);
-      this.filesDone++;
-    }
-    const mine = [...files, ...gitItems, ...cmdItems];
-    const failed = mine.filter((i) => i.status === 'failed');
-    m.steps[step] = failed.length
-      ? { status: 'failed', reason: `${failed.length} of ${mine.length} item(s) failed${this.fatal ? `: ${this.fatal}` : ''}` }
-      : { status: 'done' };
-    this.save(true);
   }
-
   /** `git status` and `git diff` (staged and unstaged) of a repository, as text files. */
   private async salvageGit(it: SalvageItem): Promise<void> {
     const q = shq(it.remotePath);
@@ -664,7 +1045,7 @@ export class Salvager {
       const [status, diff] = out.split('@@GS-DIFF@@\n');
       const dirAbs = insideDest(this.dir, it.localPath!);
       const statusText = redactText(status ?? '');
-      const diffText = this.o.keepSecrets ? (diff ?? '') : redactText(diff ?? '');
+      const diffText = this.redact ? redactText(diff ?? '') : (diff ?? '');
       ensureParent(this.dir, path.join(dirAbs, 'x'));
       writeAtomic(path.join(dirAbs, 'git-status.txt'), statusText);
       writeAtomic(path.join(dirAbs, 'git-diff.patch'), diffText);
@@ -702,9 +1083,7 @@ export class Salvager {
       return;
     }
     // MD5 of files we did not download, so single-part ETags can be compared (bounded work on the node).
-    const candidates = m.items.filter(
-      (i) => i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && !i.md5 && i.status !== 'verified',
-    );
+    const candidates = m.items.filter((i) => isFileItem(i) && !i.md5 && i.status !== 'verified');
     const pre = matchToS3(
       candidates.map((i) => ({ remotePath: i.remotePath, size: i.size })),
       inv,
@@ -728,7 +1107,7 @@ export class Salvager {
         this.log.warn(`MD5 on the node failed: ${errorMessage(e)}`);
       }
     }
-    const fileItems = m.items.filter((i) => i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline');
+    const fileItems = m.items.filter((i) => isFileItem(i));
     const matches = matchToS3(
       fileItems.map((i) => ({ remotePath: i.remotePath, size: i.size, md5: i.md5 ?? md5s.get(i.remotePath) ?? null })),
       inv,
@@ -769,7 +1148,7 @@ export class Salvager {
     const m = this.manifest;
     const lost: SalvageManifest['lost'] = [];
     for (const it of m.items) {
-      if (!it.selected) continue;
+      if (!it.selected || it.goneFromNode) continue;
       const inS3 = it.s3 === 'present';
       if ((it.status === 'verified' && !it.changedAfterVerify) || inS3) continue;
       lost.push({ remotePath: it.remotePath, size: it.size, why: it.reason ?? it.status });
@@ -778,7 +1157,37 @@ export class Salvager {
     m.leftByChoice = m.items
       .filter((i) => !i.selected && i.kind !== 'symlink' && i.s3 !== 'present')
       .map((i) => ({ remotePath: i.remotePath, size: i.size, s3: i.s3 }));
-    m.verdict = lost.length === 0 ? 'safe' : 'unsafe';
+    const details: SalvageManifest['reasonDetails'] = [];
+    if (m.writers.length) {
+      const servers = m.writers.filter((w) => w.server).length;
+      const others = m.writers.length - servers;
+      details.push({
+        code: 'still-running',
+        message: `${[servers ? `${servers} SGLang server(s)` : '', others ? `${others} other process(es)` : ''].filter(Boolean).join(' and ')} still running and writing under the folders; stop them (--stop-servers${others ? ', --stop-writers' : ''}) or wait until they finish, then salvage again`,
+      });
+    }
+    const changed = m.items.filter((i) => i.changedAfterVerify && !i.goneFromNode);
+    if (changed.length)
+      details.push({ code: 'changed-during-run', message: `${changed.length} file(s) changed on the node after they were verified` });
+    const L = this.listing;
+    if (L?.truncated)
+      details.push({
+        code: 'listing-truncated',
+        message: `the listing is incomplete: at least ${L.notListed} entr${L.notListed === 1 ? 'y was' : 'ies were'} not listed because the ${L.bound === 'max-depth' ? `depth bound (${L.maxDepth} levels; raise --max-depth)` : `entry bound (${L.maxFiles}; raise --max-files)`} was hit, or choose narrower --roots`,
+      });
+    const failed = m.items.filter((i) => i.selected && i.status === 'failed');
+    if (failed.length) details.push({ code: 'failed-items', message: `${failed.length} selected item(s) failed to download or verify` });
+    const byPath = new Map(m.items.map((i) => [i.remotePath, i]));
+    const otherLost = lost.filter((l) => {
+      const it = byPath.get(l.remotePath);
+      return it && it.status !== 'failed' && !it.changedAfterVerify;
+    });
+    if (otherLost.length)
+      details.push({ code: 'lost-items', message: `${otherLost.length} selected item(s) were not saved (${otherLost[0].why})` });
+    m.reasonDetails = details;
+    m.reasons = details.map((d) => d.code);
+    if (L) m.listing = { truncated: L.truncated, notListed: L.notListed, bound: L.bound, maxFiles: L.maxFiles, maxDepth: L.maxDepth };
+    m.verdict = details.length === 0 ? 'safe' : 'unsafe';
     m.finishedAt = new Date().toISOString();
     this.save(true);
     try {
@@ -786,8 +1195,21 @@ export class Salvager {
     } catch (e) {
       this.log.error(`Could not write SALVAGE.md: ${errorMessage(e)}`);
     }
-    this.progress('verdict', m.verdict === 'safe' ? 'Safe to shut down.' : `Not safe: ${lost.length} item(s) would be lost.`);
+    this.progress('verdict', m.verdict === 'safe' ? 'Safe to shut down.' : `Not safe: ${details.map((d) => d.code).join(', ')}.`);
   }
+}
+
+const PREVIOUS_WHY = 'found by an earlier salvage';
+
+/** Files the salvage copies (not git state, generated scripts, caches or symlinks). */
+export function isFileItem(i: SalvageItem): boolean {
+  return !!i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && i.kind !== 'cache' && i.kind !== 'symlink';
+}
+
+function mergeRoots(a: RootInfo[], b: RootInfo[]): RootInfo[] {
+  const out = [...a];
+  for (const r of b) if (!out.some((x) => x.path === r.path)) out.push(r);
+  return out;
 }
 
 /** Node's recursive mkdir can report ENOENT for a read-only or unwritable parent: find the real cause. */
@@ -824,22 +1246,59 @@ function mdCell(s: string): string {
   return s.replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`).replace(/\|/g, '\\|');
 }
 
+const REASON_TITLE: Record<ReasonCode, string> = {
+  'still-running': 'still running',
+  'changed-during-run': 'files changed during the run',
+  'listing-truncated': 'listing incomplete',
+  'failed-items': 'items failed',
+  'lost-items': 'items not saved',
+};
+
 export function renderSalvageReport(m: SalvageManifest): string {
   const L: string[] = [];
-  L.push(`# Salvage of ${m.node}`, '');
-  L.push(m.verdict === 'safe' ? `## ✅ Safe to shut down` : `## ❌ Not safe to shut down — ${m.lost.length} item(s) would be lost`, '');
+  const code = (p: string) => '`' + mdCell(p).replace(/`/g, "'") + '`';
+  L.push(`# Salvage of ${mdCell(m.node)}`, '');
+  L.push(
+    m.verdict === 'safe'
+      ? `## ✅ Safe to shut down`
+      : `## ❌ Not safe to shut down — ${(m.reasons ?? []).map((r) => REASON_TITLE[r] ?? r).join(', ') || `${m.lost.length} item(s) would be lost`}`,
+    '',
+  );
+  for (const d of m.reasonDetails ?? []) L.push(`- **${d.code}**: ${mdCell(d.message)}`);
+  if (m.reasonDetails?.length) L.push('');
+  const jobWeights = m.items.filter((i) => i.jobWeights && !i.selected);
+  if (jobWeights.length) {
+    L.push('> ⚠️ **Weights the job wrote are left on the node** (above the size threshold; they cannot be downloaded again):', '>');
+    for (const i of jobWeights.slice(0, 50)) L.push(`> - ${code(i.remotePath)} (${formatBytes(i.size)})`);
+    L.push('>', '> Take them with `--include-large` (or select them in the review), or upload them.', '');
+  }
+  if (m.writers?.length) {
+    L.push('## Still running', '', '| pid | command | writes |', '|---|---|---|');
+    for (const w of m.writers)
+      L.push(
+        `| ${w.pid}${w.server ? ' (SGLang)' : ''} | ${code(w.command.slice(0, 160))} | ${w.writes.slice(0, 5).map(code).join('<br>') || '—'} |`,
+      );
+    L.push('');
+  }
   L.push(`- Started ${m.startedAt}, finished ${m.finishedAt ?? '—'}`);
   L.push(
-    `- Node: ${mdCell(String(m.host.user ?? ''))}@${mdCell(String(m.host.host ?? ''))}:${m.host.port ?? ''}${m.host.hostKeyFingerprint ? ` (host key ${m.host.hostKeyFingerprint})` : ''}`,
+    `- Node: ${mdCell(String(m.host.user ?? ''))}@${mdCell(String(m.host.host ?? ''))}:${m.host.port ?? ''}${m.host.hostKeyFingerprint ? ` (host key ${mdCell(String(m.host.hostKeyFingerprint))})` : ''}`,
   );
-  L.push(`- Roots: ${m.roots.map((r) => '`' + r + '`').join(', ')}; size threshold ${formatBytes(m.sizeThreshold)}`);
+  L.push(
+    `- Size threshold ${formatBytes(m.sizeThreshold)}; copies are ${m.redact ? 'redacted where secrets were found (--redact)' : "the node's exact bytes"}`,
+  );
   const verified = m.items.filter((i) => i.status === 'verified');
-  L.push(`- Downloaded and verified: ${verified.length} item(s), ${formatBytes(verified.reduce((a, b) => a + b.size, 0))}`);
+  L.push(`- Saved and verified: ${verified.length} item(s), ${formatBytes(verified.reduce((a, b) => a + b.size, 0))}`);
+  if (m.stats) L.push(`- Transferred in this run: ${m.stats.filesTransferred} file(s), ${formatBytes(m.stats.bytesTransferred)}`);
   if (m.s3)
     L.push(
-      `- S3: ${m.s3.target}${m.s3.endpoint ? ` (${m.s3.endpoint})` : ''} — ${m.s3.error ? `error: ${m.s3.error}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`}`,
+      `- S3: ${mdCell(m.s3.target)}${m.s3.endpoint ? ` (${mdCell(m.s3.endpoint)})` : ''} — ${m.s3.error ? `error: ${mdCell(m.s3.error)}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`}`,
     );
-  if (m.environment) L.push(`- Environment: ${m.environment.summary} — see [environment.md](environment.md)`);
+  if (m.environment) L.push(`- Environment: ${mdCell(m.environment.summary)} — see [environment.md](environment.md)`);
+  for (const s of m.stopped ?? []) L.push(`- Stopped: ${mdCell(s.message)}`);
+  L.push('');
+  L.push('## Folders', '', '| folder | why |', '|---|---|');
+  for (const r of m.roots) L.push(`| ${code(typeof r === 'string' ? r : r.path)} | ${mdCell(typeof r === 'string' ? '' : r.why)} |`);
   L.push('');
   L.push('## Checklist', '');
   for (const s of STEPS) {
@@ -850,22 +1309,46 @@ export function renderSalvageReport(m: SalvageManifest): string {
   L.push('');
   if (m.lost.length) {
     L.push('## Would be lost', '', '| remote path | size | why |', '|---|---|---|');
-    for (const l of m.lost) L.push(`| \`${mdCell(l.remotePath)}\` | ${formatBytes(l.size)} | ${mdCell(l.why)} |`);
+    for (const l of m.lost) L.push(`| ${code(l.remotePath)} | ${formatBytes(l.size)} | ${mdCell(l.why)} |`);
     L.push('');
   }
-  if (m.leftByChoice.length) {
-    L.push('## Left on the node by choice (not selected, not in S3)', '', '| remote path | size | S3 |', '|---|---|---|');
-    for (const l of m.leftByChoice.slice(0, 500)) L.push(`| \`${mdCell(l.remotePath)}\` | ${formatBytes(l.size)} | ${l.s3} |`);
-    if (m.leftByChoice.length > 500) L.push(`| … ${m.leftByChoice.length - 500} more (see salvage-manifest.json) | | |`);
+  const withSecrets = m.items.filter((i) => i.secrets?.length);
+  if (withSecrets.length) {
+    L.push(
+      '## Secrets found in saved files',
+      '',
+      'Line numbers and kinds only; the copies hold the original bytes unless written with `--redact`.',
+      '',
+    );
+    L.push('| file | lines | kinds |', '|---|---|---|');
+    for (const i of withSecrets.slice(0, 500))
+      L.push(
+        `| ${code(i.remotePath)}${i.redacted ? ' (copy redacted)' : ''} | ${i
+          .secrets!.map((x) => x.line)
+          .slice(0, 20)
+          .join(', ')} | ${[...new Set(i.secrets!.map((x) => x.kind))].join(', ')} |`,
+      );
+    L.push('');
+  }
+  const left = m.items.filter((i) => i.leftReason);
+  if (left.length) {
+    L.push('## Left on the node', '', '| reason | remote path | size | S3 |', '|---|---|---|---|');
+    const order: LeftReason[] = ['secret-store', 'large', 'redownloadable-weights', 'deselected', 'cache'];
+    left.sort((a, b) => order.indexOf(a.leftReason!) - order.indexOf(b.leftReason!));
+    for (const i of left.slice(0, 1000))
+      L.push(
+        `| ${i.leftReason}${i.kind === 'cache' ? ` (${i.files ?? 0} files)` : ''} | ${code(i.remotePath)} | ${formatBytes(i.size)} | ${i.s3} |`,
+      );
+    if (left.length > 1000) L.push(`| … | ${left.length - 1000} more (see salvage-manifest.json) | | |`);
     L.push('');
   }
   L.push('## Items', '', '| status | kind | remote path | size | sha256 | S3 |', '|---|---|---|---|---|---|');
-  for (const it of m.items.slice(0, 2000)) {
+  for (const it of m.items.filter((i) => !i.leftReason).slice(0, 2000)) {
     L.push(
-      `| ${it.status}${it.redacted ? ' (secrets redacted)' : ''} | ${it.kind} | \`${mdCell(it.remotePath)}\` | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`,
+      `| ${it.status}${it.redacted ? ' (redacted copy)' : ''}${it.goneFromNode ? ' (gone from node)' : ''} | ${it.kind} | ${code(it.remotePath)} | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`,
     );
   }
   if (m.items.length > 2000) L.push(`| … | | ${m.items.length - 2000} more items in salvage-manifest.json | | | |`);
   L.push('');
-  return L.join('\n');
+  return redactText(L.join('\n'));
 }

@@ -7,12 +7,23 @@
  *   temporary name, compared with the node's SHA-256, and renamed only when they match.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { shq } from '../remote/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import { TarReader } from '../remote/tar';
 import { ensureParent, forgetCheckedDirs, insideDest } from './paths';
+import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
+
+/**
+ * How much more than its listed size a file may bring in a tar batch (a live log grows between the listing
+ * and the read; tar sends what it saw when it opened the file). Past it the entry is refused and the batch
+ * stream is closed: a node that claims 1 TiB for a 7-byte file fills neither memory nor disk.
+ */
+export function entryLimit(listedSize: number): number {
+  const listed = Math.max(0, Math.floor(listedSize));
+  return listed + Math.max(64 * 1024 * 1024, listed);
+}
 
 export interface TransferItem {
   remotePath: string;
@@ -76,7 +87,12 @@ export async function prefixHashes(
   const lines = entries.map(
     (e, i) => `printf '%s ' ${i}; head -c ${Math.max(0, Math.floor(e.size))} -- ${shq(e.path)} 2>/dev/null | sha256sum`,
   );
-  const r = await t.exec('sh -s', { stdin: lines.join('\n') + '\n', timeoutMs: 30 * 60_000, signal });
+  const r = await t.exec('sh -s', {
+    stdin: lines.join('\n') + '\n',
+    timeoutMs: 30 * 60_000,
+    signal,
+    maxOutputBytes: 128 * entries.length + 4096,
+  });
   const out = new Map<string, string>();
   for (const l of r.stdout.toString().split('\n')) {
     const m = /^(\d+) ([0-9a-f]{64})/.exec(l);
@@ -158,6 +174,15 @@ class VerifiedWriter {
     }
   }
 
+  /** Take the hashes and byte count of a transfer that wrote the temporary file itself (parallel ranges). */
+  adopt(p: { sha256: string | null; md5: string | null; bytes: number; fsError?: unknown }): this {
+    this.external = { sha256: p.sha256 ?? '', md5: p.md5 };
+    this.bytes = p.bytes;
+    this.error ??= p.fsError ?? null;
+    return this;
+  }
+  private external: { sha256: string; md5: string | null } | null = null;
+
   write(chunk: Buffer): void {
     this.sha.update(chunk);
     this.md5?.update(chunk);
@@ -178,8 +203,8 @@ class VerifiedWriter {
   }
 
   finish(expectedSha: string | null, expectedSize: number | null): TransferResult & { localPath?: string } {
-    const sha256 = this.sha.digest('hex');
-    const md5 = this.md5 ? this.md5.digest('hex') : null;
+    const sha256 = this.external?.sha256 ?? this.sha.digest('hex');
+    const md5 = this.external ? this.external.md5 : this.md5 ? this.md5.digest('hex') : null;
     const base = { sha256, md5, remoteSha256: expectedSha, bytes: this.bytes };
     if (this.fd !== null) {
       // Large files are flushed to disk before they count as salvaged; small ones rely on the
@@ -275,19 +300,39 @@ export async function downloadOne(
   // hashes that same prefix in parallel. A file that shrank yields fewer bytes and fails the check.
   const n = Math.max(0, Math.floor(item.size));
   const hashP = prefixHashes(t, [{ path: item.remotePath, size: n }], signal).catch(() => new Map<string, string>());
+  if (n >= PARALLEL_MIN_BYTES) {
+    // Ranges over several connections (worker threads); null when not possible here: one stream below.
+    const p = await fetchParallel(t, item.remotePath, n, w.tmp, { md5: o.md5, onBytes, signal }).catch(
+      (e) => (w.discard(), Promise.reject(e)),
+    );
+    if (p?.reason) w.discard();
+    if (p?.reason)
+      return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: p.bytes, reason: p.reason };
+    if (p) return { ...w.adopt(p).finish((await hashP).get(item.remotePath) ?? null, item.size), remotePath: item.remotePath };
+  }
   let stderr = '';
+  // We stop at the listed length ourselves too (a wrapped `head` on the node may send more) and close the channel.
+  let cut = false;
   try {
     const s = await t.stream(
       `f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then exec head -c ${n} -- "$f"; else echo "not a regular file" >&2; exit 3; fi`,
       { signal },
     );
     s.stdout.on('data', (b: Buffer) => {
+      if (cut) return;
+      if (w.bytes + b.length > n) {
+        b = b.subarray(0, n - w.bytes);
+        cut = true;
+        s.close();
+      }
       w.write(b);
       onBytes(b.length);
     });
-    s.stderr.on('data', (b: Buffer) => (stderr += b.toString()).slice(0, 2000));
+    s.stderr.on('data', (b: Buffer) => {
+      if (stderr.length < 2000) stderr += b.toString();
+    });
     const done = await s.done;
-    if (done.code !== 0) {
+    if (done.code !== 0 && !cut) {
       w.discard();
       return {
         remotePath: item.remotePath,
@@ -338,11 +383,30 @@ export async function downloadBatch(
   const seen = new Set<string>();
   let cur: { item: TransferItem; w: VerifiedWriter } | null = null;
   let fatal: TransferResult | null = null;
+  // Everything the batch may bring: each file up to its limit plus headers. Past it (or past one file's
+  // limit) the node is sending what we did not ask for: the stream is closed, the rest reported.
+  let budget = items.reduce((a, i) => a + entryLimit(i.size) + 2048, 1024 * 1024);
+  let overflow: Error | null = null;
   const reader = new TarReader({
     entry: (e) => {
       const item = byPath.get(e.path);
       if (!item || seen.has(e.path)) return false;
       seen.add(e.path);
+      if (e.size > entryLimit(item.size)) {
+        overflow = new Error(`the node sent a ${e.size} B entry for a file listed at ${item.size} B; the stream was stopped`);
+        onFile({
+          remotePath: item.remotePath,
+          ok: false,
+          sha256: null,
+          md5: null,
+          remoteSha256: null,
+          bytes: 0,
+          reason:
+            `the node sent ${e.size} B for a file listed at ${item.size} B (more than the ${entryLimit(item.size)} B allowed ` +
+            'for a file that grows while it is read): refused and not written; run salvage again',
+        });
+        return false;
+      }
       if (e.type !== '0' && e.type !== '\0' && e.type !== '7') {
         onFile({
           remotePath: item.remotePath,
@@ -389,8 +453,11 @@ export async function downloadBatch(
   const s = await t.stream('exec tar --null --verbatim-files-from --no-recursion -P -T - -cf -', { stdin: list, signal });
   s.stdout.on('data', (b: Buffer) => {
     if (parseError) return;
+    budget -= b.length;
     try {
+      if (budget < 0) throw new Error('the node sent more data than the listed files can hold; the stream was stopped');
       reader.push(b);
+      if (overflow) throw overflow;
     } catch (e) {
       parseError = e;
       s.close();
@@ -447,4 +514,117 @@ export async function downloadBatch(
             : `not received (${stderr.trim().split('\n')[0] || 'connection dropped?'})`;
     onFile({ remotePath: i.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: why });
   }
+}
+
+export interface AppendItem extends TransferItem {
+  /** Bytes of the local verified copy (the node's file had these first bytes). */
+  baseSize: number;
+  /** SHA-256 of those bytes. */
+  baseSha256: string;
+}
+
+/**
+ * Fetch only what was appended to a file whose first `baseSize` bytes are already verified locally: the
+ * node hashes that prefix (a truncated, rotated or rewritten file fails here and the caller fetches it
+ * whole) and the whole new size, the appended bytes travel, and the combined local file must hash like
+ * the node's before it replaces the old copy. `prefixChanged` tells the caller to fetch the file whole.
+ */
+export async function downloadAppend(
+  t: Transport,
+  dest: string,
+  item: AppendItem,
+  onBytes: (n: number) => void,
+  signal?: AbortLike,
+  o: TransferOptions = {},
+): Promise<TransferResult & { prefixChanged?: boolean; appended: number }> {
+  const fail = (reason: string, extra: Partial<TransferResult & { prefixChanged: boolean; appended: number }> = {}) => ({
+    remotePath: item.remotePath,
+    ok: false,
+    sha256: null,
+    md5: null,
+    remoteSha256: null,
+    bytes: 0,
+    reason,
+    appended: 0,
+    ...extra,
+  });
+  const n = Math.max(0, Math.floor(item.baseSize));
+  const m = Math.max(n, Math.floor(item.size));
+  const abs = insideDest(dest, item.localPath);
+  let local: number;
+  try {
+    local = openSync(abs, 'r');
+  } catch {
+    return fail('no local copy to append to', { prefixChanged: true });
+  }
+  const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, m > 4 * 1024 * 1024);
+  if (w.error) {
+    closeSync(local);
+    const p = fsProblem(w.error);
+    return fail(p.reason, { fatal: p.fatal });
+  }
+  try {
+    const buf = Buffer.allocUnsafe(1024 * 1024);
+    let copied = 0;
+    while (copied < n) {
+      const k = readSync(local, buf, 0, Math.min(buf.length, n - copied), copied);
+      if (k <= 0) break;
+      w.write(buf.subarray(0, k));
+      copied += k;
+    }
+    if (copied !== n || w.peekSha() !== item.baseSha256) {
+      w.discard();
+      return fail('the local copy no longer matches what was verified', { prefixChanged: true });
+    }
+  } finally {
+    closeSync(local);
+  }
+  const q = shq(item.remotePath);
+  const hashP = t
+    .exec(`f=${q}; head -c ${n} -- "$f" 2>/dev/null | sha256sum; head -c ${m} -- "$f" 2>/dev/null | sha256sum`, {
+      timeoutMs: 30 * 60_000,
+      signal,
+    })
+    .then((r) =>
+      r.stdout
+        .toString()
+        .split('\n')
+        .map((l) => /^([0-9a-f]{64})/.exec(l)?.[1] ?? null),
+    )
+    .catch(() => [null, null]);
+  let stderr = '';
+  let appended = 0;
+  try {
+    const s = await t.stream(
+      `f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then tail -c +${n + 1} -- "$f" | head -c ${m - n}; else echo "not a regular file" >&2; exit 3; fi`,
+      { signal },
+    );
+    s.stdout.on('data', (b: Buffer) => {
+      w.write(b);
+      appended += b.length;
+      onBytes(b.length);
+    });
+    s.stderr.on('data', (b: Buffer) => {
+      if (stderr.length < 2000) stderr += b.toString();
+    });
+    const done = await s.done;
+    if (done.code !== 0) {
+      w.discard();
+      return fail(`the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`, { appended });
+    }
+  } catch (e) {
+    w.discard();
+    throw e;
+  }
+  if (signal?.aborted) {
+    w.discard();
+    throw new GpuSessionsError('cancelled', 'Cancelled.');
+  }
+  const [prefixSha, wholeSha] = await hashP;
+  if (prefixSha !== item.baseSha256) {
+    w.discard();
+    return fail('the start of the file changed on the node (truncated, rotated or rewritten)', { prefixChanged: true, appended });
+  }
+  const r = w.finish(wholeSha, m);
+  return { ...r, remotePath: item.remotePath, appended };
 }

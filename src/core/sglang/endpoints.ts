@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import type { Transport } from '../ssh/transport';
+import { serverApiKey } from './serverArgv';
 
 export interface HttpResult {
   status: number;
@@ -32,6 +33,12 @@ export interface HttpGetOptions {
  * The address to connect to for a server that listens on `host`: a wildcard listen address
  * (0.0.0.0, ::, empty) is reached on loopback; brackets around IPv6 literals are removed.
  */
+/** `Authorization: Bearer <key>` for a server launched with --api-key (the key stays in memory), else none. */
+export function authHeaders(s: { pid: number; args: readonly string[] }): Record<string, string> {
+  const key = serverApiKey(s);
+  return key ? { Authorization: `Bearer ${key}` } : {};
+}
+
 export function reachableHost(host: string | null | undefined): string {
   let h = (host ?? '').trim();
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
@@ -174,11 +181,16 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
 
 // ------------------------------------------------------------------------------------ SGLang
 
-export type Health = 'healthy' | 'starting' | 'busy' | 'dead';
+export type Health = 'healthy' | 'starting' | 'busy' | 'unhealthy' | 'dead';
+
+/** SGLang answers /health with 503 after about 20 s without a health generation: slower than this is unhealthy. */
+export const HEALTH_UNHEALTHY_MS = 20_000;
 
 /**
  * /health of an SGLang server: 200 healthy; 503 starting (or stopping/unhealthy: SGLang answers 503 for
- * both); no answer in time → busy (newer builds run a 1-token generation for /health, slow under load);
+ * both — the caller, knowing whether the server was ready, tells them apart); no answer within a deadline
+ * shorter than 20 s → busy (newer builds run a 1-token generation for /health, slow under load); no answer
+ * within 20 s (HEALTH_UNHEALTHY_MS) or more → unhealthy, as SGLang itself judges it;
  * connection refused or reset → dead. Problems of the SSH connection itself (node unreachable, host key)
  * are thrown: they say nothing about the server.
  */
@@ -195,6 +207,11 @@ export async function checkHealth(
     return { health: 'dead', detail: `unexpected HTTP ${r.status} from /health${r.body ? `: ${r.body.slice(0, 200)}` : ''}` };
   } catch (e) {
     if (e instanceof GpuSessionsError && e.code === 'timeout') {
+      if (timeoutMs >= HEALTH_UNHEALTHY_MS)
+        return {
+          health: 'unhealthy',
+          detail: `no answer within ${Math.round(timeoutMs / 1000)} s (SGLang gives up on its health generation after ~20 s)`,
+        };
       return {
         health: 'busy',
         detail: `no answer within ${Math.round(timeoutMs / 100) / 10} s (under load /health runs a generation; not dead)`,
@@ -322,22 +339,37 @@ export interface MetricsSummary {
   genThroughput: number | null;
   runningReqs: number | null;
   queueReqs: number | null;
-  /** KV-cache token usage 0..1, the mean over DP ranks (each rank has its own, equal-sized pool). */
+  /** KV-cache token usage 0..1, the mean over DP ranks (each rank has its own, equal-sized pool); for hybrid
+   *  models each rank's figure is the maximum over its pools (full, SWA, Mamba), as SGLang computes it. */
   tokenUsage: number | null;
+  /** The highest per-rank usage (the rank closest to retracting). */
+  maxTokenUsage: number | null;
   /** Mean over DP ranks of the speculative accept length; null when absent or 0 (no speculative decoding). */
   specAcceptLength: number | null;
+  /** Requests retracted for lack of KV cache (gauge), summed over DP ranks. */
+  retractedReqs: number | null;
   promptTokensTotal: number | null;
   generationTokensTotal: number | null;
 }
 
+/** `sglang:gen_throughput` and `sglang_gen_throughput` (gateways, OpenMetrics escaping) → `gen_throughput`. */
+function baseName(name: string): string | null {
+  return name.length > 7 && name.startsWith('sglang') && (name[6] === ':' || name[6] === '_') ? name.slice(7) : null;
+}
+
+/** Labels that identify a rank; every other label (is_streaming, priority, model_name…) splits one rank's figure. */
+const RANK_LABELS = ['dp_rank', 'tp_rank', 'pp_rank', 'moe_ep_rank', 'ep_rank', 'attn_cp_rank'];
+
 /**
- * Per-DP-rank values of one metric: samples grouped by `dp_rank` (absent = one group); within a group the
- * other ranks (tp_rank, pp_rank) repeat or split the same figure, so the group's value is its maximum.
+ * Per-DP-rank values of one gauge: samples grouped by `dp_rank` (absent = one group); within a group the
+ * other ranks (tp_rank, pp_rank) and label sets repeat or split the same figure, so the group's value is
+ * its maximum. `names` are base names (without the `sglang:` / `sglang_` prefix).
  */
 function perRank(samples: MetricsSample[], ...names: string[]): number[] | null {
   const groups = new Map<string, number>();
   for (const s of samples) {
-    if (!names.includes(s.name) || !Number.isFinite(s.value)) continue;
+    const b = baseName(s.name);
+    if (b === null || !names.includes(b) || !Number.isFinite(s.value)) continue;
     const k = s.labels.dp_rank ?? '';
     const prev = groups.get(k);
     groups.set(k, prev === undefined ? s.value : Math.max(prev, s.value));
@@ -345,18 +377,57 @@ function perRank(samples: MetricsSample[], ...names: string[]): number[] | null 
   return groups.size ? [...groups.values()] : null;
 }
 
+/**
+ * Per-DP-rank totals of a counter: newer builds split a counter by labels such as `is_streaming` and
+ * `priority`, so one rank's total is the SUM over its label sets; the TP/PP ranks of one DP rank repeat it
+ * (maximum); DP ranks are summed by the caller.
+ */
+function perRankCounter(samples: MetricsSample[], ...names: string[]): number[] | null {
+  const byRank = new Map<string, Map<string, number>>();
+  for (const s of samples) {
+    const b = baseName(s.name);
+    if (b === null || !names.includes(b) || !Number.isFinite(s.value)) continue;
+    const dp = s.labels.dp_rank ?? '';
+    const sub = RANK_LABELS.slice(1)
+      .map((l) => s.labels[l] ?? '')
+      .join('\0');
+    let m = byRank.get(dp);
+    if (!m) byRank.set(dp, (m = new Map()));
+    m.set(sub, (m.get(sub) ?? 0) + s.value);
+  }
+  if (!byRank.size) return null;
+  return [...byRank.values()].map((m) => Math.max(...m.values()));
+}
+
 const sum = (v: number[] | null) => (v ? v.reduce((a, b) => a + b, 0) : null);
 const mean = (v: number[] | null) => (v && v.length ? v.reduce((a, b) => a + b, 0) / v.length : null);
 
+/** Per-DP-rank KV usage: the maximum over the pools each rank reports (plain, full, SWA, Mamba, HiSparse). */
+function perRankUsage(samples: MetricsSample[]): number[] | null {
+  const groups = new Map<string, number>();
+  for (const s of samples) {
+    const b = baseName(s.name);
+    if (b === null || !Number.isFinite(s.value)) continue;
+    if (!(b === 'token_usage' || b.endsWith('_token_usage') || b === 'mamba_usage')) continue;
+    const k = s.labels.dp_rank ?? '';
+    const prev = groups.get(k);
+    groups.set(k, prev === undefined ? s.value : Math.max(prev, s.value));
+  }
+  return groups.size ? [...groups.values()] : null;
+}
+
 export function metricsSummary(samples: MetricsSample[]): MetricsSummary {
-  const accept = perRank(samples, 'sglang:spec_accept_length')?.filter((x) => x > 0) ?? null;
+  const accept = perRank(samples, 'spec_accept_length')?.filter((x) => x > 0) ?? null;
+  const usage = perRankUsage(samples);
   return {
-    genThroughput: sum(perRank(samples, 'sglang:gen_throughput')),
-    runningReqs: sum(perRank(samples, 'sglang:num_running_reqs')),
-    queueReqs: sum(perRank(samples, 'sglang:num_queue_reqs')),
-    tokenUsage: mean(perRank(samples, 'sglang:token_usage')),
+    genThroughput: sum(perRank(samples, 'gen_throughput')),
+    runningReqs: sum(perRank(samples, 'num_running_reqs')),
+    queueReqs: sum(perRank(samples, 'num_queue_reqs')),
+    tokenUsage: mean(usage),
+    maxTokenUsage: usage ? Math.max(...usage) : null,
     specAcceptLength: accept && accept.length ? mean(accept) : null,
-    promptTokensTotal: sum(perRank(samples, 'sglang:prompt_tokens_total', 'sglang:prompt_tokens')),
-    generationTokensTotal: sum(perRank(samples, 'sglang:generation_tokens_total', 'sglang:generation_tokens')),
+    retractedReqs: sum(perRank(samples, 'num_retracted_reqs')),
+    promptTokensTotal: sum(perRankCounter(samples, 'prompt_tokens_total', 'prompt_tokens')),
+    generationTokensTotal: sum(perRankCounter(samples, 'generation_tokens_total', 'generation_tokens')),
   };
 }

@@ -40,8 +40,9 @@ export interface StatRecord {
   runningReqs: number | null;
   /** `#queue-req` (early 2024 prefill: `#remaining_req`). */
   queueReqs: number | null;
-  /** `token usage`; for hybrid-memory models (which print no plain `token usage`) this is `full token usage`.
-   *  A fraction 0..1 as printed. */
+  /** `token usage`; for hybrid-memory and HiSparse models (which print no plain `token usage`) the maximum
+   *  over their pools (`full token usage`, `swa token usage`, `mamba usage`, `gpu/cpu token usage`), as SGLang
+   *  computes its pressure. A fraction 0..1 as printed. */
   tokenUsage: number | null;
   /** Speculative decoding `accept len` (includes the bonus token, >= 1). */
   acceptLen: number | null;
@@ -68,9 +69,23 @@ export interface StatRecord {
   extra: Record<string, string | number | boolean>;
 }
 
+/**
+ * What went wrong, judged from one log line's message (see shared/reference/sglang-failures.md):
+ * crash (scheduler/detokenizer exception, child process failed, a dead rank), oom (CUDA out of memory, not
+ * enough memory for the KV pool), kv-pressure (KV pool full, retractions, decode out of memory), hang
+ * (watchdog timeouts, detokenizer health-check failures), nccl (NCCL errors, collective timeouts), gpu
+ * (illegal memory access, driver/NVML failures, a lost GPU).
+ */
+export type FailureClass = 'crash' | 'oom' | 'kv-pressure' | 'hang' | 'nccl' | 'gpu';
+
+export const FAILURE_CLASSES: readonly FailureClass[] = ['crash', 'oom', 'kv-pressure', 'hang', 'nccl', 'gpu'];
+
 export interface ClassifiedLine {
   kind: LineKind;
   stat?: StatRecord;
+  /** For 'error' lines: the failure class, or null for an error that is none of them (e.g. a request's
+   *  ValueError). For stat lines: 'kv-pressure' when the line shows retractions or a pool at 1.00. */
+  errorClass?: FailureClass | null;
   /** The line without ANSI codes and without outer wrappers / SGLang's "[timestamp ranks] " header. */
   message: string;
 }
@@ -324,6 +339,8 @@ function parseHeaderBefore(s: string, end: number): HeaderInfo {
   let p = end;
   for (let group = 0; group < 6; group++) {
     while (p > 0 && isSpace(s.charCodeAt(p - 1))) p--;
+    // custom logging config (SGLANG_LOGGING_CONFIG_PATH): "[time][file.py:424][INFO]: message"
+    if (group === 0 && p > 1 && s.charCodeAt(p - 1) === 58 /* : */ && s.charCodeAt(p - 2) === 93) p--;
     if (p === 0 || s.charCodeAt(p - 1) !== 93 /* ] */) break;
     const close = p - 1;
     // nearest "[" (at most 6 backward scans per line, so linear even on hostile input)
@@ -384,7 +401,14 @@ function skipWrappers(s: string, from: number, wrappersOnly = false): number {
         continue;
       }
       if (wrappersOnly) return i;
-      if (parseHeaderBracket(s, i + 1, close) === null) return i;
+      if (parseHeaderBracket(s, i + 1, close) === null) {
+        // custom logging config: "[time][file.py:424][INFO]: " — the source location and a non-error level go
+        // (an "[ERROR]"/"[CRITICAL]" level stays: it marks the line as an error)
+        if (iter === 0 || !isSourceOrLevel(s, i + 1, close)) return i;
+        i = close + 1;
+        if (s.charCodeAt(i) === 58 /* : */ && s.charCodeAt(i + 1) === 32) i++;
+        continue;
+      }
       i = close + 1;
       continue;
     }
@@ -400,6 +424,20 @@ function skipWrappers(s: string, from: number, wrappersOnly = false): number {
     return i;
   }
   return i;
+}
+
+const SKIPPED_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'WARN', 'NOTSET'];
+
+/** "file.py:424" / "scheduler.py:1012" or a non-error log level, inside the bracket s[a, b). */
+function isSourceOrLevel(s: string, a: number, b: number): boolean {
+  if (b - a < 2 || b - a > 128) return false;
+  const inner = s.slice(a, b);
+  if (SKIPPED_LEVELS.includes(inner)) return true;
+  const colon = inner.lastIndexOf(':');
+  if (colon <= 0 || !isAllDigits(inner.slice(colon + 1))) return false;
+  const file = inner.slice(0, colon);
+  if (file.indexOf(' ') >= 0) return false;
+  return file.endsWith('.py') || file.indexOf('.') > 0;
 }
 
 function isIsoTail(s: string, a: number, b: number): boolean {
@@ -697,8 +735,17 @@ function parseBody(s: string, from: number, sep: string, rec: StatRecord): numbe
     pos = next + 2;
   }
   if (hybrid !== null) {
-    if (rec.tokenUsage === null && hybrid[0] !== null) rec.tokenUsage = hybrid[0];
     if (rec.numTokens === null && hybrid[1] !== null) rec.numTokens = hybrid[1];
+  }
+  if (rec.tokenUsage === null) {
+    // hybrid (full / SWA / Mamba pools) and HiSparse (GPU / CPU pools) servers print no plain `token usage`:
+    // SGLang's own pressure figure is the maximum over the pools
+    let m: number | null = hybrid !== null ? hybrid[0] : null;
+    for (const k of POOL_USAGE_KEYS) {
+      const v = rec.extra[k];
+      if (typeof v === 'number' && Number.isFinite(v) && (m === null || v > m)) m = v;
+    }
+    rec.tokenUsage = m;
   }
   return pairs;
 }
@@ -956,9 +1003,15 @@ export function classifyLine(line: string): ClassifiedLine {
     if (typeof line !== 'string') return { kind: 'other', message: '' };
     const s = stripAnsi(head(line));
     const st = parseStatFrom(s);
-    if (st) return { kind: st.stat.kind, stat: st.stat, message: s.slice(st.msgStart) };
+    if (st) {
+      const c: ClassifiedLine = { kind: st.stat.kind, stat: st.stat, message: s.slice(st.msgStart) };
+      if (isKvPressureStat(st.stat)) c.errorClass = 'kv-pressure';
+      return c;
+    }
     const message = s.slice(skipWrappers(s, 0));
-    return { kind: classifyMessage(message), message };
+    const kind = classifyMessage(message);
+    if (kind === 'error') return { kind, message, errorClass: classifyFailure(message) };
+    return { kind, message };
   } catch {
     return { kind: 'other', message: typeof line === 'string' ? line : '' };
   }
@@ -966,12 +1019,118 @@ export function classifyLine(line: string): ClassifiedLine {
 
 function classifyMessage(m: string): LineKind {
   if (m.length === 0) return 'other';
-  if (m.indexOf('Traceback (most recent call last)') >= 0) return 'traceback';
   if (isAccessMessage(m)) return 'access';
+  if (m.startsWith('server_args=')) return 'startup';
+  if (classifyFailure(m) !== null) return 'error';
+  if (m.indexOf('Traceback (most recent call last)') >= 0) return 'traceback';
   if (m.indexOf(READY_MARK) >= 0) return 'ready';
   if (isErrorMessage(m)) return 'error';
   for (const mark of STARTUP_MARKS) if (m.indexOf(mark) >= 0) return 'startup';
   return 'other';
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Failure classes
+
+/** Signatures per class, checked in this order (the most specific first: an OOM inside a scheduler exception
+ *  is an oom; a c10::DistBackendError after "terminate called" is nccl). Substrings, as SGLang prints them. */
+const FAILURE_SIGNATURES: Array<[FailureClass, string[]]> = [
+  [
+    'oom',
+    [
+      'CUDA out of memory',
+      'OutOfMemoryError',
+      'CUDA error: out of memory',
+      'Not enough memory. Please try to increase --mem-fraction-static',
+      'Not enough memory',
+    ],
+  ],
+  ['kv-pressure', ['KV cache pool is full', 'Decode out of memory happened', 'No space left for only one request']],
+  [
+    'nccl',
+    [
+      'NCCL error',
+      'ProcessGroupNCCL',
+      'Watchdog caught collective operation timeout',
+      'DistBackendError',
+      'NCCL WARN',
+      'ncclInternalError',
+      'ncclSystemError',
+      'ncclUnhandledCudaError',
+      'ncclRemoteError',
+    ],
+  ],
+  [
+    'gpu',
+    [
+      'illegal memory access',
+      'Found no NVIDIA driver',
+      'Unable to determine the device handle',
+      'GPU is lost',
+      'Failed to initialize NVML',
+      "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+      'uncorrectable ECC error',
+      'CUDA error: unspecified launch failure',
+    ],
+  ],
+  ['hang', ['Watchdog timeout', 'Pyspy failed to dump', 'Health check failed', "couldn't get a response from detokenizer"]],
+  [
+    'crash',
+    [
+      'hit an exception',
+      'Received sigquit from a child proces',
+      'Child process unexpectedly failed',
+      'scheduler is dead',
+      'Fatal Python error',
+      'Segmentation fault',
+      'terminate called after throwing',
+    ],
+  ],
+];
+
+/** The failure class of a log message (a line without its header), or null. Never throws; linear. */
+export function classifyFailure(message: string): FailureClass | null {
+  if (typeof message !== 'string' || message.length === 0) return null;
+  const m = message.length > 8192 ? message.slice(0, 8192) : message;
+  for (const [cls, marks] of FAILURE_SIGNATURES) for (const mark of marks) if (m.indexOf(mark) >= 0) return cls;
+  return null;
+}
+
+/** Keys of per-pool usage figures (hybrid SWA / Mamba models, HiSparse); SGLang's pressure is their maximum. */
+const POOL_USAGE_KEYS = ['full token usage', 'swa token usage', 'mamba usage', 'gpu token usage', 'cpu token usage'];
+
+/** The highest KV pool usage a stat line reports (plain `token usage` and every pool), or null. */
+export function maxPoolUsage(st: StatRecord): number | null {
+  let m = st.tokenUsage;
+  for (const k of POOL_USAGE_KEYS) {
+    const v = st.extra[k];
+    if (typeof v === 'number' && Number.isFinite(v) && (m === null || v > m)) m = v;
+  }
+  return m;
+}
+
+/** Retracted requests (`#retracted-req`) on a stat line, 0 when absent. */
+export function retractedReqs(st: StatRecord): number {
+  const v = st.extra['#retracted-req'] ?? st.extra['#retracted_req'];
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+/** A stat line showing KV pressure: requests retracted, or a pool printed as full (1.00). */
+export function isKvPressureStat(st: StatRecord): boolean {
+  if (retractedReqs(st) > 0) return true;
+  const u = maxPoolUsage(st);
+  return u !== null && u >= 0.995;
+}
+
+/** Timestamp and rank tags of any log line (stat or not), e.g. for an error line. Never throws. */
+export function lineHeader(line: string): { time: string | null; ranks: Record<string, number>; rank: string } {
+  try {
+    const s = stripAnsi(head(line));
+    const h = parseHeaderBefore(s, skipWrappers(s, 0));
+    return { time: h.time, ranks: h.ranks ?? {}, rank: h.label ?? '' };
+  } catch {
+    return { time: null, ranks: {}, rank: '' };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1055,6 +1214,10 @@ export interface LogSummary {
   ready: boolean;
   /** message of the last 'error' (or 'traceback') line */
   lastError: string | null;
+  /** error lines per failure class (error lines of no class are counted in `errors` only) */
+  errorClasses: Record<FailureClass, number>;
+  /** decode/prefill lines showing KV pressure (retractions, a pool at 1.00) */
+  kvPressureStatLines: number;
   totalLines: number;
   /** per-kind line counts */
   kinds: Record<LineKind, number>;
@@ -1090,6 +1253,8 @@ export class LogSummarizer {
   private tracebacks = 0;
   private ready = false;
   private lastError: string | null = null;
+  private readonly errorClasses: Record<FailureClass, number> = { crash: 0, oom: 0, 'kv-pressure': 0, hang: 0, nccl: 0, gpu: 0 };
+  private kvPressureStatLines = 0;
   private total = 0;
   private readonly kinds: Record<LineKind, number> = {
     decode: 0,
@@ -1134,10 +1299,12 @@ export class LogSummarizer {
       case 'decode':
       case 'prefill':
         if (c.stat) this.addStat(c.stat);
+        if (c.errorClass === 'kv-pressure') this.kvPressureStatLines++;
         return;
       case 'error':
         this.errors++;
         this.lastError = c.message;
+        if (c.errorClass) this.errorClasses[c.errorClass]++;
         return;
       case 'traceback':
         this.tracebacks++;
@@ -1218,6 +1385,8 @@ export class LogSummarizer {
       tracebacks: this.tracebacks,
       ready: this.ready,
       lastError: this.lastError,
+      errorClasses: { ...this.errorClasses },
+      kvPressureStatLines: this.kvPressureStatLines,
       totalLines: this.total,
       kinds: { ...this.kinds },
       truncatedLines: this.splitter.truncatedLines,

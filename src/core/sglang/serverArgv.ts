@@ -3,7 +3,15 @@
  * `sglang serve ...` (2026 builds), or `.../sglang/launch_server.py`. Flags are parsed in both
  * `--flag value` and `--flag=value` forms. Children that renamed themselves (`sglang::scheduler_TP0`)
  * are not servers; they are mapped to their server through the parent chain.
+ *
+ * Secrets: the values of secret flags (`--api-key`, `--admin-api-key`, any flag named key/token/secret/
+ * password, abbreviations included) are redacted in `args` and `flags` right here, where argv enters the
+ * process, so every consumer (probe JSON, tree, logs, capture) only ever sees `<redacted>`. The values
+ * stay in memory (`serverSecrets`, `serverApiKey`) to talk to a server that enforces its key, or to
+ * relaunch it with the same key; they are never written.
  */
+import { redactArgv, rememberSecret, secretFlagValues } from '../util/redact';
+import { isBoolFlag, isSecretFlag, resolveFlag } from './flags';
 
 export interface PsEntry {
   pid: number;
@@ -33,10 +41,29 @@ export interface SglangServer {
   cudaVisibleDevices: string | null;
   /** GPU indices holding this server's memory (from nvidia-smi), else from CUDA_VISIBLE_DEVICES. */
   gpus: number[];
-  /** Full argv. */
+  /** Full argv, secret values redacted (`--api-key <redacted>`). */
   args: string[];
-  /** Every flag: `--tp 2` → {tp: '2'}, bare `--trust-remote-code` → {'trust-remote-code': true}. */
+  /** Every flag: `--tp 2` → {tp: '2'}, bare `--trust-remote-code` → {'trust-remote-code': true}; abbreviations resolved. */
   flags: Record<string, string | boolean>;
+  /** The server was started with --api-key (its value is redacted everywhere). */
+  hasApiKey?: boolean;
+  /** Flags (as written) whose values were redacted. */
+  secretFlags?: string[];
+}
+
+/** In-memory only: the secret flag values of the servers seen, by pid and redacted argv. Bounded. */
+const secretStore = new Map<string, Map<string, string>>();
+const storeKey = (s: { pid: number; args: readonly string[] }) => `${s.pid}\0${s.args.join('\0')}`;
+
+/** The secret flag values of a server (flag as written → value). Empty when it has none. */
+export function serverSecrets(s: { pid: number; args: readonly string[] }): ReadonlyMap<string, string> {
+  return secretStore.get(storeKey(s)) ?? new Map();
+}
+
+/** The server's --api-key (in memory only: for `Authorization: Bearer` on /metrics and friends). */
+export function serverApiKey(s: { pid: number; args: readonly string[] }): string | undefined {
+  for (const [flag, v] of serverSecrets(s)) if (resolveFlag(flag) === '--api-key') return v;
+  return undefined;
 }
 
 /** Index of the first flag after the launcher, or -1 when argv is not an SGLang server launch. */
@@ -51,6 +78,7 @@ export function sglangLaunchIndex(argv: readonly string[]): number {
   return -1;
 }
 
+/** Flags of an argv (after the launcher); abbreviations resolved as argparse does; known boolean flags take no value. */
 export function parseFlags(args: readonly string[]): Record<string, string | boolean> {
   const flags: Record<string, string | boolean> = {};
   for (let i = 0; i < args.length; i++) {
@@ -58,15 +86,17 @@ export function parseFlags(args: readonly string[]): Record<string, string | boo
     if (!a.startsWith('--') || a === '--') continue;
     const eq = a.indexOf('=');
     if (eq > 2) {
-      flags[a.slice(2, eq)] = a.slice(eq + 1);
+      flags[resolveFlag(a.slice(0, eq)).slice(2)] = a.slice(eq + 1);
       continue;
     }
+    const name = resolveFlag(a).slice(2);
     const next = args[i + 1];
-    if (next !== undefined && !next.startsWith('--')) {
-      flags[a.slice(2)] = next;
+    if (isBoolFlag(a)) flags[name] = true;
+    else if (next !== undefined && !next.startsWith('--')) {
+      flags[name] = next;
       i++;
     } else {
-      flags[a.slice(2)] = true;
+      flags[name] = true;
     }
   }
   return flags;
@@ -97,12 +127,15 @@ export function logFileFromFd(link: string | null | undefined): string | null {
 export function serverFromArgv(e: PsEntry): SglangServer | null {
   const at = sglangLaunchIndex(e.argv);
   if (at < 0) return null;
-  const rest = e.argv.slice(at);
+  const secrets = secretFlagValues(e.argv.slice(at), isSecretFlag);
+  for (const v of secrets.values()) rememberSecret(v);
+  const args = redactArgv(e.argv, isSecretFlag);
+  const rest = args.slice(at);
   const flags = parseFlags(rest);
   // `sglang serve MODEL` accepts the model path as a positional in some builds.
   const positional = rest[0] && !rest[0].startsWith('-') ? rest[0] : null;
   const logFile = logFileFromFd(e.fd1) ?? logFileFromFd(e.fd2);
-  return {
+  const server: SglangServer = {
     pid: e.pid,
     port: flagInt(flags, 30000, 'port'),
     host: flagStr(flags, 'host') ?? '127.0.0.1',
@@ -117,9 +150,16 @@ export function serverFromArgv(e: PsEntry): SglangServer | null {
     cwd: e.cwd ?? null,
     cudaVisibleDevices: e.cudaVisibleDevices ?? null,
     gpus: [],
-    args: [...e.argv],
+    args,
     flags,
+    hasApiKey: [...secrets.keys()].some((f) => resolveFlag(f) === '--api-key'),
+    secretFlags: [...secrets.keys()],
   };
+  if (secrets.size) {
+    if (secretStore.size >= 4096) secretStore.delete(secretStore.keys().next().value as string);
+    secretStore.set(storeKey(server), secrets);
+  }
+  return server;
 }
 
 /**
@@ -160,24 +200,42 @@ export function parsePsLines(text: string): PsEntry[] {
   return out;
 }
 
-/** The probe's /proc records: fields separated by \x1d, argv by \x1f, records by \x1e. */
+/**
+ * One hex-encoded field of a /proc record (`od -An -v -tx1` output: hex pairs, spaces, newlines), decoded
+ * to its bytes; null when it is not hex (a record we did not print).
+ */
+export function decodeHexField(s: string): Buffer | null {
+  const hex = s.replace(/\s+/g, '');
+  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) return null;
+  return Buffer.from(hex, 'hex');
+}
+
+/**
+ * The probe's /proc records (procRecordsLoop): `P \x1d hex(pid \0 ppid \0 cwd \0 fd1 \0 fd2 \0 env lines)
+ * \x1d hex(cmdline) \x1e`. The fields travel hex-encoded, so separator bytes inside a process's argv, paths
+ * or environment cannot forge a record; anything that is not such a record is ignored.
+ */
 export function parseProcRecords(text: string): PsEntry[] {
   const out: PsEntry[] = [];
   for (const rec of text.split('\x1e')) {
-    const f = rec.replace(/^\n+/, '').split('\x1d');
-    if (f[0] !== 'P' || f.length < 8) continue;
-    const pid = Number(f[1]);
-    if (!Number.isInteger(pid)) continue;
-    const ppid = /^\d+$/.test(f[2]) ? Number(f[2]) : null;
-    const argv = f[7].split('\x1f');
+    const f = rec.replace(/^\s+/, '').split('\x1d');
+    if (f[0] !== 'P' || f.length !== 3) continue;
+    const head = decodeHexField(f[1]);
+    const cmdline = decodeHexField(f[2]);
+    if (!head || !cmdline) continue;
+    const h = head.toString('utf8').split('\0');
+    if (h.length < 6 || !/^\d+$/.test(h[0])) continue;
+    const pid = Number(h[0]);
+    const ppid = /^\d+$/.test(h[1]) ? Number(h[1]) : null;
+    const argv = cmdline.toString('utf8').split('\0');
     if (argv.length && argv[argv.length - 1] === '') argv.pop();
-    const cvd = /(?:^|\n)CUDA_VISIBLE_DEVICES=([^\n]*)/.exec(f[6] ?? '');
+    const cvd = /(?:^|\n)CUDA_VISIBLE_DEVICES=([^\n]*)/.exec(h[5]);
     out.push({
       pid,
       ppid,
-      cwd: f[3] || null,
-      fd1: f[4] || null,
-      fd2: f[5] || null,
+      cwd: h[2] || null,
+      fd1: h[3] || null,
+      fd2: h[4] || null,
       cudaVisibleDevices: cvd ? cvd[1] : null,
       argv,
       exact: true,

@@ -338,6 +338,11 @@ export class KnownHostsStore {
     this.hashNewEntries = !!opts.hashNewEntries;
   }
 
+  /** The files, in order (worker threads build their own store from them: same files, same checks). */
+  get paths(): string[] {
+    return [...this.files];
+  }
+
   /** Reads all files afresh (missing files are skipped). */
   load(): KnownHostEntry[] {
     const entries: KnownHostEntry[] = [];

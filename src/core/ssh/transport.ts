@@ -269,6 +269,23 @@ export interface SshTransportOptions {
   homeDir?: string;
 }
 
+/**
+ * What a worker thread needs to open its own connection to the node with the same checks (plain data:
+ * it crosses a thread boundary). No prompts there: an unknown host key is refused, encrypted keys without
+ * an agent are skipped (the caller then falls back to the pooled connection).
+ */
+export interface SshConnectRecipe {
+  node: NodeSpec;
+  knownHostsFiles: string[];
+  extraIdentityFiles?: string[];
+  agentSocket?: string;
+  homeDir?: string;
+  connectTimeoutMs?: number;
+  keepaliveIntervalMs?: number;
+  keepaliveCountMax?: number;
+  maxChannels: number;
+}
+
 const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
 
 function classifyConnectError(node: NodeSpec, e: Error & { level?: string; code?: string }): GpuSessionsError {
@@ -337,6 +354,23 @@ export class SshTransport extends BaseTransport {
       proxyJump: this.opts.node.proxyJump,
       hostKeyFingerprint: this.pinnedKey ? fingerprintSha256(this.pinnedKey) : undefined,
       hostKeyType: this.pinnedKey ? keyTypeOfBlob(this.pinnedKey) : undefined,
+    };
+  }
+
+  /** For extra connections in worker threads (parallel transfers); undefined through a jump host or proxy. */
+  connectRecipe(): SshConnectRecipe | undefined {
+    const o = this.opts;
+    if (o.jump || o.node.proxyJump || o.node.proxyCommand) return undefined;
+    return {
+      node: o.node,
+      knownHostsFiles: o.knownHosts.paths,
+      extraIdentityFiles: o.extraIdentityFiles,
+      agentSocket: o.agentSocket ?? process.env.SSH_AUTH_SOCK,
+      homeDir: o.homeDir,
+      connectTimeoutMs: o.connectTimeoutMs,
+      keepaliveIntervalMs: o.keepaliveIntervalMs,
+      keepaliveCountMax: o.keepaliveCountMax,
+      maxChannels: o.maxChannels ?? 10,
     };
   }
 

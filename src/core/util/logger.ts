@@ -1,4 +1,6 @@
 /** Minimal logging interface: the extension backs it with a LogOutputChannel, the CLI with stderr. */
+import { redactOutput } from './redact';
+
 export interface Logger {
   trace(msg: string): void;
   info(msg: string): void;
@@ -8,8 +10,18 @@ export interface Logger {
 
 export const nullLogger: Logger = { trace() {}, info() {}, warn() {}, error() {} };
 
+/** A logger whose every message goes through the boundary redaction (secrets never reach a log in clear). */
+export function redactingLogger(l: Logger): Logger {
+  return {
+    trace: (m) => l.trace(redactOutput(m)),
+    info: (m) => l.info(redactOutput(m)),
+    warn: (m) => l.warn(redactOutput(m)),
+    error: (m) => l.error(redactOutput(m)),
+  };
+}
+
 export function stderrLogger(verbose: boolean): Logger {
-  const w = (lvl: string) => (msg: string) => process.stderr.write(`[${lvl}] ${msg}\n`);
+  const w = (lvl: string) => (msg: string) => process.stderr.write(`[${lvl}] ${redactOutput(msg)}\n`);
   return {
     trace: verbose ? w('trace') : () => undefined,
     info: verbose ? w('info') : () => undefined,

@@ -21,7 +21,9 @@
  * milliseconds. Every function is idempotent: redacting redacted text changes nothing.
  */
 
-export const REDACTED = '[REDACTED]';
+export const REDACTED = '<redacted>';
+/** What earlier versions wrote; still recognised as "already redacted" (idempotence on old files). */
+const LEGACY_REDACTED = '[REDACTED]';
 
 const SECRET_WORDS = new Set([
   'KEY',
@@ -194,9 +196,13 @@ export function isSecretName(name: string): boolean {
 /** Values that are not secrets even under a secret name: empty, None/null, shell references. */
 function isPlaceholder(v: string): boolean {
   const s = v.replace(/,$/, '').replace(/^["']|["']$/g, '');
-  if (s === '' || s === REDACTED || s === '\\') return true;
-  // Already redacted with its scheme kept (`Bearer [REDACTED]`).
-  if (/^[A-Za-z][A-Za-z0-9-]*[ \t]+\[REDACTED\]$/.test(s)) return true;
+  if (s === '' || s === REDACTED || s === LEGACY_REDACTED || s === '\\') return true;
+  // Already redacted with its scheme kept (`Bearer <redacted>`).
+  if (/^[A-Za-z][A-Za-z0-9-]*[ \t]+(\[REDACTED\]|<redacted>)$/.test(s)) return true;
+  // A shell reference that reads the secret at run time: `"$(cat "$HOME"/...)"` (launch scripts).
+  if (/^\$\(/.test(s)) return true;
+  // Hints and references that name a secret without holding it: `NAME=…`, `--secret NAME=@FILE`, `<secret:NAME>`.
+  if (/^(…|\.\.\.|<[^<>\s]*>|@\S*|[A-Za-z0-9_.-]+=@\S*)$/.test(s)) return true;
   if (/^(none|null|nil|undefined|true|false)$/i.test(s)) return true;
   if (/^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/.test(s)) return true; // $VAR, ${VAR}
   if (/^\*+$/.test(s)) return true;
@@ -217,14 +223,15 @@ export function redactEnv(env: Record<string, string>): Record<string, string> {
   return out;
 }
 
-export function redactArgv(argv: string[]): string[] {
+/** Argv with the values of secret flags (`isSecretFlag`, default: a secret name) and secret `NAME=value` words redacted. */
+export function redactArgv(argv: readonly string[], isSecretFlag: (flag: string) => boolean = isSecretName): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const flag = /^(--?[A-Za-z][A-Za-z0-9_.-]*)(=([\s\S]*))?$/.exec(a);
     if (flag) {
       const name = flag[1];
-      if (isSecretName(name)) {
+      if (isSecretFlag(name)) {
         if (flag[2] !== undefined) {
           out.push(flag[3] === '' ? a : `${name}=${REDACTED}`);
           continue;
@@ -467,4 +474,56 @@ export function scrubKnownSecrets<T>(value: T, secrets: Iterable<string>): T {
     return v;
   };
   return walk(value, 0) as T;
+}
+
+// ------------------------------------------------------------------------------------ the boundary
+
+/**
+ * Secret values this process has seen by name (the value after `--api-key`, a secret environment
+ * variable, a secret the user supplied for a launch). They may be kept in memory — to talk to a server
+ * that enforces its key — but every text that leaves the process goes through `redactOutput`, which
+ * replaces them wherever they show up, in any shape, on top of the pattern rules of redactText.
+ */
+const knownSecrets = new Set<string>();
+const MAX_KNOWN_SECRETS = 4096;
+
+/** Remember a secret value so that redactOutput removes it from every output. Short values (< 6) are not remembered. */
+export function rememberSecret(value: string | undefined | null): void {
+  if (!value || value.length < 6 || isPlaceholder(value)) return;
+  if (knownSecrets.has(value)) return;
+  if (knownSecrets.size >= MAX_KNOWN_SECRETS) knownSecrets.delete(knownSecrets.values().next().value as string);
+  knownSecrets.add(value);
+}
+
+function scrubKnown(s: string): string {
+  if (knownSecrets.size === 0) return s;
+  let out = s;
+  for (const x of [...knownSecrets].sort((a, b) => b.length - a.length)) if (out.includes(x)) out = out.split(x).join(REDACTED);
+  return out;
+}
+
+/**
+ * THE rule for everything that leaves the process (CLI stdout/stderr, the log channel, tree labels and
+ * tooltips, JSON documents, profiles, scripts): secret flags' and secret variables' values, recognisable
+ * tokens, and every secret value seen so far become `<redacted>`.
+ */
+export function redactOutput(text: string): string {
+  return scrubKnown(redactText(text));
+}
+
+/** redactOutput for a JSON-like value (secret-named members lose their value; every string is redacted). */
+export function redactOutputValue<T>(value: T): T {
+  return scrubKnownSecrets(redactValue(value), knownSecrets);
+}
+
+/** Secret flags of an argv: `--api-key X` / `--api-key=X` → {'--api-key': 'X'} (flag as written). */
+export function secretFlagValues(argv: readonly string[], isSecretFlag: (flag: string) => boolean = isSecretName): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^(--?[A-Za-z][A-Za-z0-9_.-]*)(=([\s\S]*))?$/.exec(argv[i]);
+    if (!m || !isSecretFlag(m[1])) continue;
+    if (m[2] !== undefined) out.set(m[1], m[3]);
+    else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) out.set(m[1], argv[++i]);
+  }
+  return out;
 }

@@ -28,6 +28,7 @@ import {
   parseScanOutput,
 } from '../../../src/core/launch/launch';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
+import { envRecord, procRecord } from '../../helpers/procRecord';
 import { buildSimHome } from '../../../src/sim/home';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
@@ -439,9 +440,16 @@ describe('launch profiles: capture', () => {
       server(5, 30010, argv(30010), { gpus: [4] }),
     ];
     const res = captureProfile(servers);
-    assert.deepEqual(res.captured, [1, 2, 3]);
+    assert.deepEqual(res.captured, [1, 2, 3, 4, 5], 'every server is captured');
     assert.deepEqual(res.profile.gpus, [0, 1, 2]);
-    assert.equal(res.warnings.filter((w) => w.startsWith('Not captured')).length, 2);
+    assert.deepEqual(
+      res.groups.map((g) => [g.layout, g.basePort, g.gpus, g.contextLength ?? null]),
+      [
+        ['per-gpu', 30000, [0, 1, 2], null],
+        ['per-gpu', 30003, [3], 8192],
+        ['per-gpu', 30010, [4], null],
+      ],
+    );
     // one multi-GPU server → single layout
     const tp = captureProfile([
       server(9, 30000, ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--tp', '4', '--port', '30000'], {
@@ -584,7 +592,21 @@ describe('launch: remote-output parsers', () => {
       sec('ps', '  500     1   500  1000\n  501   500   500  1000\n'),
       sec(
         'proc',
-        `P\x1d500\x1d1\x1d/home/u\x1d/home/u/logs/sglang_gpu0.log\x1d/home/u/logs/sglang_gpu0.log\x1dCUDA_VISIBLE_DEVICES=0\n\x1dpython3\x1f-m\x1fsglang.launch_server\x1f--model-path\x1f/m\x1f--port\x1f30000\x1f\x1eE\x1d500\x1dA\x1d500 1000\x1dSGLANG_SIM_GEN_TPS=2000\nNCCL_DEBUG=WARN\nHF_TOKEN=hf_secret\nVIRTUAL_ENV=/home/u/venv\nCUDA_VISIBLE_DEVICES=0\n\x1e`,
+        procRecord({
+          pid: 500,
+          ppid: 1,
+          cwd: '/home/u',
+          fd1: '/home/u/logs/sglang_gpu0.log',
+          fd2: '/home/u/logs/sglang_gpu0.log',
+          env: 'CUDA_VISIBLE_DEVICES=0\n',
+          argv: ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--port', '30000'],
+        }) +
+          envRecord(
+            500,
+            true,
+            '500 1000',
+            'SGLANG_SIM_GEN_TPS=2000\nNCCL_DEBUG=WARN\nHF_TOKEN=hf_secret\nVIRTUAL_ENV=/home/u/venv\nCUDA_VISIBLE_DEVICES=0\n',
+          ),
       ),
       sec('end', ''),
     ].join('');

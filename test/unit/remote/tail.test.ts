@@ -568,16 +568,27 @@ describe('parse-log (cmdParseLog)', () => {
     return { rc, out, err };
   }
 
-  it('--json: one object per stat line, identical to JSON.stringify({...toJsonRecord(stat), file, lineNo})', async () => {
+  it('--json: one object per stat line, identical to JSON.stringify({...toJsonRecord(stat), file, lineNo}); error lines with errorClass', async () => {
     const { toJsonRecord, parseStatLine } = await import('../../../src/core/sglang/logLines');
     const { statJsonLine } = await import('../../../src/cli/cmdParseLog');
     const r = await run({ json: true, summary: false }, [], LOG);
     assert.equal(r.rc, 0);
-    const objs = r.out
+    const all = r.out
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    assert.equal(objs.length, 4);
+    assert.equal(all.length, 5);
+    assert.deepEqual(all[4], {
+      kind: 'error',
+      time: null,
+      rank: '',
+      ranks: {},
+      errorClass: 'oom',
+      message: 'torch.OutOfMemoryError: CUDA out of memory.',
+      file: null,
+      lineNo: 7,
+    });
+    const objs = all.slice(0, 4);
     assert.deepEqual(
       objs.map((o) => [o.kind, o.rank, o.genThroughput, o.lineNo]),
       [
@@ -647,7 +658,7 @@ describe('parse-log (cmdParseLog)', () => {
       const r = await run({ json: true, summary: false }, [path.join(dir, 'missing.log'), f]);
       assert.equal(r.rc, 1);
       assert.match(r.err, /cannot read .*missing\.log/);
-      assert.equal(r.out.trim().split('\n').length, 4);
+      assert.equal(r.out.trim().split('\n').length, 5);
       assert.equal(JSON.parse(r.out.split('\n')[0]).file, f);
     } finally {
       rmSync(dir, { recursive: true, force: true });

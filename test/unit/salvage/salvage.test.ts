@@ -78,14 +78,15 @@ describe('salvage building blocks', () => {
     assert.equal(classifySalvage('/root/completions/batch_000001.jsonl'), 'data');
     assert.equal(classifySalvage('/dev/shm/model/model-00001-of-00011.safetensors'), 'model');
     assert.equal(classifySalvage('/root/launch_tuned.sh'), 'launch-script');
-    assert.equal(classifySalvage('/root/.bash_history'), null);
+    assert.equal(classifySalvage('/root/.bash_history'), 'other');
+    assert.equal(classifySalvage('/workspace/Makefile'), 'other');
     assert.equal(stepOf('launch-script'), 'scripts');
     assert.equal(stepOf('progress'), 'logs');
     assert.equal(stepOf('patch'), 'configs');
     assert.equal(stepOf('data'), 'data');
   });
 
-  it('resumes the latest unfinished run folder, starts a new one after a safe run', () => {
+  it('continues the latest run folder of the node (safe or not), so a rerun transfers only what changed', () => {
     const base = mkdtempSync(path.join(os.tmpdir(), 'gs-runs-'));
     try {
       const now = new Date(2026, 10, 29, 12, 0, 0);
@@ -95,7 +96,9 @@ describe('salvage building blocks', () => {
       writeFileSync(path.join(a.dir, 'salvage-manifest.json'), JSON.stringify({ verdict: 'unsafe', finishedAt: 'x', items: [] }));
       assert.equal(chooseRunDir(base, 'node/1', new Date(2026, 10, 29, 13, 0, 0)).dir, a.dir);
       writeFileSync(path.join(a.dir, 'salvage-manifest.json'), JSON.stringify({ verdict: 'safe', finishedAt: 'x', items: [] }));
-      assert.notEqual(chooseRunDir(base, 'node/1', new Date(2026, 10, 29, 13, 0, 0)).dir, a.dir);
+      const again = chooseRunDir(base, 'node/1', new Date(2026, 10, 29, 13, 0, 0));
+      assert.equal(again.dir, a.dir);
+      assert.equal(again.previous?.verdict, 'safe');
     } finally {
       rmSync(base, { recursive: true, force: true });
     }

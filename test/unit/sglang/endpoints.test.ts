@@ -119,10 +119,35 @@ describe('http', () => {
         runningReqs: null,
         queueReqs: null,
         tokenUsage: null,
+        maxTokenUsage: null,
         specAcceptLength: null,
+        retractedReqs: null,
         promptTokensTotal: null,
         generationTokensTotal: null,
       });
+    });
+
+    it('matches sglang_ names, sums counters over label sets, takes the fullest pool of hybrid models', () => {
+      const text = [
+        'sglang_gen_throughput{model_name="m",tp_rank="0",dp_rank="0"} 100',
+        'sglang_gen_throughput{model_name="m",tp_rank="0",dp_rank="1"} 50',
+        'sglang:generation_tokens_total{model_name="m",tp_rank="0",is_streaming="true"} 700',
+        'sglang:generation_tokens_total{model_name="m",tp_rank="0",is_streaming="false"} 300',
+        'sglang:generation_tokens_total{model_name="m",tp_rank="1",is_streaming="true"} 700',
+        'sglang:generation_tokens_total{model_name="m",tp_rank="1",is_streaming="false"} 300',
+        'sglang:full_token_usage{dp_rank="0"} 0.2',
+        'sglang:swa_token_usage{dp_rank="0"} 0.9',
+        'sglang:mamba_usage{dp_rank="1"} 0.4',
+        'sglang:num_retracted_reqs{dp_rank="0"} 2',
+        'sglangx_gen_throughput 999',
+        'vllm:gen_throughput 999',
+      ].join('\n');
+      const sum = metricsSummary(parseMetrics(text));
+      assert.equal(sum.genThroughput, 150);
+      assert.equal(sum.generationTokensTotal, 1000, 'sum over is_streaming, TP ranks repeat');
+      assert.ok(Math.abs(sum.tokenUsage! - 0.65) < 1e-9, String(sum.tokenUsage));
+      assert.equal(sum.maxTokenUsage, 0.9);
+      assert.equal(sum.retractedReqs, 2);
     });
 
     it('reads +Inf and NaN values', () => {

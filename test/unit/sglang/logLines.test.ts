@@ -122,11 +122,11 @@ describe('logstats: variants across versions', () => {
     assert.equal(rankLabel({}), '');
   });
 
-  it('hybrid SWA memory keys: tokenUsage = full token usage, others in extra', () => {
+  it('hybrid SWA memory keys: tokenUsage = the fullest pool (as SGLang computes its pressure), others in extra', () => {
     const s = stat(
       '[2025-12-01 10:00:00 TP0] Decode batch, #running-req: 4, #full token: 1200, full token usage: 0.05, #swa token: 800, swa token usage: 0.30, cuda graph: True, gen throughput (token/s): 321.00, #queue-req: 0, ',
     );
-    assert.equal(s.tokenUsage, 0.05);
+    assert.equal(s.tokenUsage, 0.3);
     assert.equal(s.numTokens, 1200);
     assert.deepEqual(s.extra, { '#swa token': 800, 'swa token usage': 0.3 });
   });
@@ -135,7 +135,7 @@ describe('logstats: variants across versions', () => {
     const s = stat(
       '[2026-07-04 04:31:24 TP0] Decode batch, #running-req: 12, #full token: 43008, full token usage: 0.14, mamba num: 24, mamba usage: 0.20, npu graph: False, gen throughput (token/s): 812.40, #queue-req: 97',
     );
-    assert.equal(s.tokenUsage, 0.14);
+    assert.equal(s.tokenUsage, 0.2);
     assert.equal(s.cudaGraph, false);
     assert.deepEqual(s.extra, { 'mamba num': 24, 'mamba usage': 0.2 });
   });
@@ -146,7 +146,7 @@ describe('logstats: variants across versions', () => {
     );
     assert.equal(s.kind, 'prefill');
     assert.equal(s.inputThroughput, 15734.14);
-    assert.equal(s.tokenUsage, 0.14);
+    assert.equal(s.tokenUsage, 0.2);
     assert.equal(s.cudaGraph, false);
     assert.deepEqual(s.extra, { 'mamba usage': 0.2, '#pending-token': 109585 });
   });
@@ -303,7 +303,7 @@ describe('logstats: classification', () => {
     ['[2025-08-11 21:13:51] INFO:     10.0.0.2:55254 - "POST /generate HTTP/1.1" 500 Internal Server Error', 'access'],
     ['[2025-05-31 18:20:00] The server is fired up and ready to roll!', 'ready'],
     ['Traceback (most recent call last):', 'traceback'],
-    ['[2025-05-31 18:31:21 TP0] Scheduler hit an exception: Traceback (most recent call last):', 'traceback'],
+    ['[2025-05-31 18:31:21 TP0] Scheduler hit an exception: Traceback (most recent call last):', 'error'],
     ['torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB', 'error'],
     ['RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled system error', 'error'],
     ['[2025-05-31 18:31:21 TP3] RuntimeError: CUDA error: an illegal memory access was encountered', 'error'],

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   findServers,
   parseFlags,
@@ -7,6 +8,8 @@ import {
   sglangLaunchIndex,
   serverFromArgv,
 } from '../../../src/core/sglang/serverArgv';
+import { procRecordsLoop } from '../../../src/core/node/probe';
+import { procRecord } from '../../helpers/procRecord';
 
 const seedArgv = [
   'python3',
@@ -116,7 +119,15 @@ describe('SGLang process parsing', () => {
     );
     assert.equal(ps.length, 6);
     const proc = parseProcRecords(
-      `P\x1d5000\x1d1\x1d/root\x1d/root/logs/sglang_gpu4.log\x1d/root/logs/sglang_gpu4.log\x1dCUDA_VISIBLE_DEVICES=4\n\x1dpython3\x1f-m\x1fsglang.launch_server\x1f--model-path\x1f/models/with space\x1f--port\x1f30004\x1f\x1e`,
+      procRecord({
+        pid: 5000,
+        ppid: 1,
+        cwd: '/root',
+        fd1: '/root/logs/sglang_gpu4.log',
+        fd2: '/root/logs/sglang_gpu4.log',
+        env: 'CUDA_VISIBLE_DEVICES=4\n',
+        argv: ['python3', '-m', 'sglang.launch_server', '--model-path', '/models/with space', '--port', '30004'],
+      }),
     );
     assert.equal(proc.length, 1);
     assert.equal(proc[0].cudaVisibleDevices, '4');
@@ -154,5 +165,56 @@ describe('SGLang process parsing', () => {
     assert.equal(s2[0].port, 30001);
     assert.equal(s2[0].tp, 4);
     assert.deepEqual(s2[0].gpus, [2]);
+  });
+
+  // Attack 4 of issue 12: separator bytes inside a process's argv tried to forge a whole record (pid 1, a
+  // chosen log path and model). The fields travel hex-encoded, so the forged bytes stay inside one argv item.
+  const FORGED_ARG =
+    '\x1e' +
+    'P\x1d1\x1d0\x1d/\x1d/etc/shadow\x1d/etc/shadow\x1d\x1dpython3\x1f-m\x1fsglang.launch_server\x1f--model-path\x1f/evil\x1f--port\x1f30099\x1f\x1e';
+  const forgedArgv = ['bash', '-c', 'sleep 900; :', '-m', 'sglang.launch_server', '--port', '31777', '--model-path', FORGED_ARG];
+
+  it('a /proc record cannot be forged with separator bytes inside argv, paths or environment', () => {
+    const text = procRecord({
+      pid: 4321,
+      ppid: 77,
+      cwd: '/home/u\x1d\x1e',
+      fd1: '/home/u/logs/a\x1e.log',
+      fd2: '/home/u/logs/a\x1e.log',
+      env: 'CUDA_VISIBLE_DEVICES=0\x1d\x1e\n',
+      argv: forgedArgv,
+    });
+    const proc = parseProcRecords(text);
+    assert.equal(proc.length, 1);
+    assert.equal(proc[0].pid, 4321);
+    assert.deepEqual(proc[0].argv, forgedArgv);
+    assert.equal(proc[0].fd1, '/home/u/logs/a\x1e.log');
+    const servers = findServers([], proc, []);
+    assert.equal(servers.length, 1);
+    assert.equal(servers[0].pid, 4321);
+    assert.equal(servers[0].port, 31777);
+    // the old raw framing, as a forging process would print it, is not a record at all
+    assert.equal(parseProcRecords(FORGED_ARG).length, 0);
+  });
+
+  it('the real /proc loop over a crafted local process yields one entry with its real pid', async function () {
+    if (process.platform !== 'linux') this.skip();
+    this.timeout(20_000);
+    const child = spawn('bash', ['-c', 'sleep 30; :', ...forgedArgv.slice(3)], { stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      const r = spawnSync('sh', ['-s'], { input: procRecordsLoop(), maxBuffer: 64 * 1024 * 1024 });
+      const mine = parseProcRecords(r.stdout.toString('utf8')).filter((p) => p.argv.includes(FORGED_ARG));
+      assert.equal(mine.length, 1);
+      assert.equal(mine[0].pid, child.pid);
+      const servers = findServers([], mine, []);
+      assert.deepEqual(
+        servers.map((x) => [x.pid, x.port]),
+        [[child.pid, 31777]],
+      );
+      assert.equal(parseProcRecords(r.stdout.toString('utf8')).filter((p) => p.pid === 1 && p.argv.includes('/evil')).length, 0);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

@@ -178,9 +178,9 @@ describe('redact', () => {
       ].join('\n');
       const out = r(text);
       assertGone(out, AKID, AWS_SECRET, STS, 'ASIAY34FZKBOKMUTVV7A');
-      assert.match(out, /aws_secret_access_key = \[REDACTED\]/);
-      assert.match(out, /export AWS_SECRET_ACCESS_KEY=\[REDACTED\]/);
-      assert.match(out, /the key AKIA\[REDACTED\] was rotated; ASIA\[REDACTED\] too/);
+      assert.match(out, /aws_secret_access_key = <redacted>/);
+      assert.match(out, /export AWS_SECRET_ACCESS_KEY=<redacted>/);
+      assert.match(out, /the key AKIA<redacted> was rotated; ASIA<redacted> too/);
       assert.match(out, /^\[default\]$/m);
     });
 
@@ -188,10 +188,10 @@ describe('redact', () => {
       const text = `login with ${HF}; openai ${OPENAI} and ${OPENAI_OLD}; gh ${GHP} ${GHS} ${GH_PAT}\ngit clone https://${GHP}@github.com/org/repo`;
       const out = r(text);
       assertGone(out, HF, OPENAI, OPENAI_OLD, GHP, GHS, GH_PAT);
-      assert.match(out, /login with hf_\[REDACTED\]/);
-      assert.match(out, /openai sk-\[REDACTED\] and sk-\[REDACTED\]/);
-      assert.match(out, /gh ghp_\[REDACTED\] ghs_\[REDACTED\] github_pat_\[REDACTED\]/);
-      assert.match(out, /https:\/\/ghp_\[REDACTED\]@github\.com/);
+      assert.match(out, /login with hf_<redacted>/);
+      assert.match(out, /openai sk-<redacted> and sk-<redacted>/);
+      assert.match(out, /gh ghp_<redacted> ghs_<redacted> github_pat_<redacted>/);
+      assert.match(out, /https:\/\/ghp_<redacted>@github\.com/);
     });
 
     it('W&B keys: after WANDB_API_KEY, in netrc, in `wandb login`', () => {
@@ -240,13 +240,13 @@ describe('redact', () => {
         'querytoken99',
         'session=abcdef',
       );
-      assert.match(out, /^HF_TOKEN=\[REDACTED\] python3 -m sglang\.launch_server --port 30000$/m);
-      assert.match(out, /^export GITHUB_TOKEN=\[REDACTED\]$/m);
-      assert.match(out, /^DB_PASSWORD="\[REDACTED\]"$/m);
-      assert.match(out, /^api_key: \[REDACTED\]$/m);
+      assert.match(out, /^HF_TOKEN=<redacted> python3 -m sglang\.launch_server --port 30000$/m);
+      assert.match(out, /^export GITHUB_TOKEN=<redacted>$/m);
+      assert.match(out, /^DB_PASSWORD="<redacted>"$/m);
+      assert.match(out, /^api_key: <redacted>$/m);
       assert.match(out, /"model_path": "\/m", "max_total_num_tokens": 5000, "eos_token": "<\|im_end\|>"/);
-      assert.match(out, /api_key='\[REDACTED\]', hf_token=None, eos_token_id=2\)/);
-      assert.match(out, /\?token=\[REDACTED\]&page=2/);
+      assert.match(out, /api_key='<redacted>', hf_token=None, eos_token_id=2\)/);
+      assert.match(out, /\?token=<redacted>&page=2/);
       assert.match(out, /^export GH_TOKEN=\$GITHUB_TOKEN$/m, 'a shell reference is not a secret');
     });
 
@@ -271,9 +271,9 @@ describe('redact', () => {
         'tokentoken99',
         'eyJhbGciOiJIUzI1NiJ9',
       );
-      assert.match(out, /https:\/\/builder:\[REDACTED\]@pypi\.example\.com\/simple/);
-      assert.match(out, /Authorization: Bearer \[REDACTED\]" http:\/\/127\.0\.0\.1:30000\/v1\/models/);
-      assert.match(out, /Authorization: Basic \[REDACTED\]/);
+      assert.match(out, /https:\/\/builder:<redacted>@pypi\.example\.com\/simple/);
+      assert.match(out, /Authorization: Bearer <redacted>" http:\/\/127\.0\.0\.1:30000\/v1\/models/);
+      assert.match(out, /Authorization: Basic <redacted>/);
     });
 
     it('PEM private key blocks (also a block cut off before its END)', () => {
@@ -282,8 +282,8 @@ describe('redact', () => {
       const out = r(text);
       assertGone(out, key);
       assert.equal(out.split('\n')[0], 'before');
-      assert.match(out, /-----BEGIN OPENSSH PRIVATE KEY-----\n\[REDACTED\]\n-----END OPENSSH PRIVATE KEY-----\nafter/);
-      assert.match(out, /-----BEGIN RSA PRIVATE KEY-----\n\[REDACTED\]\n$/);
+      assert.match(out, /-----BEGIN OPENSSH PRIVATE KEY-----\n<redacted>\n-----END OPENSSH PRIVATE KEY-----\nafter/);
+      assert.match(out, /-----BEGIN RSA PRIVATE KEY-----\n<redacted>\n$/);
       // Public material stays.
       const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
       assert.equal(r(cert), cert);

@@ -335,6 +335,8 @@ describe('GPU Sessions in the extension host', function () {
     dest: string;
     items: { status: string; localPath: string | null; kind: string; remotePath: string }[];
     lost: { remotePath: string; why: string }[];
+    reasons: string[];
+    writers: { pid: number; server: boolean }[];
   };
 
   function checkSalvageFiles(m: Manifest): void {
@@ -350,23 +352,18 @@ describe('GPU Sessions in the extension host', function () {
       assert.ok(existsSync(path.isAbsolute(i.localPath!) ? i.localPath! : path.join(m.dest, i.localPath!)), i.localPath!);
   }
 
-  it('gpuSessions.salvageNode while the job still runs: only logs still being written can be at risk', async () => {
+  it('gpuSessions.salvageNode while the servers still run: unsafe / still-running, every run, however quiet the logs', async () => {
     assert.ok(vscode.workspace.workspaceFolders?.[0], 'a workspace folder is open');
     const t0 = Date.now();
     const m = await vscode.commands.executeCommand<Manifest>('gpuSessions.salvageNode', DEMO, { assumeYes: true });
     assert.ok(m, 'salvageNode returns the manifest');
-    console.log(`      salvage (job running): verdict ${m.verdict}, ${m.lost.length} at risk, in ${Date.now() - t0} ms → ${m.dest}`);
+    console.log(`      salvage (servers running): verdict ${m.verdict} (${m.reasons.join(', ')}) in ${Date.now() - t0} ms → ${m.dest}`);
     checkSalvageFiles(m);
-    // Safe or not depends on whether a log grew between its verification and the end: both are
-    // right; what may be at risk is only what is still being written.
-    assert.ok(m.verdict === 'safe' || m.verdict === 'unsafe', String(m.verdict));
-    assert.equal(m.verdict === 'unsafe', m.lost.length > 0);
-    for (const l of m.lost) {
-      assert.match(l.remotePath, /\.log$/, JSON.stringify(l));
-      assert.match(l.why, /still being written|changed/, JSON.stringify(l));
-    }
-    assert.match(readFileSync(path.join(m.dest, 'SALVAGE.md'), 'utf8'), m.verdict === 'safe' ? /safe to shut down/i : /not safe/i);
-    assert.equal(api.tree.verdicts.get(DEMO)?.verdict, m.verdict);
+    assert.equal(m.verdict, 'unsafe');
+    assert.ok(m.reasons.includes('still-running'), m.reasons.join(','));
+    assert.ok(m.writers.filter((w) => w.server).length >= 7, `writers: ${m.writers.length}`);
+    assert.match(readFileSync(path.join(m.dest, 'SALVAGE.md'), 'utf8'), /not safe/i);
+    assert.equal(api.tree.verdicts.get(DEMO)?.verdict, 'unsafe');
   });
 
   it('once the job has finished, gpuSessions.salvageNode says safe and opens SALVAGE.md', async () => {
@@ -395,7 +392,8 @@ describe('GPU Sessions in the extension host', function () {
       30_000,
     );
     const t0 = Date.now();
-    const m = await vscode.commands.executeCommand<Manifest>('gpuSessions.salvageNode', DEMO, { assumeYes: true });
+    // The node is about to go: stop the servers (their command lines are saved first), then the final pass.
+    const m = await vscode.commands.executeCommand<Manifest>('gpuSessions.salvageNode', DEMO, { assumeYes: true, stopServers: true });
     assert.ok(m, 'salvageNode returns the manifest');
     console.log(`      salvage (job done): verdict ${m.verdict} in ${Date.now() - t0} ms → ${m.dest}`);
     assert.equal(m.verdict, 'safe', `lost: ${JSON.stringify(m.lost).slice(0, 500)}`);

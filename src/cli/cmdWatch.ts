@@ -1,0 +1,260 @@
+/**
+ * `gpu-sessions watch NODE... [--json] [--interval SECONDS] [--until done|crashed|unhealthy|any]`
+ *
+ * Polls every node (one exec per node per interval — the probe, which also reads progress.json — plus the
+ * monitor's one log channel and /health, /metrics through the same connection) and prints one line per
+ * sample and one per transition. With --json every line is an object:
+ *
+ *   {"type":"sample","node":…,"time":…,"reachable":…,"servers":[{port,state,reason,…}],"gpus":[…],"disks":[…],"job":{…}}
+ *   {"type":"transition","node":…,"time":…,"port"|"gpu"|"mount":…,"from":…,"to":…,"class":…,"message":…}
+ *
+ * `to` is a server state (starting ready serving idle stalled unhealthy crashed), a condition (kv-pressure
+ * dp-imbalance accept-drop gpu-lost disk-full unreachable done deadline-near) or its end (ok, running).
+ * --until: exit 0 when that happens on any watched node (any = any transition into trouble), 8 if a node
+ * becomes unreachable first, 130 on Ctrl-C. Without --until it runs until Ctrl-C (exit 130).
+ */
+import { errorMessage } from '../core/util/errors';
+import { GuardSample, GuardTransition, NodeGuard, isOkValue } from '../core/node/guard';
+import { NodeMonitor } from '../core/node/monitor';
+import { ProbeResult, probeOperation } from '../core/node/probe';
+import { runOperation } from '../core/remote/operation';
+import type { ServerStateTuning } from '../core/sglang/serverState';
+import type { NodeSpec } from '../core/ssh/config';
+import type { ConnectionPool } from '../core/ssh/pool';
+import { SpendOptions, WatchEconomics } from '../core/node/spend';
+import { HistoryStore } from '../core/node/history';
+
+export type UntilCondition = 'done' | 'crashed' | 'unhealthy' | 'any';
+
+export interface WatchOptions {
+  json: boolean;
+  intervalS: number;
+  until: UntilCondition | null;
+  tuning?: ServerStateTuning;
+  spend?: SpendOptions;
+  /** Where the samples are kept for `gpu-sessions history` (null: not kept). */
+  historyDir?: string | null;
+}
+
+export interface WatchIo {
+  out(s: string): void;
+  err(s: string): void;
+}
+
+export const WATCH_EXIT_UNREACHABLE = 8;
+export const WATCH_EXIT_INTERRUPTED = 130;
+
+/** Does this transition satisfy --until? */
+export function matchesUntil(t: { to: string }, until: UntilCondition): boolean {
+  if (until === 'any') return !isOkValue(t.to) && t.to !== 'unreachable';
+  return t.to === until;
+}
+
+/** Tuning from the environment (GPU_SESSIONS_WATCH_TUNING="imbalanceMs=5000,acceptDropMs=5000"), for demos and tests. */
+export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): ServerStateTuning | undefined {
+  const raw = env.GPU_SESSIONS_WATCH_TUNING;
+  if (!raw) return undefined;
+  const out: Record<string, number> = {};
+  for (const part of raw.split(',')) {
+    const [k, v] = part.split('=').map((x) => x.trim());
+    const n = Number(v);
+    if (k && Number.isFinite(n) && n >= 0) out[k] = n;
+  }
+  return out as ServerStateTuning;
+}
+
+function hhmmss(iso: string): string {
+  return iso.slice(11, 19);
+}
+
+export function formatSample(s: GuardSample): string {
+  if (!s.reachable) return `${hhmmss(s.time)} ${s.node}  unreachable: ${s.message ?? ''}`;
+  const counts = new Map<string, number>();
+  for (const v of s.servers) counts.set(v.state, (counts.get(v.state) ?? 0) + 1);
+  const states = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+  const gpusOk = s.gpus.filter((g) => g.state === 'ok').length;
+  const parts = [
+    `${s.servers.length} server${s.servers.length === 1 ? '' : 's'}${states ? ` (${states})` : ''}`,
+    `${Math.round(s.genThroughput).toLocaleString('en-US')} tok/s`,
+    `${s.runningReqs} run`,
+    `GPUs ${gpusOk}/${s.gpus.length}`,
+  ];
+  if (s.job.state !== 'unknown') parts.push(`job ${s.job.state}${s.job.percent !== null ? ` ${s.job.percent.toFixed(1)} %` : ''}`);
+  const full = s.disks.filter((d) => d.state === 'disk-full').map((d) => d.mount);
+  if (full.length) parts.push(`disk nearly full: ${full.join(', ')}`);
+  const x = s as GuardSample & { spend?: { total: number; perMillionTokens: number | null }; deadline?: { secondsLeft: number } };
+  if (x.spend)
+    parts.push(
+      `$${x.spend.total.toFixed(2)}${x.spend.perMillionTokens !== null ? ` ($${x.spend.perMillionTokens.toFixed(2)}/M tok)` : ''}`,
+    );
+  if (x.deadline) parts.push(`deadline in ${Math.round(x.deadline.secondsLeft / 60)} min`);
+  return `${hhmmss(s.time)} ${s.node}  ${parts.join(' · ')}`;
+}
+
+export function formatTransition(t: GuardTransition): string {
+  const where = t.port !== undefined ? `:${t.port}` : t.gpu !== undefined ? `GPU ${t.gpu}` : t.mount !== undefined ? t.mount : t.subject;
+  return `${hhmmss(t.time)} ${t.node}  ${where} ${t.from} → ${t.to}${t.class ? ` [${t.class}]` : ''}  ${t.message}`;
+}
+
+/** The JSON line of a transition: the contract's keys first. */
+export function transitionJson(t: GuardTransition): Record<string, unknown> {
+  const o: Record<string, unknown> = { type: 'transition', node: t.node, time: t.time };
+  if (t.port !== undefined) o.port = t.port;
+  if (t.gpu !== undefined) o.gpu = t.gpu;
+  if (t.mount !== undefined) o.mount = t.mount;
+  o.from = t.from;
+  o.to = t.to;
+  if (t.class) o.class = t.class;
+  o.message = t.message;
+  o.subject = t.subject;
+  if (t.folder) o.folder = t.folder;
+  if (t.logFile !== undefined) o.logFile = t.logFile;
+  return o;
+}
+
+interface Watched {
+  spec: NodeSpec;
+  monitor: NodeMonitor;
+  guard: NodeGuard;
+  economics: WatchEconomics | null;
+  history: HistoryStore | null;
+  firstProbe: ProbeResult | null;
+}
+
+export async function cmdWatch(
+  nodes: NodeSpec[],
+  pool: ConnectionPool,
+  opts: WatchOptions,
+  io: WatchIo,
+  signal: AbortSignal,
+): Promise<number> {
+  const print = (o: unknown, text: string) => io.out((opts.json ? JSON.stringify(o) : text) + '\n');
+  let result: number | null = null;
+  const finish = (code: number) => {
+    if (result === null) result = code;
+  };
+  const watched: Watched[] = nodes.map((spec) => {
+    const t = pool.get(spec);
+    const monitor = new NodeMonitor(spec.name, t);
+    const guard = new NodeGuard(spec.name, monitor, { tuning: opts.tuning });
+    const economics = opts.spend ? new WatchEconomics(opts.spend) : null;
+    const history = opts.historyDir ? new HistoryStore(opts.historyDir, spec.name) : null;
+    guard.onTransition((tr) => {
+      print(transitionJson(tr), formatTransition(tr));
+      history?.addTransition(tr);
+      if (!opts.until || result !== null) return;
+      if (tr.to === 'unreachable') finish(WATCH_EXIT_UNREACHABLE);
+      else if (matchesUntil(tr, opts.until)) finish(0);
+    });
+    return { spec, monitor, guard, economics, history, firstProbe: null };
+  });
+
+  const pollOne = async (w: Watched, first: boolean): Promise<void> => {
+    const t = pool.get(w.spec);
+    let probe: ProbeResult;
+    try {
+      const known = w.firstProbe;
+      const progress = known ? progressPaths(known) : null;
+      probe = await runOperation(
+        t,
+        probeOperation(w.spec.name, {
+          roots: w.spec.roots,
+          ...(known ? { artifacts: false } : {}),
+          ...(progress ? { progress } : {}),
+        }),
+        signal,
+      );
+      if (!known) {
+        w.firstProbe = probe;
+        const p = progressPaths(probe);
+        if (p) {
+          // the first probe found the job's files: read them now, in the next probes' own exec afterwards
+          probe = await runOperation(t, probeOperation(w.spec.name, { roots: w.spec.roots, artifacts: false, progress: p }), signal);
+          probe.artifacts = w.firstProbe.artifacts;
+        }
+      }
+    } catch (e) {
+      if (signal.aborted) return;
+      w.guard.setUnreachable(errorMessage(e));
+      if (opts.until && result === null) finish(WATCH_EXIT_UNREACHABLE);
+      emitSample(w);
+      return;
+    }
+    await w.monitor.update(probe);
+    if (first) await waitForLogs(w, probe, signal);
+    w.guard.update(probe);
+    if (opts.until && result === null) {
+      for (const [k, v] of w.guard.states()) {
+        if (k === 'node') continue;
+        if (matchesUntil({ to: v }, opts.until)) finish(0);
+      }
+    }
+    emitSample(w);
+  };
+
+  const emitSample = (w: Watched) => {
+    const s = w.guard.sample();
+    const extra = w.economics ? w.economics.annotate(s, w.guard) : {};
+    const line = { ...s, ...extra };
+    for (const tr of w.economics?.transitions(s, line) ?? []) {
+      print(transitionJson(tr), formatTransition(tr));
+      w.history?.addTransition(tr);
+      if (opts.until === 'any' && result === null) finish(0);
+    }
+    w.history?.addSample(line);
+    print(line, formatSample(line));
+  };
+
+  let first = true;
+  try {
+    while (!signal.aborted && result === null) {
+      const started = Date.now();
+      await Promise.all(watched.map((w) => pollOne(w, first)));
+      first = false;
+      if (result !== null || signal.aborted) break;
+      const wait = Math.max(200, opts.intervalS * 1000 - (Date.now() - started));
+      await sleep(wait, signal, () => result !== null);
+    }
+  } finally {
+    for (const w of watched) {
+      w.guard.dispose();
+      w.monitor.dispose();
+      w.history?.flush();
+    }
+  }
+  if (result !== null) return result;
+  return WATCH_EXIT_INTERRUPTED;
+}
+
+function progressPaths(p: ProbeResult): { progressPath: string | null; donePath: string | null } | null {
+  const prog = p.artifacts.find((a) => a.kind === 'progress' && /progress[^/]*\.json$/.test(a.path));
+  const done = p.artifacts.find((a) => a.kind === 'progress' && a.path.endsWith('/.done_indices'));
+  return prog || done ? { progressPath: prog?.path ?? null, donePath: done?.path ?? null } : null;
+}
+
+/** The first sample waits (≤ 5 s) for the log channel's first lines, so it does not report "ready" for a busy server. */
+async function waitForLogs(w: Watched, probe: ProbeResult, signal: AbortSignal): Promise<void> {
+  const files = probe.servers.map((s) => s.logFile).filter((f): f is string => !!f);
+  const deadline = Date.now() + 5000;
+  while (!signal.aborted && Date.now() < deadline && !files.every((f) => (w.monitor.stats.stats(f)?.lines ?? 0) > 0)) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal, stop: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const end = Date.now() + ms;
+    const tick = () => {
+      if (signal.aborted || stop() || Date.now() >= end) {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      } else timer = setTimeout(tick, Math.min(100, end - Date.now()));
+    };
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    let timer = setTimeout(tick, Math.min(100, ms));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

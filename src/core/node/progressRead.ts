@@ -1,0 +1,64 @@
+/**
+ * Reading the generation job's progress on the node: progress.json (bounded) and a summary of .done_indices
+ * (count, lowest, highest) — as a shell fragment that the probe embeds in its exec or that runs alone
+ * (progressOperation in monitor.ts), and its parser.
+ */
+import { shq } from '../remote/quote';
+import { ProgressInfo, parseProgressJson } from './jobProgress';
+
+export interface DoneIndicesSummary {
+  path: string;
+  count: number;
+  lowest: number | null;
+  highest: number | null;
+  gaps: number;
+}
+
+export interface NodeProgress {
+  progressFile: string | null;
+  progress: ProgressInfo | null;
+  doneIndices: DoneIndicesSummary | null;
+  readAt: number;
+}
+
+/** POSIX sh printing @@P@@ + progress.json (≤ 1 MiB), @@D@@ + "count lowest highest" of .done_indices, @@E@@. */
+export function progressScript(progressPath: string | null, donePath: string | null): string {
+  const parts: string[] = [];
+  if (progressPath) parts.push(`printf '@@P@@\\n'; head -c 1048576 -- ${shq(progressPath)} 2>&1`);
+  if (donePath)
+    parts.push(
+      `printf '\\n@@D@@\\n'; awk 'BEGIN{n=0} /^[ \\t]*[0-9]+[ \\t]*$/ {v=$1+0; if(n==0||v<lo)lo=v; if(n==0||v>hi)hi=v; n++} END{printf "%d %s %s\\n", n, (n?lo:"-"), (n?hi:"-")}' < ${shq(donePath)} 2>&1`,
+    );
+  parts.push(`printf '\\n@@E@@\\n'`);
+  return parts.join('\n') + '\n';
+}
+
+/** Parses the output of progressScript. */
+export function parseProgressSection(
+  text: string,
+  paths: { progressPath: string | null; donePath: string | null },
+): Omit<NodeProgress, 'readAt'> {
+  const { progressPath, donePath } = paths;
+  const p = text.indexOf('@@P@@\n');
+  const d = text.indexOf('\n@@D@@\n');
+  const e = text.lastIndexOf('\n@@E@@\n');
+  let progress: ProgressInfo | null = null;
+  if (progressPath && p >= 0) progress = parseProgressJson(text.slice(p + 6, d >= 0 ? d : e >= 0 ? e : undefined));
+  let doneIndices: DoneIndicesSummary | null = null;
+  if (donePath && d >= 0) {
+    const m = /^(\d+) (-?\d+|-) (-?\d+|-)/.exec(text.slice(d + 7));
+    if (m) {
+      const count = Number(m[1]);
+      const lowest = m[2] === '-' ? null : Number(m[2]);
+      const highest = m[3] === '-' ? null : Number(m[3]);
+      doneIndices = {
+        path: donePath,
+        count,
+        lowest,
+        highest,
+        gaps: lowest !== null && highest !== null ? Math.max(0, highest - lowest + 1 - count) : 0,
+      };
+    }
+  }
+  return { progressFile: progressPath, progress, doneIndices };
+}

@@ -1,0 +1,367 @@
+/**
+ * The state of one SGLang server, judged from what the live monitor sees: its log lines (as they arrive),
+ * whether its process is alive (the probe), /health answers and /metrics. One state machine, shared by the
+ * CLI (`gpu-sessions watch`) and the extension (tree icons, alerts). Pure: the caller passes the time.
+ *
+ *   starting   the process runs but is not ready yet (no readiness line, /health 503 or refused)
+ *   ready      ready, no request seen yet
+ *   serving    requests running and tokens generated
+ *   idle       ready, nothing running or queued
+ *   stalled    requests queued or running but no generated tokens for 60 s, or no stat line for several
+ *              decode-log intervals while requests run, or a watchdog timeout line (class hang)
+ *   unhealthy  /health failing (503 after the server was ready, refused while the process runs) or slower
+ *              than 20 s, as SGLang judges it (class hang)
+ *   crashed    the process is gone, or a crash / oom / nccl / gpu line (class = that failure)
+ *
+ * Besides the state, three conditions of the same server: `kv-pressure` (KV pool full, retractions),
+ * `dp-imbalance` (one DP rank under half the median of its peers for 2 minutes) and `accept-drop` (the
+ * speculative accept length fell well below its own baseline).
+ *
+ * Nothing here imports vscode.
+ */
+import { FailureClass, StatRecord, classifyLine, isKvPressureStat, rankLabel } from './logLines';
+import type { MetricsSummary } from './endpoints';
+
+export type ServerStateName = 'starting' | 'ready' | 'serving' | 'idle' | 'stalled' | 'unhealthy' | 'crashed';
+
+export const SERVER_STATES: readonly ServerStateName[] = ['starting', 'ready', 'serving', 'idle', 'stalled', 'unhealthy', 'crashed'];
+
+/** States that mean the server is not earning (alerts, warning colour). */
+export function isBadState(s: ServerStateName): boolean {
+  return s === 'stalled' || s === 'unhealthy' || s === 'crashed';
+}
+
+export interface StateVerdict {
+  state: ServerStateName;
+  /** Why, in words ("no stat line for 14 s while 32 requests run"). */
+  reason: string;
+  class: FailureClass | null;
+  /** The log line behind it, when there is one. */
+  line: string | null;
+}
+
+export interface ServerConditions {
+  kv: 'ok' | 'kv-pressure';
+  balance: 'ok' | 'dp-imbalance';
+  spec: 'ok' | 'accept-drop';
+}
+
+export interface ServerStateTuning {
+  /** Requests running/queued but no generated tokens for this long → stalled. Default 60 s. */
+  noTokensMs?: number;
+  /** No stat line for this many decode-log intervals (the observed spacing) while requests run → stalled. Default 5. */
+  silentIntervals?: number;
+  /** ... but never sooner than this. Default 8 s. */
+  silentMinMs?: number;
+  /** One DP rank under half the median of its peers for this long → dp-imbalance. Default 120 s. */
+  imbalanceMs?: number;
+  /** Accept length under 75 % of its baseline for this long → accept-drop. Default 60 s. */
+  acceptDropMs?: number;
+  /** KV pressure is over after this long without a pressure line. Default 30 s. */
+  kvClearMs?: number;
+}
+
+export const DEFAULT_TUNING: Required<ServerStateTuning> = {
+  noTokensMs: 60_000,
+  silentIntervals: 5,
+  silentMinMs: 8_000,
+  imbalanceMs: 120_000,
+  acceptDropMs: 60_000,
+  kvClearMs: 30_000,
+};
+
+/** What the poll saw of the server at one moment. */
+export interface ServerObservation {
+  /** The process is listed by the probe. */
+  alive: boolean;
+  pid?: number | null;
+  /** Latest /health result (null: none yet) and since when a check has been waiting for an answer. */
+  health: { health: string; detail: string; durationMs?: number } | null;
+  healthInFlightSince?: number | null;
+  metrics?: MetricsSummary | null;
+}
+
+interface RankState {
+  stat: StatRecord;
+  at: number;
+  /** since when this rank has been under half the median of its peers (null: it is not) */
+  slowSince: number | null;
+}
+
+const FATAL: FailureClass[] = ['crash', 'oom', 'nccl', 'gpu'];
+/** Which class names a crash best when several lines of one burst match: the most specific. */
+const FATAL_PRIORITY: FailureClass[] = ['oom', 'nccl', 'gpu', 'crash'];
+
+export class ServerStateMachine {
+  private readonly tune: Required<ServerStateTuning>;
+  private ready = false;
+  private everServed = false;
+  private readonly ranks = new Map<string, RankState>();
+  private lastStatAt: number | null = null;
+  private lastTokensAt: number | null = null;
+  private spacingMs: number | null = null;
+  private fatal: { cls: FailureClass; line: string; at: number } | null = null;
+  private hang: { line: string; at: number } | null = null;
+  private kvAt: number | null = null;
+  private kvLine: string | null = null;
+  private pid: number | null = null;
+  private aliveSeen = false;
+  private gone = false;
+  private acceptBase: number | null = null;
+  private acceptFast: number | null = null;
+  private acceptN = 0;
+  private acceptLowSince: number | null = null;
+  private acceptDropped = false;
+  private lastObs: ServerObservation | null = null;
+  /** set by the node guard when this server (as a whole) is the slow one among manual-DP peers */
+  peerSlowSince: number | null = null;
+
+  constructor(
+    readonly port: number,
+    tuning: ServerStateTuning = {},
+  ) {
+    this.tune = { ...DEFAULT_TUNING, ...tuning };
+  }
+
+  /** One line of the server's log. */
+  feedLine(line: string, now: number): void {
+    const c = classifyLine(line);
+    if (c.kind === 'decode' || c.kind === 'prefill') {
+      const st = c.stat!;
+      if (this.lastStatAt !== null) {
+        const gap = now - this.lastStatAt;
+        if (gap > 50) this.spacingMs = this.spacingMs === null ? gap : this.spacingMs * 0.8 + gap * 0.2;
+      }
+      this.lastStatAt = now;
+      if (st.kind === 'decode') {
+        const label = st.rank ?? rankLabel(st.ranks);
+        const prev = this.ranks.get(label);
+        this.ranks.set(label, { stat: st, at: now, slowSince: prev?.slowSince ?? null });
+        if ((st.genThroughput ?? 0) > 0) {
+          this.lastTokensAt = now;
+          if ((st.runningReqs ?? 0) > 0) this.everServed = true;
+        } else if (this.lastTokensAt === null) this.lastTokensAt = now;
+        if (st.acceptLen !== null) this.feedAccept(st.acceptLen, now);
+      }
+      this.ready = true;
+      if (this.hang && now - this.hang.at > 1000) this.hang = null; // stat lines again: it recovered
+      if (isKvPressureStat(st)) {
+        this.kvAt = now;
+        this.kvLine ??= line;
+      }
+      return;
+    }
+    if (c.kind === 'ready') {
+      this.ready = true;
+      return;
+    }
+    if (c.kind === 'startup' && c.message.indexOf('Started server process') >= 0) {
+      this.restarted();
+      return;
+    }
+    if (c.kind !== 'error' || !c.errorClass) return;
+    const cls = c.errorClass;
+    if (FATAL.includes(cls)) {
+      // within one burst (a traceback and what follows it) keep the most specific class
+      if (!this.fatal) this.fatal = { cls, line, at: now };
+      else if (now - this.fatal.at < 5000 && FATAL_PRIORITY.indexOf(cls) < FATAL_PRIORITY.indexOf(this.fatal.cls))
+        this.fatal = { cls, line, at: this.fatal.at };
+    } else if (cls === 'hang') {
+      this.hang ??= { line, at: now };
+    } else if (cls === 'kv-pressure') {
+      this.kvAt = now;
+      this.kvLine = line;
+    }
+  }
+
+  private restarted(): void {
+    this.ready = false;
+    this.fatal = null;
+    this.hang = null;
+    this.gone = false;
+    this.ranks.clear();
+    this.lastStatAt = null;
+    this.lastTokensAt = null;
+    this.kvAt = null;
+    this.kvLine = null;
+  }
+
+  private feedAccept(a: number, now: number): void {
+    this.acceptN++;
+    this.acceptFast = this.acceptFast === null ? a : this.acceptFast * 0.7 + a * 0.3;
+    if (!this.acceptDropped) this.acceptBase = this.acceptBase === null ? a : this.acceptBase * 0.97 + a * 0.03;
+    const base = this.acceptBase ?? a;
+    if (this.acceptN >= 10 && base >= 1.3 && this.acceptFast < 1 + (base - 1) * 0.6) this.acceptLowSince ??= now;
+    else if (this.acceptFast >= 1 + (base - 1) * 0.85) {
+      this.acceptLowSince = null;
+      this.acceptDropped = false;
+    }
+  }
+
+  /** What the poll saw (process, /health, /metrics). */
+  observe(o: ServerObservation, now: number): void {
+    this.lastObs = o;
+    if (o.alive) {
+      if (o.pid != null && this.pid !== null && o.pid !== this.pid) this.restarted();
+      if (o.pid != null) this.pid = o.pid;
+      this.aliveSeen = true;
+      this.gone = false;
+    } else if (this.aliveSeen) {
+      this.gone = true;
+    }
+    if (o.health?.health === 'healthy') this.ready = true;
+    if (o.metrics && (o.metrics.retractedReqs ?? 0) > 0) this.kvAt = now;
+    this.updateImbalance(now);
+  }
+
+  private updateImbalance(now: number): void {
+    const fresh = [...this.ranks.values()].filter((r) => now - r.at < 120_000);
+    if (fresh.length < 2) {
+      for (const r of this.ranks.values()) r.slowSince = null;
+      return;
+    }
+    for (const r of fresh) {
+      const others = fresh.filter((x) => x !== r).map((x) => x.stat.genThroughput ?? 0);
+      const med = median(others);
+      const g = r.stat.genThroughput ?? 0;
+      if (med > 0 && g < med / 2) r.slowSince ??= now;
+      else r.slowSince = null;
+    }
+  }
+
+  /** Requests running or queued, from /metrics when there is one, else from the latest stat lines. */
+  private pending(): { running: number; queued: number; source: string } {
+    const m = this.lastObs?.metrics;
+    if (m && (m.runningReqs !== null || m.queueReqs !== null))
+      return { running: m.runningReqs ?? 0, queued: m.queueReqs ?? 0, source: '/metrics' };
+    let running = 0;
+    let queued = 0;
+    for (const r of this.ranks.values()) {
+      running += r.stat.runningReqs ?? 0;
+      queued += r.stat.queueReqs ?? 0;
+    }
+    return { running, queued, source: 'the last stat line' };
+  }
+
+  /** The state now. */
+  verdict(now: number): StateVerdict {
+    if (this.fatal)
+      return { state: 'crashed', reason: `${this.fatal.cls}: ${this.fatal.line}`, class: this.fatal.cls, line: this.fatal.line };
+    if (this.gone) return { state: 'crashed', reason: 'the server process is gone', class: 'crash', line: null };
+    if (this.hang) return { state: 'stalled', reason: this.hang.line, class: 'hang', line: this.hang.line };
+    const o = this.lastObs;
+    const h = o?.health ?? null;
+    const inFlight = o?.healthInFlightSince ?? null;
+    if (inFlight !== null && now - inFlight >= 20_000)
+      return {
+        state: 'unhealthy',
+        reason: `/health has not answered for ${Math.round((now - inFlight) / 1000)} s`,
+        class: 'hang',
+        line: null,
+      };
+    if (h && this.ready) {
+      if (h.health === 'unhealthy' || h.health === 'starting' || (h.health === 'dead' && o?.alive))
+        return { state: 'unhealthy', reason: `/health: ${h.detail || h.health}`, class: 'hang', line: null };
+      if (h.health === 'healthy' && (h.durationMs ?? 0) > 20_000)
+        return { state: 'unhealthy', reason: `/health took ${Math.round(h.durationMs! / 1000)} s`, class: 'hang', line: null };
+    }
+    if (!this.ready) return { state: 'starting', reason: h ? `/health: ${h.detail || h.health}` : 'loading', class: null, line: null };
+    const p = this.pending();
+    const work = p.running + p.queued;
+    if (work > 0 && this.lastStatAt !== null) {
+      const silentFor = now - this.lastStatAt;
+      const limit = Math.max(this.tune.silentMinMs, (this.spacingMs ?? 1000) * this.tune.silentIntervals);
+      // an idle scheduler prints nothing either: a silence counts only with evidence of pending work
+      // (/metrics, or a queue on the last line, or more than one request running on it)
+      const evidence = p.source === '/metrics' || p.queued > 0 || p.running > 1;
+      if (evidence && silentFor > limit)
+        return {
+          state: 'stalled',
+          reason: `no stat line for ${Math.round(silentFor / 1000)} s while ${p.running} requests run and ${p.queued} wait (${p.source})`,
+          class: 'hang',
+          line: null,
+        };
+      if (this.lastTokensAt !== null && now - this.lastTokensAt > this.tune.noTokensMs)
+        return {
+          state: 'stalled',
+          reason: `no generated tokens for ${Math.round((now - this.lastTokensAt) / 1000)} s while ${work} requests wait`,
+          class: 'hang',
+          line: null,
+        };
+    }
+    const fresh = this.lastStatAt !== null && now - this.lastStatAt <= Math.max(this.tune.silentMinMs, (this.spacingMs ?? 1000) * 3);
+    const gen = this.genThroughput(now);
+    if ((fresh && gen > 0) || (o?.metrics?.genThroughput ?? 0) > 0 || (fresh && p.running > 0))
+      return { state: 'serving', reason: `${Math.round(gen)} tok/s · ${p.running} running · ${p.queued} queued`, class: null, line: null };
+    if (!this.everServed) return { state: 'ready', reason: 'ready, no requests yet', class: null, line: null };
+    return { state: 'idle', reason: 'ready, nothing running or queued', class: null, line: null };
+  }
+
+  /** Sum over the DP ranks of the latest decode throughput (ranks silent for 2 minutes count 0). */
+  genThroughput(now: number): number {
+    let g = 0;
+    for (const r of this.ranks.values()) if (now - r.at < 120_000) g += r.stat.genThroughput ?? 0;
+    return g;
+  }
+
+  /** Latest per-rank figures, for samples. */
+  figures(now: number): {
+    genThroughput: number;
+    runningReqs: number;
+    queueReqs: number;
+    tokenUsage: number | null;
+    acceptLen: number | null;
+  } {
+    let run = 0;
+    let queue = 0;
+    let usage: number | null = null;
+    let acc = 0;
+    let accN = 0;
+    for (const r of this.ranks.values()) {
+      if (now - r.at >= 120_000) continue;
+      run += r.stat.runningReqs ?? 0;
+      queue += r.stat.queueReqs ?? 0;
+      if (r.stat.tokenUsage !== null) usage = Math.max(usage ?? 0, r.stat.tokenUsage);
+      if (r.stat.acceptLen !== null) {
+        acc += r.stat.acceptLen;
+        accN++;
+      }
+    }
+    const m = this.lastObs?.metrics;
+    const gen = this.genThroughput(now);
+    return {
+      genThroughput: gen || m?.genThroughput || 0,
+      runningReqs: this.ranks.size ? run : (m?.runningReqs ?? 0),
+      queueReqs: this.ranks.size ? queue : (m?.queueReqs ?? 0),
+      tokenUsage: usage ?? m?.maxTokenUsage ?? null,
+      acceptLen: accN ? acc / accN : (m?.specAcceptLength ?? null),
+    };
+  }
+
+  conditions(now: number): { value: ServerConditions; messages: Record<keyof ServerConditions, string> } {
+    const kv = this.kvAt !== null && now - this.kvAt < this.tune.kvClearMs;
+    if (!kv) this.kvLine = null;
+    let slow: string | null = null;
+    for (const [label, r] of this.ranks)
+      if (r.slowSince !== null && now - r.slowSince >= this.tune.imbalanceMs)
+        slow = `${label || 'rank'} at ${Math.round(r.stat.genThroughput ?? 0)} tok/s, under half the median of its peers for ${Math.round((now - r.slowSince) / 1000)} s`;
+    if (slow === null && this.peerSlowSince !== null && now - this.peerSlowSince >= this.tune.imbalanceMs)
+      slow = `${Math.round(this.genThroughput(now))} tok/s, under half the median of the node's other instances for ${Math.round((now - this.peerSlowSince) / 1000)} s`;
+    if (this.acceptLowSince !== null && now - this.acceptLowSince >= this.tune.acceptDropMs) this.acceptDropped = true;
+    return {
+      value: { kv: kv ? 'kv-pressure' : 'ok', balance: slow ? 'dp-imbalance' : 'ok', spec: this.acceptDropped ? 'accept-drop' : 'ok' },
+      messages: {
+        kv: this.kvLine ?? 'KV cache pool full, requests retracted',
+        balance: slow ?? '',
+        spec: this.acceptDropped ? `accept length ${this.acceptFast?.toFixed(2)} against a baseline of ${this.acceptBase?.toFixed(2)}` : '',
+      },
+    };
+  }
+}
+
+export function median(v: number[]): number {
+  if (!v.length) return 0;
+  const s = [...v].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}

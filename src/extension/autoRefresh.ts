@@ -1,0 +1,29 @@
+/** Automatic refresh only while the view is visible, and only of nodes already probed. */
+import * as vscode from 'vscode';
+import type { Fleet } from '../core/node/fleet';
+import { cfg } from './config';
+import { Disposables, toDisposable } from './disposable';
+
+export class AutoRefresh extends Disposables {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly view: vscode.TreeView<unknown>,
+    private readonly fleet: Fleet,
+  ) {
+    super();
+    this.register(view.onDidChangeVisibility(() => this.schedule()));
+    this.register(toDisposable(() => this.timer && clearInterval(this.timer)));
+    this.schedule();
+  }
+
+  schedule(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    const secs = cfg<number>('refreshIntervalSeconds', 30);
+    if (!this.view.visible || !(secs > 0)) return;
+    this.timer = setInterval(() => {
+      for (const n of this.fleet.nodes()) if (this.fleet.status(n.name).state !== 'unknown') void this.fleet.refresh(n.name);
+    }, secs * 1000);
+  }
+}

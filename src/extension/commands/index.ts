@@ -1,0 +1,45 @@
+/**
+ * Every command of the extension, registered once. To add one: a file in commands/ exporting a
+ * Command (id as contributed in package.json), listed here.
+ */
+import type * as vscode from 'vscode';
+import type { ScriptDocuments } from '../scriptDocuments';
+import type { Services } from '../services';
+import { captureProfile } from './captureProfile';
+import { Command, registerCommands } from './command';
+import { copyPath } from './copyPath';
+import { startDemoNode, stopDemoNode } from './demo';
+import { forgetPassphrases } from './forgetPassphrases';
+import { launchProfile } from './launchProfile';
+import { openSettings } from './openSettings';
+import { refresh, refreshNode } from './refresh';
+import { salvageNode } from './salvageNode';
+import { showLog } from './showLog';
+import { showProbe } from './showProbe';
+import { restartServer, stopServer } from './stopServer';
+import { tailAllGpuLogs, tailLog } from './tail';
+
+export function allCommands(docs: ScriptDocuments): Command[] {
+  return [
+    refresh,
+    refreshNode,
+    showLog,
+    openSettings,
+    copyPath,
+    showProbe,
+    forgetPassphrases,
+    startDemoNode,
+    stopDemoNode,
+    tailLog,
+    tailAllGpuLogs,
+    salvageNode,
+    launchProfile(docs),
+    captureProfile,
+    stopServer,
+    restartServer,
+  ];
+}
+
+export function registerAllCommands(s: Services, docs: ScriptDocuments): vscode.Disposable[] {
+  return registerCommands(s, allCommands(docs));
+}

@@ -1,0 +1,123 @@
+/**
+ * gpuSessions.stopServer and gpuSessions.restartServer: confirmed (modal), with a Drain choice; restart starts
+ * the server again with the same command line and waits until it is ready. Refused in untrusted workspaces.
+ */
+import * as vscode from 'vscode';
+import { errorMessage } from '../../core/util/errors';
+import { ScannedServer, scanServers, stopServer as stopOnNode } from '../../core/launch/launch';
+import type { Services } from '../services';
+import type { TreeNode } from '../tree';
+import { requireTrust } from '../trust';
+import type { Command } from './command';
+
+async function stopServerCommand(s: Services, arg?: unknown, restart = false): Promise<boolean> {
+  const Verb = restart ? 'Restart' : 'Stop';
+  if (!requireTrust(restart ? 'Restarting servers' : 'Stopping servers')) return false;
+  const el = arg as TreeNode | undefined;
+  const node = (await s.resolver.resolve(arg, { title: `${Verb} Server` }))?.name;
+  if (!node) return false;
+  const t = s.transportFor(node);
+  let port: number;
+  let pid: number | undefined;
+  let what: string;
+  if (el && typeof el === 'object' && el.type === 'server') {
+    port = el.server.port;
+    pid = el.server.pid;
+    what = `${el.server.servedModelName ?? el.server.modelPath ?? 'SGLang'} (pid ${pid}, GPU ${el.server.gpus.join(',') || '?'})`;
+  } else {
+    let servers: ScannedServer[];
+    try {
+      servers = (await scanServers(t)).servers;
+    } catch (e) {
+      void vscode.window.showErrorMessage(`GPU Sessions: cannot read the servers of ${node}: ${errorMessage(e)}`);
+      return false;
+    }
+    if (!servers.length) {
+      void vscode.window.showInformationMessage(`GPU Sessions: no SGLang server is running on ${node}.`);
+      return false;
+    }
+    const pick = await vscode.window.showQuickPick(
+      servers.map((s) => ({
+        label: `port ${s.port}`,
+        description: `${s.servedModelName ?? s.modelPath ?? ''}`,
+        detail: `pid ${s.pid}, GPU ${s.gpus.join(',') || '?'}${s.logFile ? `, log ${s.logFile}` : ''}`,
+        s,
+      })),
+      { title: `${Verb} Server on ${node}`, placeHolder: 'Which server?' },
+    );
+    if (!pick) return false;
+    port = pick.s.port;
+    pid = pick.s.pid;
+    what = `${pick.s.servedModelName ?? pick.s.modelPath ?? 'SGLang'} (pid ${pid}, GPU ${pick.s.gpus.join(',') || '?'})`;
+  }
+  const stop = Verb;
+  const drainStop = `Drain, then ${Verb}`;
+  const choice = await vscode.window.showWarningMessage(
+    `${Verb} the SGLang server on port ${port} of ${node}?`,
+    {
+      modal: true,
+      detail: `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running requests reach 0 (stop sending new ones first), then stop it.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}`,
+    },
+    drainStop,
+    stop,
+  );
+  if (!choice) return false;
+  if (restart) {
+    const rr = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: restarting port ${port} on ${node}`, cancellable: true },
+      async (progress, token) => {
+        const ac = new AbortController();
+        token.onCancellationRequested(() => ac.abort());
+        try {
+          const { restartServer } = await import('../../core/launch/restart');
+          return await restartServer(t, {
+            port,
+            drain: choice === drainStop,
+            signal: ac.signal,
+            onProgress: (m) => progress.report({ message: m }),
+          });
+        } catch (e) {
+          if (!ac.signal.aborted)
+            void vscode.window.showErrorMessage(`GPU Sessions: restarting port ${port} on ${node} failed: ${errorMessage(e)}`);
+          return undefined;
+        }
+      },
+    );
+    if (!rr) return false;
+    s.log.info(`Restart on ${node}: ${rr.message}`);
+    const ok = rr.launch?.outcome === 'ready';
+    if (ok) void vscode.window.showInformationMessage(`GPU Sessions: ${rr.message}`);
+    else void vscode.window.showWarningMessage(`GPU Sessions: ${rr.message}`);
+    void s.fleet.refresh(node);
+    return ok;
+  }
+  const r = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: stopping port ${port} on ${node}`, cancellable: true },
+    async (progress, token) => {
+      const ac = new AbortController();
+      token.onCancellationRequested(() => ac.abort());
+      try {
+        return await stopOnNode(t, {
+          port,
+          pid,
+          drain: choice === drainStop,
+          signal: ac.signal,
+          onProgress: (m) => progress.report({ message: m }),
+        });
+      } catch (e) {
+        if (!ac.signal.aborted)
+          void vscode.window.showErrorMessage(`GPU Sessions: stopping port ${port} on ${node} failed: ${errorMessage(e)}`);
+        return undefined;
+      }
+    },
+  );
+  if (!r) return false;
+  s.log.info(`Stop on ${node}: ${r.message}`);
+  if (r.stopped) void vscode.window.showInformationMessage(`GPU Sessions: ${r.message}`);
+  else void vscode.window.showWarningMessage(`GPU Sessions: ${r.message}`);
+  void s.fleet.refresh(node);
+  return r.stopped;
+}
+
+export const stopServer: Command = { id: 'gpuSessions.stopServer', run: (s, arg?: unknown) => stopServerCommand(s, arg) };
+export const restartServer: Command = { id: 'gpuSessions.restartServer', run: (s, arg?: unknown) => stopServerCommand(s, arg, true) };

@@ -1,0 +1,30 @@
+/** One GPU: memory, utilization, temperature, power. */
+import * as vscode from 'vscode';
+import type { GpuInfo } from '../../../core/node/nvidiaSmi';
+import type { TreeNodeOf } from '../types';
+
+export function gib(mib: number | null): string {
+  return mib === null ? '?' : (mib / 1024).toFixed(1);
+}
+
+export function gpuDescription(g: GpuInfo): string {
+  const mem = `${gib(g.memoryUsedMiB)}/${gib(g.memoryTotalMiB)} GiB`;
+  const util = g.utilizationPct === null ? '—' : `${g.utilizationPct}%`;
+  const temp = g.temperatureC === null ? '—' : `${g.temperatureC}°C`;
+  const pw = g.powerW === null ? '' : ` · ${Math.round(g.powerW)} W`;
+  return `${mem} · ${util} · ${temp}${pw}`;
+}
+
+export function gpuItem(el: TreeNodeOf<'gpu'>): vscode.TreeItem {
+  const g = el.gpu;
+  const item = new vscode.TreeItem(`GPU ${g.index} · ${g.name}`, vscode.TreeItemCollapsibleState.None);
+  item.id = `${el.node}:gpu:${g.index}`;
+  item.description = gpuDescription(g);
+  item.tooltip = `${g.name}\nUUID ${g.uuid ?? '?'}\nMemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB\nUtilization ${g.utilizationPct ?? '—'} %\nTemperature ${g.temperatureC ?? '—'} °C\nPower ${g.powerW ?? '—'} W`;
+  item.iconPath = new vscode.ThemeIcon(
+    'circuit-board',
+    g.utilizationPct && g.utilizationPct > 50 ? new vscode.ThemeColor('charts.green') : undefined,
+  );
+  item.contextValue = 'gpu';
+  return item;
+}

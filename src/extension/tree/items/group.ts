@@ -1,0 +1,48 @@
+/** GPUs · Servers · Artifacts under a node, with their counts. */
+import * as vscode from 'vscode';
+import type { Artifact, ArtifactKind } from '../../../core/node/probe';
+import type { TreeContext, TreeNode, TreeNodeOf } from '../types';
+import { KIND_ORDER } from './kind';
+
+export function groupItem(el: TreeNodeOf<'group'>, ctx: TreeContext): vscode.TreeItem {
+  const p = ctx.fleet.status(el.node).probe;
+  const n = el.group === 'gpus' ? (p?.gpus.length ?? 0) : el.group === 'servers' ? (p?.servers.length ?? 0) : (p?.artifacts.length ?? 0);
+  const label = el.group === 'gpus' ? 'GPUs' : el.group === 'servers' ? 'Servers' : 'Artifacts';
+  const item = new vscode.TreeItem(
+    label,
+    el.group === 'artifacts' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded,
+  );
+  item.id = `${el.node}:${el.group}`;
+  item.description = String(n);
+  item.iconPath = new vscode.ThemeIcon(el.group === 'gpus' ? 'circuit-board' : el.group === 'servers' ? 'server-process' : 'files');
+  item.contextValue = `group.${el.group}`;
+  return item;
+}
+
+export function groupChildren(el: TreeNodeOf<'group'>, ctx: TreeContext): TreeNode[] {
+  const p = ctx.fleet.status(el.node).probe;
+  if (!p) return [];
+  if (el.group === 'gpus') return p.gpus.map((gpu) => ({ type: 'gpu', node: el.node, gpu }));
+  if (el.group === 'servers') {
+    if (!p.servers.length) return [{ type: 'info', node: el.node, label: 'No SGLang server running', icon: 'circle-outline' }];
+    return p.servers.map((server) => ({ type: 'server', node: el.node, server }));
+  }
+  const byKind = new Map<ArtifactKind, Artifact[]>();
+  for (const a of p.artifacts) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);
+  const out: TreeNode[] = KIND_ORDER.filter((k) => byKind.has(k)).map((kind) => ({
+    type: 'kind',
+    node: el.node,
+    kind,
+    items: byKind.get(kind)!,
+  }));
+  if (p.artifactsTruncated)
+    out.push({
+      type: 'info',
+      node: el.node,
+      label: 'More artifacts not shown',
+      detail: 'raise gpuSessions.artifacts.maxCount',
+      icon: 'ellipsis',
+    });
+  if (!out.length) out.push({ type: 'info', node: el.node, label: 'No artifacts found', icon: 'circle-outline' });
+  return out;
+}

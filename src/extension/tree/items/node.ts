@@ -1,0 +1,112 @@
+/** A node: its summary, tooltip with the machine's facts, salvage verdict; children: live progress and the groups. */
+import * as vscode from 'vscode';
+import type { NodeStatus } from '../../../core/node/fleet';
+import type { ProbeResult } from '../../../core/node/probe';
+import { eta as formatEta } from '../../statusBar';
+import { ERROR_TITLE, TreeContext, TreeNode, TreeNodeOf } from '../types';
+
+export function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): string {
+  if (st.state === 'probing' && !p) return 'connecting…';
+  if (st.state === 'error') return ERROR_TITLE[st.error?.code ?? ''] ?? 'error';
+  if (!p) return '';
+  const parts: string[] = [];
+  if (p.gpuState !== 'ok')
+    parts.push(p.gpuState === 'no-nvidia-smi' ? 'no GPU driver' : p.gpuState === 'no-driver' ? 'driver not loaded' : 'no GPU');
+  else {
+    const names = new Map<string, number>();
+    for (const g of p.gpus) names.set(g.name, (names.get(g.name) ?? 0) + 1);
+    parts.push([...names].map(([n, c]) => `${c}× ${n}`).join(', '));
+  }
+  parts.push(`${p.servers.length} server${p.servers.length === 1 ? '' : 's'}`);
+  return parts.join(' · ');
+}
+
+export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeItem {
+  const st = ctx.fleet.status(el.node.name);
+  const p = st.probe;
+  const item = new vscode.TreeItem(el.node.name, vscode.TreeItemCollapsibleState.Collapsed);
+  item.id = `node:${el.node.name}`;
+  const v = ctx.verdicts.get(el.node.name);
+  item.description =
+    nodeDescription(p, st) + (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
+  item.contextValue = st.state === 'error' ? 'node.error' : st.state === 'ok' ? 'node.ok' : 'node';
+  item.iconPath =
+    st.state === 'error'
+      ? new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'))
+      : st.state === 'probing'
+        ? new vscode.ThemeIcon('loading~spin')
+        : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
+  const md = new vscode.MarkdownString(undefined, true);
+  const n = el.node;
+  md.appendMarkdown(
+    `**${n.name}** — \`${n.user ? n.user + '@' : ''}${n.host}:${n.port}\`${n.proxyJump ? ` via \`${n.proxyJump}\`` : ''}\n\n`,
+  );
+  if (p) {
+    md.appendMarkdown(`| | |\n|---|---|\n`);
+    md.appendMarkdown(`| Host | ${p.hostname ?? '?'} |\n| OS | ${p.os ?? '?'} (${p.kernel ?? '?'}) |\n`);
+    md.appendMarkdown(`| Driver | ${p.driverVersion ?? '—'} |\n| CUDA | ${p.cudaVersion ?? '—'} |\n`);
+    md.appendMarkdown(
+      `| CPU | ${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'} |\n| RAM | ${p.memTotalKiB ? (p.memTotalKiB / 1048576).toFixed(0) + ' GiB' : '?'} |\n`,
+    );
+    md.appendMarkdown(`\nProbed ${new Date(p.probedAt).toLocaleTimeString()} in ${p.durationMs} ms`);
+  }
+  if (st.error) md.appendMarkdown(`\n\n$(error) ${st.error.message.replace(/\n/g, '  \n')}`);
+  if (v)
+    md.appendMarkdown(
+      `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → \`${v.dest}\``,
+    );
+  item.tooltip = md;
+  return item;
+}
+
+export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode[] {
+  const name = el.node.name;
+  const st = ctx.fleet.status(name);
+  if (st.state === 'unknown') {
+    void ctx.fleet.refresh(name);
+    return [{ type: 'info', node: name, label: 'Connecting…', icon: 'loading~spin' }];
+  }
+  if (st.state === 'probing' && !st.probe) return [{ type: 'info', node: name, label: 'Connecting…', icon: 'loading~spin' }];
+  const out: TreeNode[] = [];
+  if (st.state === 'error' && st.error) out.push({ type: 'error', node: name, code: st.error.code, message: st.error.message });
+  const p = st.probe;
+  if (!p) return out;
+  out.push(...liveRows(name, ctx));
+  if (p.gpuState !== 'ok')
+    out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
+  else out.push({ type: 'group', node: name, group: 'gpus' });
+  out.push({ type: 'group', node: name, group: 'servers' });
+  out.push({ type: 'group', node: name, group: 'artifacts' });
+  return out;
+}
+
+/** The generation-progress rows of a node (progress.json, .done_indices), from the live monitor. */
+export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
+  const out: TreeNode[] = [];
+  const live = ctx.liveFor(name);
+  const pr = live?.progress?.progress;
+  const di = live?.progress?.doneIndices;
+  if (pr && pr.ok) {
+    const eta = pr.etaS !== null && pr.status !== 'done' ? ` · ETA ${formatEta(pr.etaS)}` : '';
+    out.push({
+      type: 'info',
+      node: name,
+      live: 'progress',
+      label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`,
+      detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`,
+      icon: 'graph',
+    });
+  } else if (pr && !pr.ok) {
+    out.push({ type: 'info', node: name, live: 'progress', label: 'progress.json unreadable', detail: pr.error, icon: 'warning' });
+  }
+  if (di)
+    out.push({
+      type: 'info',
+      node: name,
+      live: 'done',
+      label: '.done_indices',
+      detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`,
+      icon: 'checklist',
+    });
+  return out;
+}

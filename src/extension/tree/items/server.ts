@@ -1,0 +1,61 @@
+/** One SGLang server: port and model, GPUs and parallelism, live stats and health; clicking tails its log. */
+import { REDACTED } from '../../../core/util/redact';
+import * as vscode from 'vscode';
+import type { SglangServer } from '../../../core/sglang/serverArgv';
+import type { TreeContext, TreeNodeOf } from '../types';
+
+export function serverLabel(s: SglangServer): string {
+  const model = s.servedModelName ?? (s.modelPath ? s.modelPath.split('/').filter(Boolean).pop() : null) ?? 'unknown model';
+  return `:${s.port} ${model}`;
+}
+
+export function serverDescription(s: SglangServer, stats?: string): string {
+  const parts: string[] = [];
+  if (s.gpus.length) parts.push(`GPU ${s.gpus.join(',')}`);
+  if (s.dp > 1 || s.tp > 1) parts.push(`DP${s.dp} TP${s.tp}`);
+  if (s.speculativeAlgorithm) parts.push(s.speculativeAlgorithm);
+  if (stats) parts.push(stats);
+  return parts.join(' · ');
+}
+
+function healthIcon(health: string): vscode.ThemeIcon {
+  switch (health) {
+    case 'healthy':
+      return new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('charts.green'));
+    case 'busy':
+      return new vscode.ThemeIcon('watch', new vscode.ThemeColor('charts.orange'));
+    case 'starting':
+      return new vscode.ThemeIcon('loading~spin', new vscode.ThemeColor('charts.yellow'));
+    case 'dead':
+      return new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'));
+    default:
+      return new vscode.ThemeIcon('pulse');
+  }
+}
+
+export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.TreeItem {
+  const s = el.server;
+  const item = new vscode.TreeItem(serverLabel(s), vscode.TreeItemCollapsibleState.None);
+  item.id = `${el.node}:server:${s.port}:${s.pid}`;
+  const live = ctx.liveFor(el.node)?.servers.find((x) => x.port === s.port);
+  item.description = serverDescription(s, live?.stats || (live?.logSkipped ? 'log not followed' : undefined));
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`**${s.modelPath ?? '?'}** on ${s.host}:${s.port} (pid ${s.pid})\n\n`);
+  md.appendMarkdown(
+    `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`,
+  );
+  if (s.logFile) md.appendMarkdown(`Log: \`${s.logFile}\`\n\n`);
+  if (live?.logSkipped) md.appendText(`Log not followed: ${live.logSkipped}\n\n`);
+  if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
+  md.appendCodeblock(s.args.join(' '), 'shell');
+  item.tooltip = md;
+  const health = live?.health ?? 'unknown';
+  item.iconPath = healthIcon(health);
+  if (live)
+    md.appendMarkdown(
+      `\n\nHealth: **${health}**${live.healthDetail ? ` (${live.healthDetail})` : ''}${live.stats ? ` · ${live.stats} (from ${live.source})` : ''}`,
+    );
+  item.contextValue = s.logFile ? 'server.log' : 'server';
+  if (s.logFile) item.command = { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [el] };
+  return item;
+}

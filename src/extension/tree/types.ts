@@ -1,0 +1,38 @@
+/** The elements of the Nodes tree: Node → GPUs · Servers · Artifacts (grouped by kind). */
+import type { Artifact, ArtifactKind } from '../../core/node/probe';
+import type { GpuInfo } from '../../core/node/nvidiaSmi';
+import type { NodeLive } from '../../core/node/monitor';
+import type { SglangServer } from '../../core/sglang/serverArgv';
+import type { NodeSpec } from '../../core/ssh/config';
+import type { Fleet } from '../../core/node/fleet';
+import type { SalvageVerdicts } from '../salvageVerdicts';
+
+export type TreeNode =
+  | { type: 'node'; node: NodeSpec }
+  | { type: 'error'; node: string; code: string; message: string }
+  /** `live`: a row of live figures (generation progress), re-rendered in place from the latest figures. */
+  | { type: 'info'; node: string; label: string; detail?: string; icon?: string; live?: 'progress' | 'done' }
+  | { type: 'group'; node: string; group: 'gpus' | 'servers' | 'artifacts' }
+  | { type: 'gpu'; node: string; gpu: GpuInfo }
+  | { type: 'server'; node: string; server: SglangServer }
+  | { type: 'kind'; node: string; kind: ArtifactKind; items: Artifact[] }
+  | { type: 'artifact'; node: string; artifact: Artifact };
+
+export type TreeNodeOf<K extends TreeNode['type']> = Extract<TreeNode, { type: K }>;
+
+/** What the item builders read: the fleet's probes, live figures and salvage verdicts. */
+export interface TreeContext {
+  readonly fleet: Fleet;
+  readonly verdicts: SalvageVerdicts;
+  liveFor(node: string): NodeLive | undefined;
+}
+
+export const ERROR_TITLE: Record<string, string> = {
+  'host-key-changed': 'Host key changed — refusing to connect',
+  'host-key-revoked': 'Host key revoked — refusing to connect',
+  'host-key-unknown': 'Host key not trusted',
+  'auth-failed': 'Authentication failed',
+  unreachable: 'Unreachable',
+  timeout: 'Timed out',
+  config: 'Configuration problem',
+};

@@ -1,0 +1,201 @@
+/**
+ * A hostile node (issue 12) over a REAL OpenSSH sshd: wrappers first on the node user's PATH
+ * (`~/.ssh/environment`, honoured by sshd's PermitUserEnvironment) and processes with crafted argv,
+ * started over ssh as any tenant could. Each attack asserts the blocked outcome.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { ConnectionPool } from '../../src/core/ssh/pool';
+import { SalvageManifest, Salvager } from '../../src/core/salvage/salvage';
+import { entryLimit } from '../../src/core/salvage/transfer';
+import { cli } from '../helpers/cli';
+import { SimNode, startSimNode } from '../helpers/simnode';
+import { pad512, paxRecord, tarHeader } from '../helpers/tarCraft';
+
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...walk(p));
+    else out.push(p);
+  }
+  return out;
+}
+
+// Wrappers: active only while their mode file exists, so the other attacks see the real tools.
+const TAR_WRAPPER = `#!/bin/sh
+case "$*" in
+  *"-cf -"*) if [ -f "$HOME/.evil/tar-mode" ]; then cat "$HOME/.evil/$(cat "$HOME/.evil/tar-mode")"; exec cat /dev/zero; fi ;;
+esac
+exec /usr/bin/tar "$@"
+`;
+// Only the download stream (exec'd straight from sshd's shell), not the hashing pipeline, gets the extra bytes.
+const HEAD_WRAPPER = `#!/bin/sh
+if [ -f "$HOME/.evil/head-mode" ] && [ "$1" = "-c" ] && [ "$(cat /proc/$PPID/comm 2>/dev/null)" = "sshd" ]; then
+  /usr/bin/head "$@"; exec cat /dev/zero
+fi
+exec /usr/bin/head "$@"
+`;
+
+describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
+  this.timeout(240_000);
+  let sim: SimNode;
+  let base: string;
+  let pool: ConnectionPool;
+
+  before(async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    sim = await startSimNode({
+      startServers: false,
+      beforeStart: (home: string) => {
+        mkdirSync(path.join(home, 'evilbin'), { recursive: true });
+        writeFileSync(path.join(home, 'evilbin', 'tar'), TAR_WRAPPER, { mode: 0o755 });
+        writeFileSync(path.join(home, 'evilbin', 'head'), HEAD_WRAPPER, { mode: 0o755 });
+        mkdirSync(path.join(home, '.ssh'), { recursive: true });
+        writeFileSync(path.join(home, '.ssh', 'environment'), `PATH=${home}/evilbin:/usr/local/bin:/usr/bin:/bin\n`);
+        mkdirSync(path.join(home, '.evil'), { recursive: true });
+        mkdirSync(path.join(home, 'tarjob'), { recursive: true });
+        writeFileSync(path.join(home, 'tarjob', 'x.log'), 'seven!\n');
+        writeFileSync(path.join(home, 'tarjob', 'big.log'), Buffer.alloc(5 * 1024 * 1024, 0x61));
+        // Attack 5: a pax header that claims 8 GiB, then endless zeros.
+        writeFileSync(path.join(home, '.evil', 'pax8g'), tarHeader({ name: 'PaxHeaders/x', type: 'x', size: 8n * 1024n ** 3n }));
+        // Attack 6: the entry for the 7-byte x.log claims 1 TiB (pax size), then endless zeros.
+        const pax = Buffer.from(paxRecord('path', path.join(home, 'tarjob', 'x.log')) + paxRecord('size', String(1024 ** 4)));
+        writeFileSync(
+          path.join(home, '.evil', 'tib'),
+          Buffer.concat([
+            tarHeader({ name: 'PaxHeaders/x.log', type: 'x', size: pax.length }),
+            pad512(pax),
+            tarHeader({ name: 'x.log', type: '0', size: 7 }),
+          ]),
+        );
+      },
+    });
+    base = mkdtempSync(path.join(os.tmpdir(), 'gs-hostile-'));
+    pool = new ConnectionPool({ knownHosts: new KnownHostsStore([sim.sshd.knownHostsFile]) });
+  });
+  after(async () => {
+    pool?.dispose();
+    await sim?.stop();
+    if (base) rmSync(base, { recursive: true, force: true });
+  });
+
+  const args = () => ['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile];
+  const setMode = (file: string, value: string | null) => {
+    const p = path.join(sim.home, '.evil', file);
+    if (value === null) rmSync(p, { force: true });
+    else writeFileSync(p, value);
+  };
+
+  /** An in-process salvage of ~/tarjob, sampling this process's RSS while it runs. */
+  async function salvageTarjob(name: string): Promise<{ m: SalvageManifest; peakRssGrowth: number; ms: number; dir: string }> {
+    const node = listNodes({ sshConfigFile: sim.sshd.sshConfigFile }).nodes[0];
+    const t = pool.get(node);
+    global.gc?.();
+    const rss0 = process.memoryUsage().rss;
+    let peak = rss0;
+    const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    const started = Date.now();
+    const s = new Salvager({
+      node: 'simnode',
+      transport: t,
+      base: path.join(base, name),
+      roots: [path.join(sim.home, 'tarjob')],
+      snapshot: async () => ({ json: {}, markdown: '', summary: 'skipped in this test' }),
+    });
+    try {
+      const m = await s.run();
+      return { m, peakRssGrowth: Math.max(peak, process.memoryUsage().rss) - rss0, ms: Date.now() - started, dir: s.dir };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it('attack 5: a pax header claiming 8 GiB is refused; memory stays bounded', async () => {
+    setMode('tar-mode', 'pax8g');
+    try {
+      const r = await salvageTarjob('pax');
+      const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
+      assert.equal(x.status, 'failed');
+      assert.match(x.reason ?? '', /exceeds the 1048576 B limit/);
+      assert.equal(r.m.verdict, 'unsafe');
+      console.log(`      pax 8 GiB: peak RSS growth ${(r.peakRssGrowth / 1048576).toFixed(1)} MiB, ${r.ms} ms`);
+      assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
+    } finally {
+      setMode('tar-mode', null);
+    }
+  });
+
+  it('attack 6: a tar entry claiming 1 TiB for a 7-byte file is refused and not written; the stream stops', async () => {
+    setMode('tar-mode', 'tib');
+    try {
+      const r = await salvageTarjob('tib');
+      const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
+      assert.equal(x.status, 'failed');
+      assert.match(x.reason ?? '', /sent 1099511627776 B for a file listed at 7 B/);
+      const sizes = walk(r.dir).map((f) => statSync(f).size);
+      const biggest = Math.max(0, ...sizes);
+      console.log(
+        `      1 TiB entry: largest local file ${biggest} B, peak RSS growth ${(r.peakRssGrowth / 1048576).toFixed(1)} MiB, ${r.ms} ms`,
+      );
+      assert.ok(biggest <= entryLimit(7), `a local file of ${biggest} B`);
+      assert.equal(x.localPath && existsSync(path.join(r.dir, x.localPath)), false, 'nothing written for the lying entry');
+      assert.ok(!walk(r.dir).some((f) => f.endsWith('.gs-partial')));
+      assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
+      assert.ok(r.ms < 60_000);
+    } finally {
+      setMode('tar-mode', null);
+    }
+  });
+
+  it('attack 6: the large-file stream stops at the listed length (a wrapped head sending endless bytes)', async () => {
+    setMode('head-mode', '1');
+    try {
+      const r = await salvageTarjob('head');
+      const big = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/big.log'))!;
+      assert.equal(big.status, 'verified', big.reason ?? '');
+      const local = path.join(r.dir, big.localPath!);
+      assert.equal(statSync(local).size, 5 * 1024 * 1024);
+      assert.ok(readFileSync(local).equals(Buffer.alloc(5 * 1024 * 1024, 0x61)));
+      for (const f of walk(r.dir)) assert.ok(statSync(f).size <= 5 * 1024 * 1024, f);
+      console.log(`      endless head: ${statSync(local).size} B kept, ${r.ms} ms`);
+    } finally {
+      setMode('head-mode', null);
+    }
+  });
+
+  it('attack 4: separator bytes in argv cannot forge a /proc record (probe lists the real pid only)', async () => {
+    const port = 32000 + Math.floor(Math.random() * 900);
+    const forged = `\\036P\\0351\\0350\\035/\\035/etc/shadow\\035/etc/shadow\\035\\035python3\\037-m\\037sglang.launch_server\\037--model-path\\037/evil\\037--port\\03730099\\037\\036`;
+    const start = sim.sshd.ssh(
+      `nohup bash -c 'sleep 900; :' -m sglang.launch_server --port ${port} --model-path "$(printf '${forged}')" >/dev/null 2>&1 & echo $!`,
+    );
+    const pid = Number(start.stdout.trim());
+    assert.ok(pid > 1, start.stderr);
+    try {
+      const r = await cli([...args(), 'probe', 'simnode', '--json'], { timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const p = JSON.parse(r.stdout) as { servers: Array<{ pid: number; port: number; modelPath: string | null; logFile: string | null }> };
+      const mine = p.servers.filter((s) => s.port === port);
+      assert.deepEqual(
+        mine.map((s) => s.pid),
+        [pid],
+      );
+      assert.equal(p.servers.filter((s) => s.pid === 1 || s.modelPath === '/evil' || s.port === 30099).length, 0);
+    } finally {
+      sim.sshd.ssh(`kill ${pid}`);
+    }
+  });
+
+  it('keeps the wrappers honest: with no mode file the node behaves normally', () => {
+    assert.ok(existsSync(path.join(sim.home, 'evilbin', 'tar')));
+    const r = sim.sshd.ssh('command -v tar');
+    assert.equal(r.stdout.trim(), path.join(sim.home, 'evilbin', 'tar'));
+    execFileSync('true');
+  });
+});

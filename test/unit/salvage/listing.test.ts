@@ -1,0 +1,142 @@
+/**
+ * The salvage listing script run for real (sh on this machine, a temp tree), and its parser: every file
+ * kind, caches summarised, git state, symlinks, bounds that make the listing incomplete, and a process
+ * that writes under the folder found as a writer.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import {
+  ListingOptions,
+  buildListingScript,
+  isRedownloadable,
+  isSecretStore,
+  isSystemDir,
+  parseListing,
+} from '../../../src/core/salvage/listing';
+import { classifyFile } from '../../../src/core/salvage/salvage';
+import { scanSecrets } from '../../../src/core/salvage/secretScan';
+
+function runListing(o: ListingOptions) {
+  const nonce = 'GStest0123456789';
+  const r = spawnSync('sh', ['-s'], { input: buildListingScript(nonce, o), maxBuffer: 64 * 1024 * 1024 });
+  assert.equal(r.status, 0, r.stderr.toString());
+  return parseListing(r.stdout.toString('utf8'), nonce, o);
+}
+
+describe('salvage listing (the real script, run locally)', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gs-listing-'));
+    const f = (rel: string, body = 'x\n') => {
+      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      writeFileSync(path.join(dir, rel), body);
+    };
+    f('Makefile');
+    f('notes');
+    f('kernels/attn.cu');
+    f('.hydra/config.yaml');
+    f('.env', 'HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345\n');
+    f('__pycache__/a.cpython-311.pyc', 'abc');
+    f('venv/lib/python3.11/site-packages/torch/x.py', '12345');
+    f('repo/.git/HEAD', 'ref: refs/heads/main\n');
+    f('repo/train.py');
+    f('a/b/c/d/e/deep.txt');
+    symlinkSync('/etc/passwd', path.join(dir, 'link'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('lists every file (extensionless and hidden included), caches as folders with count and size, git state, symlinks', () => {
+    const l = runListing({ roots: [dir] });
+    const by = new Map(l.files.map((x) => [x.path.slice(dir.length + 1), x]));
+    for (const rel of ['Makefile', 'notes', 'kernels/attn.cu', '.hydra/config.yaml', '.env', 'repo/train.py', 'a/b/c/d/e/deep.txt'])
+      assert.ok(by.has(rel), rel);
+    assert.equal(by.get('Makefile')!.kind, 'other');
+    assert.equal(by.get('link')!.kind, 'symlink');
+    assert.equal(by.get('link')!.linkTarget, '/etc/passwd');
+    assert.equal(by.get('repo')!.kind, 'git-repo');
+    assert.ok(!l.files.some((x) => x.path.includes('__pycache__') || x.path.includes('/venv/')));
+    const caches = new Map(l.caches.map((c) => [c.path.slice(dir.length + 1), c]));
+    assert.deepEqual(caches.get('__pycache__'), { path: path.join(dir, '__pycache__'), files: 1, bytes: 3 });
+    assert.equal(caches.get('venv')!.files, 1);
+    assert.equal(l.truncated, false);
+    assert.deepEqual(
+      l.roots.map((r) => r.path),
+      [dir],
+    );
+    assert.match(l.roots[0].why, /--roots/);
+  });
+
+  it('a hit bound makes the listing incomplete and says which', () => {
+    const d = runListing({ roots: [dir], maxDepth: 3 });
+    assert.equal(d.truncated, true);
+    assert.equal(d.bound, 'max-depth');
+    assert.ok(d.notListed >= 1);
+    const n = runListing({ roots: [dir], maxFiles: 4 });
+    assert.equal(n.truncated, true);
+    assert.equal(n.bound, 'max-files');
+  });
+
+  it('finds a process that writes under the folder (pid, command, what it writes)', async () => {
+    const out = path.join(dir, 'out.jsonl');
+    const child = spawn('sh', ['-c', `exec 3>>'${out}'; exec sleep 30`], { cwd: dir, stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const l = runListing({ roots: [dir] });
+      const w = l.writers.find((x) => x.pid === child.pid);
+      assert.ok(w, JSON.stringify(l.writers.map((x) => [x.pid, x.argv])));
+      assert.deepEqual(w.writes, [out]);
+      assert.equal(w.server, false);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('system folders never count as work folders; /dev/shm entries do', () => {
+    for (const p of ['/', '/usr/lib', '/proc/1', '/tmp', '/dev/shm', '/etc']) assert.equal(isSystemDir(p), true, p);
+    for (const p of ['/workspace', '/tmp/run1', '/dev/shm/Qwen3-27B', '/root', '/home/u', '/mnt/data'])
+      assert.equal(isSystemDir(p), false, p);
+  });
+});
+
+describe('why a file stays on the node', () => {
+  it('secret stores: private keys and credential files', () => {
+    for (const p of [
+      '/root/.ssh/id_ed25519',
+      '/root/.ssh/deploy_key',
+      '/root/.aws/credentials',
+      '/root/.netrc',
+      '/w/.git-credentials',
+      '/w/id_rsa',
+    ])
+      assert.equal(isSecretStore(p), true, p);
+    for (const p of ['/root/.ssh/id_ed25519.pub', '/root/.ssh/known_hosts', '/root/.ssh/config', '/root/.aws/config', '/w/notes'])
+      assert.equal(isSecretStore(p), false, p);
+  });
+
+  it('re-downloadable weights: HF hub layout or a model folder the servers read; weights the job wrote are kept', () => {
+    assert.equal(isRedownloadable('/w/hf/hub/models--Qwen--Qwen3/snapshots/abc/model.safetensors', []), true);
+    assert.equal(isRedownloadable('/dev/shm/Qwen3/model-00001.safetensors', ['/dev/shm/Qwen3']), true);
+    assert.equal(isRedownloadable('/w/checkpoints/step_100/model.safetensors', ['/dev/shm/Qwen3']), false);
+    const f = { path: '/w/checkpoints/lora/adapter_model.safetensors', kind: 'model' as const, size: 10, mtime: '' };
+    assert.deepEqual(classifyFile(f, 100, []), { leftReason: null, jobWeights: true, reason: null });
+    const big = classifyFile({ ...f, size: 1000 }, 100, []);
+    assert.equal(big.leftReason, 'large');
+    assert.equal(big.jobWeights, true);
+    assert.match(big.reason!, /NOT re-downloadable/);
+  });
+
+  it('the secrets scan names lines and kinds, never values', () => {
+    const hits = scanSecrets(
+      'a=1\nexport HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345\nok\naws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEYzz\n',
+    );
+    assert.deepEqual(hits, [
+      { line: 2, kind: 'huggingface-token' },
+      { line: 4, kind: 'aws-secret-access-key' },
+    ]);
+    assert.deepEqual(scanSecrets('nothing secret here\nmax_tokens=512\n'), []);
+    assert.ok(!JSON.stringify(hits).includes('hf_'));
+  });
+});

@@ -1,0 +1,78 @@
+/** The redaction rule at the boundary: argv enters redacted, values stay in memory, outputs are scrubbed. */
+import assert from 'node:assert/strict';
+import { redactingLogger } from '../../../src/core/util/logger';
+import { REDACTED, redactOutput, redactOutputValue, rememberSecret } from '../../../src/core/util/redact';
+import { canonicalFlag, isSecretFlag, resolveFlag } from '../../../src/core/sglang/flags';
+import { serverApiKey, serverFromArgv, serverSecrets } from '../../../src/core/sglang/serverArgv';
+import { authHeaders } from '../../../src/core/sglang/endpoints';
+import { redactingIo } from '../../../src/cli/main';
+
+const KEY = 'plain-key-without-any-known-shape-7f3a91';
+const ADMIN = 'admin-secret-value-0c9d2e';
+
+describe('redaction at the boundary', () => {
+  it('resolves argparse abbreviations against the known flags', () => {
+    assert.equal(resolveFlag('--mem-frac'), '--mem-fraction-static');
+    assert.equal(resolveFlag('--api-k'), '--api-key');
+    assert.equal(resolveFlag('--tp'), '--tp');
+    assert.equal(canonicalFlag('--tp'), '--tp-size');
+    assert.equal(canonicalFlag('--expert-parallel-size'), '--ep-size');
+    assert.equal(resolveFlag('--enable-m'), '--enable-m', 'ambiguous (metrics, mixed-chunk, memory-saver...) stays as written');
+    assert.equal(resolveFlag('--no-such-flag'), '--no-such-flag');
+    for (const f of ['--api-key', '--api-k', '--admin-api-key', '--hf-token', '--ssl-keyfile-password', '--my-secret', '--db-password'])
+      assert.equal(isSecretFlag(f), true, f);
+    for (const f of ['--max-total-tokens', '--tokenizer-path', '--ssl-keyfile', '--speculative-eagle-topk', '--kv-cache-dtype'])
+      assert.equal(isSecretFlag(f), false, f);
+  });
+
+  it('a server parsed from argv carries no secret value; the key stays in memory', () => {
+    const s = serverFromArgv({
+      pid: 4242,
+      ppid: 1,
+      exact: true,
+      argv: ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--api-k', KEY, `--admin-api-key=${ADMIN}`, '--port', '30001'],
+    })!;
+    assert.ok(s);
+    const json = JSON.stringify(s);
+    assert.ok(!json.includes(KEY) && !json.includes(ADMIN), json);
+    assert.deepEqual(s.args.slice(5), ['--api-k', REDACTED, `--admin-api-key=${REDACTED}`, '--port', '30001']);
+    assert.equal(s.flags['api-key'], REDACTED, 'abbreviation resolved');
+    assert.equal(s.hasApiKey, true);
+    assert.equal(s.port, 30001);
+    assert.equal(serverApiKey(s), KEY);
+    assert.equal(serverSecrets({ ...s }).get('--admin-api-key'), ADMIN, 'copies of the server find it too');
+    assert.deepEqual(authHeaders(s), { Authorization: `Bearer ${KEY}` });
+    // A value seen once is scrubbed from any later output, in any shape.
+    assert.equal(redactOutput(`error: the server said ${KEY}!`), `error: the server said ${REDACTED}!`);
+    assert.deepEqual(redactOutputValue({ a: [`x${ADMIN}y`] }), { a: [`x${REDACTED}y`] });
+  });
+
+  it('the CLI io and the loggers redact everything they write', () => {
+    rememberSecret('remembered-secret-123456');
+    const seen: string[] = [];
+    const io = redactingIo({ out: (s) => seen.push(s), err: (s) => seen.push(s), isTTY: false });
+    io.out('--api-key sk-live-abcdefghijklmnopqrstuvwx and HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n');
+    io.err('boom remembered-secret-123456\n');
+    const log = redactingLogger({
+      trace: (m) => seen.push(m),
+      info: (m) => seen.push(m),
+      warn: (m) => seen.push(m),
+      error: (m) => seen.push(m),
+    });
+    log.warn('export WANDB_API_KEY=0123456789abcdef');
+    const all = seen.join('\n');
+    for (const s of [
+      'sk-live-abcdefghijklmnopqrstuvwx',
+      'hf_abcdefghijklmnopqrstuvwxyz0123456789',
+      'remembered-secret-123456',
+      '0123456789abcdef',
+    ])
+      assert.ok(!all.includes(s), `${s} in ${all}`);
+    assert.match(all, /--api-key <redacted>/);
+  });
+
+  it('redacting is idempotent on launch-script secret references', () => {
+    const line = `    --api-key "$(cat "$HOME"/'.gpu-sessions/secrets/SGLANG_API_KEY')" \\`;
+    assert.equal(redactOutput(line), line);
+  });
+});
