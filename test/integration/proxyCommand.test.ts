@@ -143,11 +143,14 @@ s.on('close', () => process.exit(0));
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).gpus.length, 2);
     const dest = path.join(dir, 'salvage');
-    const s = await cli([...base, 'salvage', 'behind', '--dest', dest, '--yes', '--json'], { timeoutMs: 90_000 });
+    const s = await cli([...base, 'salvage', 'behind', '--dest', dest, '--yes'], { timeoutMs: 90_000 });
     assert.ok(s.code === 0 || s.code === 5, s.stderr);
-    const m = JSON.parse(s.stdout);
+    // The manifest on disk (what salvage wrote through the proxy).
+    const runs = readdirSync(path.join(dest, 'behind'));
+    assert.equal(runs.length, 1, runs.join(', '));
+    const m = JSON.parse(readFileSync(path.join(dest, 'behind', runs[0], 'salvage-manifest.json'), 'utf8'));
     assert.ok(m.verdict === 'safe' || m.verdict === 'unsafe', String(m.verdict));
-    assert.ok(existsSync(path.join(m.dest, 'SALVAGE.md')));
+    assert.ok(existsSync(path.join(dest, 'behind', runs[0], 'SALVAGE.md')));
     assert.ok(m.items.filter((i: { status: string }) => i.status === 'verified').length >= 5);
     assert.equal(processesWith(relay).length, 0, 'no relay left after the CLI exited');
   });
