@@ -22,7 +22,6 @@ import { createReadStream } from 'node:fs';
 import {
   LineSplitter,
   LineKind,
-  LogSummarizer,
   LogSummary,
   StatRecord,
   classifyLine,
@@ -31,6 +30,7 @@ import {
   stripAnsi,
   toJsonRecord,
 } from '../core/sglang/logLines';
+import { FastLogSummarizer } from '../core/sglang/logFast';
 
 export interface ParseLogIo {
   out(s: string): void;
@@ -75,7 +75,8 @@ export async function cmdParseLog(files: string[], opts: ParseLogOptions, io: Pa
     const src: NodeJS.ReadableStream = isStdin ? (io.stdin ?? process.stdin) : createReadStream(input, { highWaterMark: 1024 * 1024 });
     try {
       if (opts.summary) {
-        const sum = new LogSummarizer();
+        // The byte-level fast path takes the canonical stat lines; the rest goes to the full parser.
+        const sum = new FastLogSummarizer();
         for await (const chunk of src as AsyncIterable<Buffer | string>) sum.addChunk(chunk);
         sum.end();
         summaries.push({ file: name, summary: sum.summary() });

@@ -16,25 +16,42 @@ import {
   metricsSummary,
   parseMetrics,
 } from '../sglang/endpoints';
-import type { RemoteOperation } from '../remote/operation';
-import { runOperation } from '../remote/operation';
+import { RemoteOperation, incomplete, runOperation, stderrTail } from '../remote/operation';
 import type { SglangServer } from '../sglang/serverArgv';
 import type { ProbeResult } from './probe';
-import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressScript } from './progressRead';
+import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
+import { newNonce } from '../remote/sections';
 import { RemoteTail, StatsTracker, untailablePath } from '../remote/tail';
 import type { Transport } from '../ssh/transport';
 
 export type { DoneIndicesSummary, NodeProgress };
 
-/** Reads progress.json (bounded) and summarizes .done_indices on the node (count, min, max) in one exec. */
-export function progressOperation(progressPath: string | null, donePath: string | null): RemoteOperation<Omit<NodeProgress, 'readAt'>> {
+/**
+ * Reads progress.json (bounded) and summarizes .done_indices on the node (count, min, max) in one exec.
+ * The markers carry a per-run nonce; a run without its end marker fails with `remote-incomplete`.
+ */
+export function progressOperation(
+  progressPath: string | null,
+  donePath: string | null,
+  nodeName = 'the node',
+): RemoteOperation<Omit<NodeProgress, 'readAt'>> {
+  const nonce = newNonce();
   return {
     name: 'progress',
     command: 'sh -s',
-    stdin: progressScript(progressPath, donePath),
+    stdin: progressScript(progressPath, donePath, nonce),
     timeoutMs: 30_000,
+    // progress.json is read up to 1 MiB; the .done_indices summary is one line.
+    maxOutputBytes: 2 * 1024 * 1024,
     idempotent: true,
-    parse: (r) => parseProgressSection(r.stdout.toString('utf8'), { progressPath, donePath }),
+    parse: (r) => {
+      const text = r.stdout.toString('utf8');
+      if (!progressComplete(text, nonce)) {
+        const err = stderrTail(r);
+        throw incomplete(`Reading the job progress did not complete on ${nodeName} (exit ${r.code}${err ? `: ${err}` : ''}).`, r);
+      }
+      return parseProgressSection(text, { progressPath, donePath }, nonce);
+    },
   };
 }
 
@@ -201,7 +218,7 @@ export class NodeMonitor {
       this.progress = probe.progress; // read in the probe's own exec
     } else if (prog || done) {
       jobs.push(
-        runOperation(this.t, progressOperation(prog?.path ?? null, done?.path ?? null))
+        runOperation(this.t, progressOperation(prog?.path ?? null, done?.path ?? null, this.node))
           .then((p) => (this.progress = { ...p, readAt: Date.now() }))
           .catch(() => undefined),
       );

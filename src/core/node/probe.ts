@@ -199,7 +199,7 @@ ${procRecordsLoop()}
 ${
   opts.progress
     ? `sec progress
-${progressScript(opts.progress.progressPath, opts.progress.donePath)}`
+${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}`
     : ''
 }
 sec artifacts
@@ -367,7 +367,7 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
     lostGpus,
     gpuProcesses,
     servers,
-    ...(opts.progress ? { progress: { ...parseProgressSection(s.get('progress') ?? '', opts.progress), readAt: Date.now() } } : {}),
+    ...(opts.progress ? { progress: { ...parseProgressSection(s.get('progress') ?? '', opts.progress, nonce), readAt: Date.now() } } : {}),
     artifacts: arts.artifacts,
     artifactsTruncated: arts.truncated,
     homeDir: (s.get('home') ?? '').trim() || null,

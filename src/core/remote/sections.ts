@@ -5,7 +5,7 @@
  * and ends with an `end` section, so a cut-off run is detected instead of half-parsed.
  */
 import { randomBytes } from 'node:crypto';
-import type { RemoteOperation } from './operation';
+import { RemoteOperation, incomplete, stderrTail } from './operation';
 import { shq } from './quote';
 import type { ExecResult } from '../ssh/transport';
 
@@ -41,7 +41,9 @@ export interface SectionedSpec<T> {
   /** The whole script (starting with sectionPrologue(nonce)); must end with `sec end`. */
   script: (nonce: string) => string;
   parse: (text: string, nonce: string, r: ExecResult) => T;
+  /** Default 60 s. */
   timeoutMs?: number;
+  /** Default 64 MiB. */
   maxOutputBytes?: number;
   idempotent?: boolean;
   /** Applied to stderr before it goes into an error message (e.g. redaction). */
@@ -54,15 +56,16 @@ export function sectionedOperation<T>(spec: SectionedSpec<T>): RemoteOperation<T
     name: spec.name,
     command: 'sh -s',
     stdin: spec.script(nonce),
-    timeoutMs: spec.timeoutMs,
-    maxOutputBytes: spec.maxOutputBytes,
+    timeoutMs: spec.timeoutMs ?? 60_000,
+    maxOutputBytes: spec.maxOutputBytes ?? 64 * 1024 * 1024,
     idempotent: spec.idempotent ?? true,
     parse(r: ExecResult) {
       const text = r.stdout.toString('utf8');
       if (!sectionsComplete(text, nonce)) {
-        let err = r.stderr.toString('utf8').trim().split('\n').slice(-3).join(' ');
-        if (spec.cleanStderr) err = spec.cleanStderr(err);
-        throw new Error(`${spec.what} did not complete on ${spec.node} (exit ${r.code}${err ? `: ${err}` : ''}).`);
+        const err = stderrTail(r, 3, spec.cleanStderr);
+        throw incomplete(`${spec.what} did not complete on ${spec.node} (exit ${r.code}${err ? `: ${err}` : ''}).`, r, {
+          operation: spec.name,
+        });
       }
       return spec.parse(text, nonce, r);
     },

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { GpuSessionsError, errorMessage } from '../util/errors';
+import { openStream } from '../remote/operation';
 import { shq } from '../remote/quote';
 import { KnownHostsStore } from '../ssh/knownHosts';
 import { SshConnectRecipe, SshTransport } from '../ssh/transport';
@@ -77,7 +78,7 @@ function fetchRole(init: Extract<WorkerInit, { role: 'fetch' }>): void {
     let stderr = '';
     let s;
     try {
-      s = await t.stream(rangeCommand(init.remotePath, off, len));
+      s = await openStream(t, { name: 'range', command: rangeCommand(init.remotePath, off, len) });
     } catch (e) {
       post({ type: 'failed', id, got: 0, retry: true, message: errorMessage(e) });
       return;

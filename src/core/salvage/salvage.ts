@@ -41,6 +41,7 @@ import {
   isSecretStore,
   salvageListOperation,
 } from './listing';
+import { gitStateOperation } from './gitState';
 import { ensureParent, insideDest, localRelPath } from './paths';
 import { TransferResult, downloadAppend, downloadBatch, downloadOne, remoteHashes, remoteStats } from './transfer';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
@@ -1029,20 +1030,14 @@ export class Salvager {
   }
   /** `git status` and `git diff` (staged and unstaged) of a repository, as text files. */
   private async salvageGit(it: SalvageItem): Promise<void> {
-    const q = shq(it.remotePath);
     try {
-      const r = await this.o.transport.exec(
-        `cd ${q} 2>/dev/null || { echo "cannot enter the repository" >&2; exit 3; }; command -v git >/dev/null 2>&1 || { echo "git is not installed on the node" >&2; exit 4; }; ` +
-          `echo "# git status ($(git rev-parse --abbrev-ref HEAD 2>/dev/null) $(git rev-parse HEAD 2>/dev/null))"; git status --porcelain=v1 -b 2>&1; echo; echo "# git remote -v"; git remote -v 2>&1; echo '@@GS-DIFF@@'; git diff HEAD 2>/dev/null || git diff 2>&1`,
-        { timeoutMs: 120_000, maxOutputBytes: 64 * 1024 * 1024, signal: this.o.signal },
-      );
-      if (r.code !== 0) {
+      const g = await runOperation(this.o.transport, gitStateOperation(it.remotePath), this.o.signal);
+      if (!g.ok) {
         it.status = 'failed';
-        it.reason = r.stderr.toString().trim() || `git failed (exit ${r.code})`;
+        it.reason = g.reason;
         return;
       }
-      const out = r.stdout.toString('utf8');
-      const [status, diff] = out.split('@@GS-DIFF@@\n');
+      const { status, diff } = g;
       const dirAbs = insideDest(this.dir, it.localPath!);
       const statusText = redactText(status ?? '');
       const diffText = this.redact ? redactText(diff ?? '') : (diff ?? '');

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { GpuSessionsError, errorMessage } from '../util/errors';
+import { RemoteOperation, StreamOperation, openStream, runOperation } from '../remote/operation';
 import { shq } from '../remote/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import { TarReader } from '../remote/tar';
@@ -57,6 +58,18 @@ export function parseHashList(out: Buffer, hexLen: number): Map<string, string> 
 }
 
 /** Hash many remote files in one exec; paths travel on stdin (NUL-separated), never on a command line. */
+export function hashListOperation(paths: string[], algo: 'sha256' | 'md5'): RemoteOperation<Map<string, string>> {
+  const tool = algo === 'sha256' ? 'sha256sum' : 'md5sum';
+  return {
+    name: tool,
+    command: `xargs -0 -r ${tool} -z --`,
+    stdin: Buffer.from(paths.join('\0') + '\0'),
+    timeoutMs: 30 * 60_000,
+    maxOutputBytes: 64 * 1024 * 1024,
+    parse: (r) => parseHashList(r.stdout, algo === 'sha256' ? 64 : 32),
+  };
+}
+
 export async function remoteHashes(
   t: Transport,
   paths: string[],
@@ -64,64 +77,91 @@ export async function remoteHashes(
   signal?: AbortLike,
 ): Promise<Map<string, string>> {
   if (paths.length === 0) return new Map();
-  const tool = algo === 'sha256' ? 'sha256sum' : 'md5sum';
-  const r = await t.exec(`xargs -0 -r ${tool} -z --`, {
-    stdin: Buffer.from(paths.join('\0') + '\0'),
-    timeoutMs: 30 * 60_000,
-    signal,
-    maxOutputBytes: 64 * 1024 * 1024,
-  });
-  return parseHashList(r.stdout, algo === 'sha256' ? 64 : 32);
+  return runOperation(t, hashListOperation(paths, algo), signal);
+}
+
+/** `<index> <sha256>  -` lines of prefixHashOperation, back to paths. */
+export function parsePrefixHashes(out: Buffer, entries: Array<{ path: string }>): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const l of out.toString().split('\n')) {
+    const x = /^(\d+) ([0-9a-f]{64})/.exec(l);
+    if (x && entries[Number(x[1])]) m.set(entries[Number(x[1])].path, x[2]);
+  }
+  return m;
 }
 
 /**
  * SHA-256 of the first N bytes of each file (one exec; paths quoted into the script). Used for files that
  * grew while they were read: what we received must equal the node's file up to what we received.
  */
+export function prefixHashOperation(entries: Array<{ path: string; size: number }>): RemoteOperation<Map<string, string>> {
+  const lines = entries.map(
+    (e, i) => `printf '%s ' ${i}; head -c ${Math.max(0, Math.floor(e.size))} -- ${shq(e.path)} 2>/dev/null | sha256sum`,
+  );
+  return {
+    name: 'prefix-sha256',
+    command: 'sh -s',
+    stdin: lines.join('\n') + '\n',
+    timeoutMs: 30 * 60_000,
+    maxOutputBytes: 128 * entries.length + 4096,
+    parse: (r) => parsePrefixHashes(r.stdout, entries),
+  };
+}
+
 export async function prefixHashes(
   t: Transport,
   entries: Array<{ path: string; size: number }>,
   signal?: AbortLike,
 ): Promise<Map<string, string>> {
   if (entries.length === 0) return new Map();
-  const lines = entries.map(
-    (e, i) => `printf '%s ' ${i}; head -c ${Math.max(0, Math.floor(e.size))} -- ${shq(e.path)} 2>/dev/null | sha256sum`,
-  );
-  const r = await t.exec('sh -s', {
-    stdin: lines.join('\n') + '\n',
-    timeoutMs: 30 * 60_000,
-    signal,
-    maxOutputBytes: 128 * entries.length + 4096,
-  });
-  const out = new Map<string, string>();
-  for (const l of r.stdout.toString().split('\n')) {
-    const m = /^(\d+) ([0-9a-f]{64})/.exec(l);
-    if (m && entries[Number(m[1])]) out.set(entries[Number(m[1])].path, m[2]);
+  return runOperation(t, prefixHashOperation(entries), signal);
+}
+
+/** `stat --printf '%s\t%Y\t%n\0'` records: size, mtime, path. */
+export function parseStatList(out: Buffer): Map<string, { size: number; mtime: number }> {
+  const m = new Map<string, { size: number; mtime: number }>();
+  for (const rec of out.toString('utf8').split('\0')) {
+    const a = rec.indexOf('\t');
+    const b = rec.indexOf('\t', a + 1);
+    if (a < 0 || b < 0) continue;
+    m.set(rec.slice(b + 1), { size: Number(rec.slice(0, a)), mtime: Number(rec.slice(a + 1, b)) });
   }
-  return out;
+  return m;
 }
 
 /** Current size and mtime of files (one exec, NUL-separated paths on stdin). */
+export function statListOperation(paths: string[]): RemoteOperation<Map<string, { size: number; mtime: number }>> {
+  return {
+    name: 'stat',
+    command: `xargs -0 -r stat --printf '%s\\t%Y\\t%n\\0' --`,
+    stdin: Buffer.from(paths.join('\0') + '\0'),
+    timeoutMs: 10 * 60_000,
+    maxOutputBytes: 64 * 1024 * 1024,
+    parse: (r) => parseStatList(r.stdout),
+  };
+}
+
 export async function remoteStats(
   t: Transport,
   paths: string[],
   signal?: AbortLike,
 ): Promise<Map<string, { size: number; mtime: number }>> {
-  const out = new Map<string, { size: number; mtime: number }>();
-  if (paths.length === 0) return out;
-  const r = await t.exec(`xargs -0 -r stat --printf '%s\\t%Y\\t%n\\0' --`, {
-    stdin: Buffer.from(paths.join('\0') + '\0'),
-    timeoutMs: 10 * 60_000,
-    signal,
-    maxOutputBytes: 64 * 1024 * 1024,
-  });
-  for (const rec of r.stdout.toString('utf8').split('\0')) {
-    const a = rec.indexOf('\t');
-    const b = rec.indexOf('\t', a + 1);
-    if (a < 0 || b < 0) continue;
-    out.set(rec.slice(b + 1), { size: Number(rec.slice(0, a)), mtime: Number(rec.slice(a + 1, b)) });
-  }
-  return out;
+  if (paths.length === 0) return new Map();
+  return runOperation(t, statListOperation(paths), signal);
+}
+
+/** One large file, exactly its first `size` bytes, only if it is a regular file (exit 3 otherwise). */
+export function headStreamOperation(remotePath: string, size: number): StreamOperation {
+  const n = Math.max(0, Math.floor(size));
+  return {
+    name: 'head',
+    command: `f=${shq(remotePath)}; if [ -f "$f" ] && [ ! -L "$f" ]; then exec head -c ${n} -- "$f"; else echo "not a regular file" >&2; exit 3; fi`,
+  };
+}
+
+/** A batch of small files as one tar stream; the NUL-separated list travels on stdin. */
+export function tarStreamOperation(list: Buffer | string): StreamOperation {
+  return { name: 'tar', command: 'exec tar --null --verbatim-files-from --no-recursion -P -T - -cf -', stdin: list };
 }
 
 function fsProblem(e: unknown): { fatal: boolean; reason: string } {
@@ -295,7 +335,6 @@ export async function downloadOne(
       fatal: p.fatal,
     };
   }
-  const q = shq(item.remotePath);
   // Exactly the listed size: a log that grows meanwhile is read up to the size we planned, and the node
   // hashes that same prefix in parallel. A file that shrank yields fewer bytes and fails the check.
   const n = Math.max(0, Math.floor(item.size));
@@ -314,10 +353,7 @@ export async function downloadOne(
   // We stop at the listed length ourselves too (a wrapped `head` on the node may send more) and close the channel.
   let cut = false;
   try {
-    const s = await t.stream(
-      `f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then exec head -c ${n} -- "$f"; else echo "not a regular file" >&2; exit 3; fi`,
-      { signal },
-    );
+    const s = await openStream(t, headStreamOperation(item.remotePath, n), signal);
     s.stdout.on('data', (b: Buffer) => {
       if (cut) return;
       if (w.bytes + b.length > n) {
@@ -450,7 +486,7 @@ export async function downloadBatch(
   });
   let stderr = '';
   let parseError: unknown = null;
-  const s = await t.stream('exec tar --null --verbatim-files-from --no-recursion -P -T - -cf -', { stdin: list, signal });
+  const s = await openStream(t, tarStreamOperation(list), signal);
   s.stdout.on('data', (b: Buffer) => {
     if (parseError) return;
     budget -= b.length;

@@ -451,7 +451,6 @@ export class SshTransport extends BaseTransport {
   }
 
   private async doConnect(): Promise<Client> {
-    const { Client: SshClient, utils } = loadSsh2();
     const node = this.opts.node;
     this.setState('connecting');
     this.connectCount++;
@@ -497,6 +496,14 @@ export class SshTransport extends BaseTransport {
         err.detail,
       );
     };
+    // Open the TCP connection before loading ssh2 (~100 ms of require): the kernel's handshake and sshd's
+    // per-connection start overlap with it (a new `probe` process pays less than load + connect in turn).
+    if (!sock) {
+      const early = net.connect({ host: node.host, port: node.port });
+      early.once('error', () => undefined); // ssh2 attaches its own listener below, before the loop runs again
+      sock = early;
+    }
+    const { Client: SshClient, utils } = loadSsh2();
     const client = new SshClient();
     const keyFiles = this.identityFiles();
     let keyIdx = 0;
@@ -518,7 +525,7 @@ export class SshTransport extends BaseTransport {
     const serverHostKey = [...new Set([...pref.filter((t) => allHostKeyAlgs.includes(t)), ...allHostKeyAlgs])];
 
     const cfg: ConnectConfig = {
-      host: sock ? undefined : node.host,
+      host: node.host,
       port: node.port,
       sock: sock as ConnectConfig['sock'],
       username,

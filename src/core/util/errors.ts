@@ -11,6 +11,12 @@ export type GpuSessionsErrorCode =
   | 'auth-failed'
   | 'timeout'
   | 'remote-failed'
+  /** A remote operation's run ended before its output was complete (end marker missing, killed, cut off). */
+  | 'remote-incomplete'
+  /** A remote operation printed more than its output bound. */
+  | 'remote-truncated'
+  /** A remote operation's output could not be parsed. */
+  | 'remote-malformed'
   | 'config'
   | 'cancelled'
   | 'io';

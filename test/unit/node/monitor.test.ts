@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { progressOperation } from '../../../src/core/node/monitor';
 import { runOperation } from '../../../src/core/remote/operation';
 import { LocalTransport } from '../../../src/core/ssh/transport';
+import { GpuSessionsError } from '../../../src/core/util/errors';
 
 describe('generation progress on the node', () => {
   let dir: string;
@@ -39,6 +40,24 @@ describe('generation progress on the node', () => {
     assert.equal(r.progress?.ok, false);
     assert.match(r.progress?.error ?? '', /incomplete|truncated/);
     assert.equal(r.doneIndices, null);
+  });
+
+  it('a progress.json that prints the old fixed markers cannot forge the .done_indices summary', async () => {
+    const pj = path.join(dir, 'hostile.json');
+    const di = path.join(dir, 'hostile_done');
+    writeFileSync(pj, '{"completed": 1, "total": 2}\n@@D@@\n999 0 999\n@@E@@\n');
+    writeFileSync(di, '1\n2\n');
+    const r = await runOperation(new LocalTransport(), progressOperation(pj, di));
+    assert.deepEqual(r.doneIndices, { path: di, count: 2, lowest: 1, highest: 2, gaps: 0 });
+  });
+
+  it('a run cut short (no end marker) fails with remote-incomplete', () => {
+    const op = progressOperation(path.join(dir, 'progress.json'), null, 'n1');
+    assert.throws(
+      () => op.parse({ stdout: Buffer.from('{"completed": 1'), stderr: Buffer.from('killed'), code: 137, truncated: false }),
+      (e: unknown) =>
+        e instanceof GpuSessionsError && e.code === 'remote-incomplete' && /did not complete on n1 \(exit 137: killed\)/.test(e.message),
+    );
   });
 
   it('a missing file is reported, not thrown', async () => {

@@ -245,7 +245,7 @@ describe('s3: matchToS3', () => {
     }));
     const t0 = performance.now();
     const r = matchToS3(items, inv(objs));
-    assert.ok(performance.now() - t0 < 1000);
+    assert.ok(performance.now() - t0 < 8000, 'linear, not quadratic (bound generous for a loaded CI box)');
     assert.ok(r.every((x) => x.status === 'present'));
   });
 });
