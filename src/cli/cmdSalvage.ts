@@ -2,6 +2,7 @@
  * `gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
  *  [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--yes] [--json]`
  */
+import { visible } from '../core/util/terminal';
 import { GpuSessionsError } from '../core/util/errors';
 import { runOperation } from '../core/remote/operation';
 import { probeOperation } from '../core/node/probe';
@@ -155,11 +156,12 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     if (m.verdict === 'safe') io.out(`VERDICT: safe to shut down ${m.node}.\n`);
     else {
       io.out(`VERDICT: NOT safe to shut down ${m.node}: ${m.reasons.join(', ')}\n`);
-      for (const d of m.reasonDetails) io.out(`  ${d.code}: ${d.message}\n`);
+      // one line per entry: a name or reason from the node cannot start a line of its own
+      for (const d of m.reasonDetails) io.out(`  ${d.code}: ${visible(d.message)}\n`);
       for (const w of m.writers.slice(0, 20))
-        io.out(`  running: pid ${w.pid} ${w.command.slice(0, 100)}${w.writes.length ? ` → ${w.writes[0]}` : ''}\n`);
+        io.out(`  running: pid ${w.pid} ${visible(w.command.slice(0, 100))}${w.writes.length ? ` → ${visible(w.writes[0])}` : ''}\n`);
       if (m.lost.length) io.out(`${m.lost.length} item(s) would be lost:\n`);
-      for (const l of m.lost.slice(0, 30)) io.out(`  ${l.remotePath} (${bytes(l.size)}): ${l.why}\n`);
+      for (const l of m.lost.slice(0, 30)) io.out(`  ${visible(l.remotePath)} (${bytes(l.size)}): ${visible(l.why)}\n`);
       if (m.lost.length > 30) io.out(`  … and ${m.lost.length - 30} more (see SALVAGE.md)\n`);
     }
     io.out(`Transferred ${m.stats.filesTransferred} file(s), ${bytes(m.stats.bytesTransferred)}.\nReport: ${m.dest}/SALVAGE.md\n`);

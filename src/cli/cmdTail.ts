@@ -8,6 +8,8 @@
  *   --stats     instead of raw lines, one summary line of the SGLang server writing PATH
  *               ("1,987 tok/s · 32 run · 0 queue · accept 2.71"): rewritten in place (\r) when stdout is a
  *               terminal, else printed every 2 s; without --follow, printed once for the last N lines
+ *   --raw       the log's bytes as they are (ANSI colours, any escape the log holds); by default colour
+ *               sequences are dropped and every other control character is shown as `\u001b`
  *
  * Exit status: 0 (also after SIGINT/abort), 1 remote failure (e.g. no such file without --follow),
  * 2 usage, 3 host-key problem, 4 unreachable or authentication failure.
@@ -15,12 +17,15 @@
 import { errorMessage, exitCodeFor } from '../core/util/errors';
 import { LineSplitter } from '../core/sglang/logLines';
 import { shq } from '../core/remote/quote';
+import { plainLogLine } from '../core/util/terminal';
 import { RemoteTail, StatsTracker, tailArgName } from '../core/remote/tail';
 import type { Transport } from '../core/ssh/transport';
 
 export interface TailCmdIo {
   out(s: string): void;
   err(s: string): void;
+  /** Unsanitized stdout (cursor controls, --raw lines); default out. */
+  raw?(s: string): void;
   /** stdout is a terminal (default: process.stdout.isTTY). */
   isTTY?: boolean;
 }
@@ -29,6 +34,8 @@ export interface TailCmdOptions {
   lines: number;
   follow: boolean;
   stats: boolean;
+  /** Log lines as they are (ANSI colours kept); default: colours dropped, controls made visible. */
+  raw?: boolean;
 }
 
 const TTY_REFRESH_MS = 1000;
@@ -62,7 +69,9 @@ async function once(t: Transport, path: string, opts: TailCmdOptions, io: TailCm
       for (const l of sp.flush()) st.feed(path, l);
       if (r.code === 0) io.out(st.describe(path) + '\n');
     } else if (r.stdout.length) {
-      io.out(r.stdout.toString('utf8'));
+      const text = r.stdout.toString('utf8');
+      if (opts.raw) (io.raw ?? io.out)(text);
+      else io.out(plainLogLine(text));
     }
     if (r.truncated) io.err('tail: output cut at 64 MiB.\n');
     if (r.code !== 0) {
@@ -93,15 +102,18 @@ async function follow(
   const flush = () => {
     flushQueued = false;
     if (pending) {
-      io.out(pending);
+      if (opts.raw) (io.raw ?? io.out)(pending);
+      else io.out(plainLogLine(pending));
       pending = '';
     }
   };
   const showStats = () => {
     if (!stats) return;
     const line = stats.describe(path);
-    if (isTTY) io.out(`\r\x1b[K${line}`);
-    else io.out(line + '\n');
+    if (isTTY) {
+      (io.raw ?? io.out)('\r\x1b[K');
+      io.out(line);
+    } else io.out(line + '\n');
     statsShown = true;
   };
 
@@ -122,7 +134,8 @@ async function follow(
       return;
     }
     flush();
-    io.err(`${stats && isTTY && statsShown ? '\r\x1b[K' : ''}[${e.kind}] ${e.message}\n`);
+    if (stats && isTTY && statsShown) (io.raw ?? io.out)('\r\x1b[K');
+    io.err(`[${e.kind}] ${e.message}\n`);
     if (!tail.running) finish(1); // a fatal error: the tail gave up
   });
 

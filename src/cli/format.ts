@@ -1,6 +1,7 @@
 /** Human-readable output of the CLI. */
 import { formatBytes } from '../core/util/format';
 import type { ProbeResult } from '../core/node/probe';
+import { visible } from '../core/util/terminal';
 
 export const bytes = formatBytes;
 
@@ -10,17 +11,19 @@ export function gib(mib: number | null): string {
 
 const na = (v: number | null, unit: string) => (v === null ? '—' : `${v}${unit}`);
 
+/** One line per fact: node strings have their newlines and controls made visible (the CLI sink escapes the rest). */
 export function formatProbe(p: ProbeResult): string {
   const L: string[] = [];
-  L.push(`${p.node} (${p.hostname ?? '?'}) — ${p.os ?? 'unknown OS'}, ${p.kernel ?? ''}`);
-  L.push(`  CPU: ${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'} cores · RAM ${p.memTotalKiB ? gib(p.memTotalKiB / 1024) : '?'}`);
+  const v = (x: string | null | undefined, dflt: string) => (x === null || x === undefined ? dflt : visible(x));
+  L.push(`${v(p.node, '?')} (${v(p.hostname, '?')}) — ${v(p.os, 'unknown OS')}, ${v(p.kernel, '')}`);
+  L.push(`  CPU: ${v(p.cpuModel, '?')} × ${p.cpuCores ?? '?'} cores · RAM ${p.memTotalKiB ? gib(p.memTotalKiB / 1024) : '?'}`);
   if (p.gpuState !== 'ok') {
-    L.push(`  GPUs: none — ${p.gpuMessage}`);
+    L.push(`  GPUs: none — ${v(p.gpuMessage, '')}`);
   } else {
     L.push(`  GPUs: ${p.gpus.length} · driver ${p.driverVersion ?? '?'} · CUDA ${p.cudaVersion ?? '?'}`);
     for (const g of p.gpus) {
       L.push(
-        `    [${g.index}] ${g.name}  ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB  util ${na(g.utilizationPct, '%')}  ${na(g.temperatureC, '°C')}  ${na(g.powerW, ' W')}`,
+        `    [${g.index}] ${v(g.name, '?')}  ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB  util ${na(g.utilizationPct, '%')}  ${na(g.temperatureC, '°C')}  ${na(g.powerW, ' W')}`,
       );
     }
   }
@@ -28,7 +31,7 @@ export function formatProbe(p: ProbeResult): string {
   for (const s of p.servers) {
     const par = [s.tp > 1 ? `TP${s.tp}` : '', s.dp > 1 ? `DP${s.dp}` : ''].filter(Boolean).join(' ');
     L.push(
-      `    :${s.port}  pid ${s.pid}  ${s.modelPath ?? '?'}${par ? '  ' + par : ''}${s.speculativeAlgorithm ? '  spec ' + s.speculativeAlgorithm : ''}${s.gpus.length ? '  gpu ' + s.gpus.join(',') : ''}${s.logFile ? '  log ' + s.logFile : ''}`,
+      `    :${s.port}  pid ${s.pid}  ${v(s.modelPath, '?')}${par ? '  ' + par : ''}${s.speculativeAlgorithm ? '  spec ' + visible(s.speculativeAlgorithm) : ''}${s.gpus.length ? '  gpu ' + s.gpus.join(',') : ''}${s.logFile ? '  log ' + visible(s.logFile) : ''}`,
     );
   }
   L.push(`  Artifacts: ${p.artifacts.length}${p.artifactsTruncated ? ' (truncated; raise the limit to see all)' : ''}`);

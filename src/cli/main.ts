@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/util/errors';
 import { stderrLogger } from '../core/util/logger';
 import { redactOutput } from '../core/util/redact';
+import { visible } from '../core/util/terminal';
 import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
 import { KnownHostsStore } from '../core/ssh/knownHosts';
 import { listNodes, resolveNode } from '../core/ssh/nodes';
@@ -32,8 +33,9 @@ Usage:
       [--size-threshold MiB]
   gpu-sessions parse-log [FILE...] [--json | --summary]
                                               SGLang log lines → stats (stdin when no FILE)
-  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats]
-                                              follow a remote log; --stats prints a live one-line summary
+  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats] [--raw]
+                                              follow a remote log; --stats prints a live one-line summary;
+                                              --raw passes the log's bytes (ANSI colours) to the terminal as they are
   gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--secret NAME=@FILE] [--json]
                                               start a launch profile's servers and wait until they are ready
                                               (--dry-run prints the exact script and the preflight's findings
@@ -75,6 +77,8 @@ Exit codes: 0 ok, 2 usage or invalid profile, 3 host-key problem, 4 unreachable 
 export interface CliIo {
   out: (s: string) => void;
   err: (s: string) => void;
+  /** Bytes for the terminal as they are (our own cursor controls, `tail --raw`); out/err are sanitized. */
+  raw?: (s: string) => void;
   isTTY: boolean;
   ask?: (question: string) => Promise<string>;
 }
@@ -397,9 +401,19 @@ async function cmdWatchMain(
   }
 }
 
-/** The CLI's boundary: everything written to stdout and stderr goes through the redaction rule. */
+/**
+ * The CLI's boundary: everything written to stdout and stderr goes through the redaction rule, then the
+ * one terminal sanitizer (strings from the node cannot move the cursor, retitle the window or reorder
+ * text; its escapes are valid JSON, so --json too). `raw` (tail --raw, our cursor controls) is redacted only.
+ */
 export function redactingIo(io: CliIo): CliIo {
-  return { ...io, out: (s) => io.out(redactOutput(s)), err: (s) => io.err(redactOutput(s)) };
+  const raw = io.raw ?? io.out;
+  return {
+    ...io,
+    out: (s) => io.out(visible(redactOutput(s), true)),
+    err: (s) => io.err(visible(redactOutput(s), true)),
+    raw: (s) => raw(redactOutput(s)),
+  };
 }
 
 export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<number> {
@@ -432,6 +446,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         lines: { type: 'string', short: 'n' },
         follow: { type: 'boolean', short: 'f' },
         stats: { type: 'boolean' },
+        raw: { type: 'boolean' },
         s3: { type: 'string' },
         's3-endpoint': { type: 'string' },
         yes: { type: 'boolean', short: 'y' },
@@ -502,8 +517,8 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
           cmdTail(
             t,
             rest[1],
-            { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats) },
-            { out: io.out, err: io.err, isTTY: process.stdout.isTTY },
+            { lines: n, follow: Boolean(v.follow), stats: Boolean(v.stats), raw: Boolean(v.raw) },
+            { out: io.out, err: io.err, raw: io.raw, isTTY: process.stdout.isTTY },
             signal,
           ),
         );
@@ -637,7 +652,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      process.stderr.write(`error: ${redactOutput(errorMessage(e))}\n`);
+      process.stderr.write(`error: ${visible(redactOutput(errorMessage(e)), true)}\n`);
       process.exit(1);
     },
   );

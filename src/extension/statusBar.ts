@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { NodeLive } from '../core/node/monitor';
+import { mdText } from '../core/util/terminal';
 
 function n0(n: number): string {
   return Math.round(n).toLocaleString('en-US');
@@ -52,16 +53,19 @@ export class ThroughputStatus implements vscode.Disposable {
     for (const l of withServers) {
       for (const s of l.servers)
         md.appendMarkdown(
-          `| ${l.node} | :${s.port} | ${n0(s.genThroughput)} | ${n0(s.runningReqs)} | ${n0(s.queueReqs)} | ${s.health} |\n`,
+          `| ${mdText(l.node)} | :${s.port} | ${n0(s.genThroughput)} | ${n0(s.runningReqs)} | ${n0(s.queueReqs)} | ${s.health} |\n`,
         );
       const p = l.progress?.progress;
       if (p && p.ok)
         md.appendMarkdown(
-          `\n**${l.node} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${p.status})` : ''}\n`,
+          `\n**${mdText(l.node)} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${mdText(String(p.status))})` : ''}\n`,
         );
-      else if (p && !p.ok) md.appendMarkdown(`\n**${l.node} progress.json:** ${p.error}\n`);
+      else if (p && !p.ok) md.appendMarkdown(`\n**${mdText(l.node)} progress.json:** ${mdText(p.error ?? '')}\n`);
       const d = l.progress?.doneIndices;
-      if (d) md.appendMarkdown(`\n**${l.node} .done_indices:** ${n0(d.count)} done, highest ${d.highest ?? '—'}, ${n0(d.gaps)} gap(s)\n`);
+      if (d)
+        md.appendMarkdown(
+          `\n**${mdText(l.node)} .done_indices:** ${n0(d.count)} done, highest ${d.highest ?? '—'}, ${n0(d.gaps)} gap(s)\n`,
+        );
     }
     this.item.tooltip = md;
     this.item.show();

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
@@ -16,6 +16,21 @@ import { entryLimit } from '../../src/core/salvage/transfer';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { pad512, paxRecord, tarHeader } from '../helpers/tarCraft';
+import { unescapedMarkup } from '../helpers/markdown';
+import { REDACTED } from '../../src/core/util/redact';
+
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const assertNoRawControls = (what: string, s: string) => {
+  const m = RAW_CONTROL.exec(s);
+  assert.equal(
+    m,
+    null,
+    `${what} holds a raw control byte: ${JSON.stringify(s.slice(Math.max(0, (m?.index ?? 0) - 30), (m?.index ?? 0) + 30))}`,
+  );
+};
+// Attack 7's file name: a backtick, HTML and a command link.
+const MARKUP_NAME = 'x`y <img src=x onerror=alert(1)> [run](command:workbench.action.terminal.new).log';
+const ESC_NAME = 'bad\x1b]0;T\x1b\\X.log';
 
 function walk(dir: string): string[] {
   const out: string[] = [];
@@ -54,6 +69,19 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
       startServers: false,
       beforeStart: (home: string) => {
         mkdirSync(path.join(home, 'evilbin'), { recursive: true });
+        // Attack 1/7: a hostname with a window title, a screen clear and a bidi override.
+        writeFileSync(
+          path.join(home, 'evilbin', 'hostname'),
+          "#!/bin/sh\nprintf 'node\\033]0;PWNED-TITLE\\007\\033[2J\\342\\200\\256eil\\n'\n",
+          {
+            mode: 0o755,
+          },
+        );
+        // Attacks 2 and 7: escapes and markup in file names and a symlink target.
+        mkdirSync(path.join(home, 'job7'), { recursive: true });
+        writeFileSync(path.join(home, 'job7', ESC_NAME), 'unreadable\n', { mode: 0o000 });
+        writeFileSync(path.join(home, 'job7', MARKUP_NAME), 'markup\n');
+        symlinkSync('/tmp/\x1b]0;LINK\x07', path.join(home, 'job7', 'link.log'));
         writeFileSync(path.join(home, 'evilbin', 'tar'), TAR_WRAPPER, { mode: 0o755 });
         writeFileSync(path.join(home, 'evilbin', 'head'), HEAD_WRAPPER, { mode: 0o755 });
         mkdirSync(path.join(home, '.ssh'), { recursive: true });
@@ -190,6 +218,56 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
     } finally {
       sim.sshd.ssh(`kill ${pid}`);
     }
+  });
+
+  it('attack 1: escapes in the hostname and in a process argv never reach the terminal raw (probe, human and --json)', async () => {
+    const port = 32000 + Math.floor(Math.random() * 900);
+    const start = sim.sshd.ssh(
+      `nohup bash -c 'sleep 900; :' -m sglang.launch_server --port ${port} --model-path "$(printf '/models/x\\033]0;TITLE\\033\\\\\\033[41mRED')" >/dev/null 2>&1 & echo $!`,
+    );
+    const pid = Number(start.stdout.trim());
+    assert.ok(pid > 1, start.stderr);
+    try {
+      const human = await cli([...args(), 'probe', 'simnode'], { timeoutMs: 60_000 });
+      assert.equal(human.code, 0, human.stderr);
+      assertNoRawControls('probe stdout', human.stdout);
+      assertNoRawControls('probe stderr', human.stderr);
+      assert.match(human.stdout, /node\\u001b\]0;PWNED-TITLE\\u0007\\u001b\[2J\\u202eeil/);
+      assert.match(human.stdout, new RegExp(`:${port} .*/models/x\\\\u001b\\]0;TITLE`));
+      const json = await cli([...args(), 'probe', 'simnode', '--json'], { timeoutMs: 60_000 });
+      assertNoRawControls('probe --json', json.stdout);
+      const p = JSON.parse(json.stdout) as { hostname: string; servers: Array<{ port: number; modelPath: string }> };
+      // JSON keeps the exact value (escaped in transit, decoded by any JSON reader)
+      assert.equal(p.hostname, 'node\x1b]0;PWNED-TITLE\x07\x1b[2J\u202eeil');
+      assert.equal(p.servers.find((s) => s.port === port)?.modelPath, '/models/x\x1b]0;TITLE\x1b\\\x1b[41mRED');
+    } finally {
+      sim.sshd.ssh(`kill ${pid}`);
+    }
+  });
+
+  it('attacks 2 and 7: salvage output and SALVAGE.md / environment.md hold no raw escapes and no live markup', async () => {
+    const dest = path.join(base, 'md');
+    const r = await cli([...args(), '--roots', path.join(sim.home, 'job7'), 'salvage', 'simnode', '--dest', dest, '--yes'], {
+      timeoutMs: 180_000,
+    });
+    assert.equal(r.code, 5, r.stderr + r.stdout);
+    assertNoRawControls('salvage stdout', r.stdout);
+    assertNoRawControls('salvage stderr', r.stderr);
+    assert.match(r.stdout, /would be lost/);
+    assert.match(r.stdout, /bad\\u001b\]0;T\\u001b\\X\.log/);
+    const folder = path.join(dest, 'simnode', readdirSync(path.join(dest, 'simnode'))[0]);
+    const md = readFileSync(path.join(folder, 'SALVAGE.md'), 'utf8');
+    assertNoRawControls('SALVAGE.md', md);
+    assert.deepEqual(unescapedMarkup(md, [/\[environment\.md\]\(environment\.md\)/g]), []);
+    const markupPath = path.join(sim.home, 'job7', MARKUP_NAME);
+    assert.ok(md.includes('``' + markupPath + '``'), 'the name with a backtick sits in a longer code span');
+    const env = readFileSync(path.join(folder, 'environment.md'), 'utf8');
+    assertNoRawControls('environment.md', env);
+    assert.deepEqual(
+      unescapedMarkup(env, [/<\/?(details|summary|code)>/g, new RegExp(REDACTED.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g')]),
+      [],
+    );
+    assert.match(env, /node\\\\u001b\\\]0;PWNED-TITLE/);
   });
 
   it('keeps the wrappers honest: with no mode file the node behaves normally', () => {

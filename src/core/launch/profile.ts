@@ -10,7 +10,7 @@
  *
  * No `vscode` import.
  */
-import { shq } from '../remote/quote';
+import { shComment, shq } from '../remote/quote';
 import { SglangServer, serverSecrets, sglangLaunchIndex } from '../sglang/serverArgv';
 import { canonicalFlag, isSecretFlag, resolveFlag } from '../sglang/flags';
 import { REDACTED, isSecretName } from '../util/redact';
@@ -1010,6 +1010,7 @@ export function renderPreamble(p: LaunchProfile, failPrefix = 'GS-ERROR', opts: 
     L.push(`. ${act} || { echo ${shq(`${failPrefix} venv: sourcing ${joinRemote(p.venv, 'bin/activate')} failed`)} >&2; exit 3; }`);
   }
   for (const [k, v] of Object.entries(p.env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`env: ${JSON.stringify(k)} is not a variable name`);
     if (typeof v === 'string') L.push(`export ${k}=${shq(v)}`);
     else if (opts.secrets !== false) L.push(`export ${k}=${secretExpr(secretName(v))}`);
   }
@@ -1045,7 +1046,7 @@ function renderGroup(profile: LaunchProfile, gpuIndices: number[], fn: string): 
     header.push(
       `# Layout single: one SGLang server over GPUs ${plans[0].gpus.join(',')}${plans[0].tp ? ` with --tp-size ${plans[0].tp}` : ''}${plans[0].dp ? ` --dp-size ${plans[0].dp}` : ''}.`,
     );
-  for (const inst of raw) header.push(`#   GPU ${inst.gpus.join(',')} -> port ${inst.port}, log ${inst.logFile}`);
+  for (const inst of raw) header.push(`#   GPU ${inst.gpus.join(',')} -> port ${inst.port}, log ${shComment(inst.logFile)}`);
   const body: string[] = [...renderPreamble(profile)];
   const logDirs = profile.logFile ? [...new Set(raw.map((i) => dirOf(i.logFile)).filter((d) => d !== ''))] : [logDir];
   for (const d of logDirs)
@@ -1110,16 +1111,20 @@ export function renderProfileScript(groups: LaunchProfile[], gpuLists: number[][
   const L: string[] = [];
   L.push('#!/bin/sh');
   L.push(
-    `# GPU Sessions launch script for profile "${name}" — rendered from the profile; edit the profile, not this file.${groups.length > 1 ? ` ${groups.length} server groups.` : ''}`,
+    `# GPU Sessions launch script for profile "${shComment(name)}" — rendered from the profile; edit the profile, not this file.${groups.length > 1 ? ` ${groups.length} server groups.` : ''}`,
   );
-  if (first.description) L.push(`# ${first.description.replace(/[\r\n]+/g, ' ')}`);
+  // Comments hold numbers or shComment() text only (no newline can end them); every value below is quoted.
+  if (first.description) L.push(`# ${shComment(first.description.replace(/[\r\n]+/g, ' '))}`);
   const rendered = groups.map((g, i) => renderGroup(g, gpuLists[i], groups.length > 1 ? `start_group${i + 1}` : 'start_server'));
   if (groups.length === 1) L.push(...rendered[0].header);
-  else rendered.forEach((r, i) => L.push(`# Group ${i + 1}: ${groups[i].modelPath}`, ...r.header.map((h) => h.replace(/^# /, '#   '))));
+  else
+    rendered.forEach((r, i) =>
+      L.push(`# Group ${i + 1}: ${shComment(groups[i].modelPath)}`, ...r.header.map((h) => h.replace(/^# /, '#   '))),
+    );
   L.push(`# Each server starts detached (setsid nohup, stdin from /dev/null), so it outlives this SSH session;`);
   L.push(`# its pid is printed as "GS-STARTED <port> <pid>". Readiness: "The server is fired up and ready to roll!" in its log.`);
   if (secrets.length)
-    L.push(`# Secrets (${secrets.join(', ')}) are read from ~/${SECRETS_DIR}/ (mode 0600), written there over stdin at launch.`);
+    L.push(`# Secrets (${shComment(secrets.join(', '))}) are read from ~/${SECRETS_DIR}/ (mode 0600), written there over stdin at launch.`);
   L.push('');
   if (groups.length === 1) {
     const b = rendered[0].body;

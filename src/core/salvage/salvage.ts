@@ -24,7 +24,8 @@ import type { Logger } from '../util/logger';
 import { nullLogger } from '../util/logger';
 import { runOperation } from '../remote/operation';
 import type { SglangServer } from '../sglang/serverArgv';
-import { shq, shJoin } from '../remote/quote';
+import { shComment, shq, shJoin } from '../remote/quote';
+import { mdCodeCell, mdText } from '../util/terminal';
 import { redactArgv, redactText } from '../util/redact';
 import type { S3Mapping, S3Status, S3Target } from './s3';
 import type { AbortLike, Transport } from '../ssh/transport';
@@ -267,14 +268,17 @@ function writeAtomic(abs: string, content: string): void {
 export function renderServersScript(node: string, servers: SglangServer[]): string {
   const L = [
     '#!/bin/bash',
-    `# SGLang servers that were running on ${node} when it was salvaged (${new Date().toISOString()}).`,
+    `# SGLang servers that were running on ${shComment(node)} when it was salvaged (${new Date().toISOString()}).`,
     '# Secrets in flags are redacted. Review before running.',
     'set -e',
     '',
   ];
   for (const s of servers) {
     const argv = redactArgv(s.args);
-    L.push(`# pid ${s.pid}, port ${s.port}${s.gpus.length ? `, GPU ${s.gpus.join(',')}` : ''}${s.logFile ? `, log ${s.logFile}` : ''}`);
+    // Comments hold numbers and shComment() text only: a log path with a newline cannot end the comment.
+    L.push(
+      `# pid ${s.pid}, port ${s.port}${s.gpus.length ? `, GPU ${s.gpus.join(',')}` : ''}${s.logFile ? `, log ${shComment(s.logFile)}` : ''}`,
+    );
     if (s.cwd) L.push(`cd ${shq(s.cwd)}`);
     const env =
       s.cudaVisibleDevices !== null && s.cudaVisibleDevices !== undefined ? `CUDA_VISIBLE_DEVICES=${shq(s.cudaVisibleDevices)} ` : '';
@@ -1237,9 +1241,8 @@ async function defaultSnapshot(
   return { json: s, markdown: renderSnapshotMarkdown(s), summary };
 }
 
-function mdCell(s: string): string {
-  return s.replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`).replace(/\|/g, '\\|');
-}
+/** Node strings in SALVAGE.md: escaped text (no markup, HTML, links or controls) or fenced code spans. */
+const mdCell = mdText;
 
 const REASON_TITLE: Record<ReasonCode, string> = {
   'still-running': 'still running',
@@ -1251,7 +1254,7 @@ const REASON_TITLE: Record<ReasonCode, string> = {
 
 export function renderSalvageReport(m: SalvageManifest): string {
   const L: string[] = [];
-  const code = (p: string) => '`' + mdCell(p).replace(/`/g, "'") + '`';
+  const code = (p: string) => mdCodeCell(p);
   L.push(`# Salvage of ${mdCell(m.node)}`, '');
   L.push(
     m.verdict === 'safe'

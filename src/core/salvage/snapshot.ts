@@ -20,6 +20,7 @@ import { sectionPrologue, sectionedOperation, splitSections } from '../remote/se
 import { shq } from '../remote/quote';
 import { REDACTED, isSecretName, redactArgv, redactEnv, redactText, redactValue, scrubKnownSecrets } from '../util/redact';
 import type { Transport } from '../ssh/transport';
+import { mdFence, mdText } from '../util/terminal';
 
 export interface SmiQGpu {
   /** PCI bus id, the `GPU 00000000:1B:00.0` heading of `nvidia-smi -q`. */
@@ -782,15 +783,11 @@ function sortKeys<T>(o: Record<string, T>): Record<string, T> {
 
 // ------------------------------------------------------------------------------------ markdown
 
-function fence(content: string, lang = ''): string {
-  const longest = Math.max(2, ...(content.match(/`+/g) ?? []).map((m) => m.length));
-  const f = '`'.repeat(longest + 1);
-  return `${f}${lang}\n${content.replace(/\n+$/, '')}\n${f}`;
-}
+const fence = mdFence;
 
 function cell(v: unknown): string {
   if (v === null || v === undefined || v === '') return '—';
-  return String(v).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+  return mdText(String(v));
 }
 
 function table(head: string[], rows: unknown[][]): string {
@@ -844,7 +841,9 @@ export function renderSnapshotMarkdown(s: EnvSnapshot): string {
   const gpuSummary = [...gpuNames.entries()].map(([n, c]) => `${c}× ${n}`).join(', ') || (s.gpus.gpuMessage ?? 'none');
   const kp = s.keyPackages;
 
-  out.push(`# Environment of ${s.node}`, '');
+  // Every string from the node goes through mdText (escaped text), fence() (code) or cell() (table cells).
+  const t = (v: string | null | undefined, dflt: string) => (v === null || v === undefined ? dflt : mdText(v));
+  out.push(`# Environment of ${mdText(s.node)}`, '');
   out.push(`Taken ${s.takenAt} by GPU Sessions. Tokens, keys and passwords are redacted (${REDACTED}).`, '');
   out.push('## Summary', '');
   out.push(
@@ -880,7 +879,7 @@ export function renderSnapshotMarkdown(s: EnvSnapshot): string {
   );
 
   out.push('## GPUs', '');
-  if (s.gpus.gpuState !== 'ok') out.push(`**${s.gpus.gpuState}**: ${s.gpus.gpuMessage ?? ''}`, '');
+  if (s.gpus.gpuState !== 'ok') out.push(`**${t(s.gpus.gpuState, '')}**: ${t(s.gpus.gpuMessage, '')}`, '');
   if (s.gpus.devices.length) {
     out.push(
       table(
@@ -899,20 +898,20 @@ export function renderSnapshotMarkdown(s: EnvSnapshot): string {
     );
   }
   out.push(
-    `Driver ${s.gpus.driverVersion ?? 'unknown'}, CUDA ${s.gpus.cudaVersion ?? 'unknown'}${s.gpus.nvcc ? `, toolkit ${s.gpus.nvcc}` : ''}.`,
+    `Driver ${t(s.gpus.driverVersion, 'unknown')}, CUDA ${t(s.gpus.cudaVersion, 'unknown')}${s.gpus.nvcc ? `, toolkit ${mdText(s.gpus.nvcc)}` : ''}.`,
     '',
   );
   if (s.gpus.topology) out.push('### Topology (`nvidia-smi topo -m`)', '', fence(s.gpus.topology, 'text'), '');
 
   out.push('## CPU, memory, disks', '');
   out.push(
-    `- CPU: ${s.cpu.model ?? 'unknown'}; ${s.cpu.cores ?? '?'} logical CPUs${s.cpu.sockets !== null ? `, ${s.cpu.sockets} socket(s)` : ''}${s.cpu.threadsPerCore !== null ? `, ${s.cpu.threadsPerCore} thread(s) per core` : ''}${s.cpu.numaNodes !== null ? `, ${s.cpu.numaNodes} NUMA node(s)` : ''}`,
+    `- CPU: ${t(s.cpu.model, 'unknown')}; ${s.cpu.cores ?? '?'} logical CPUs${s.cpu.sockets !== null ? `, ${s.cpu.sockets} socket(s)` : ''}${s.cpu.threadsPerCore !== null ? `, ${s.cpu.threadsPerCore} thread(s) per core` : ''}${s.cpu.numaNodes !== null ? `, ${s.cpu.numaNodes} NUMA node(s)` : ''}`,
   );
   out.push(
     `- Memory: ${kib(s.memory.totalKiB) ?? 'unknown'} total, ${kib(s.memory.availableKiB) ?? 'unknown'} available${s.memory.swapTotalKiB ? `, swap ${kib(s.memory.swapTotalKiB)}` : ''}`,
   );
   out.push(
-    `- OS: ${s.os ?? 'unknown'}; kernel ${s.kernel ?? 'unknown'}${s.uptimeS !== null ? `; up ${s.uptimeS >= 172_800 ? `${(s.uptimeS / 86400).toFixed(1)} days` : `${(s.uptimeS / 3600).toFixed(1)} hours`}` : ''}`,
+    `- OS: ${t(s.os, 'unknown')}; kernel ${t(s.kernel, 'unknown')}${s.uptimeS !== null ? `; up ${s.uptimeS >= 172_800 ? `${(s.uptimeS / 86400).toFixed(1)} days` : `${(s.uptimeS / 3600).toFixed(1)} hours`}` : ''}`,
     '',
   );
   if (s.disks.length) {
@@ -926,8 +925,8 @@ export function renderSnapshotMarkdown(s: EnvSnapshot): string {
   }
 
   out.push('## Python', '');
-  out.push(`- Interpreter: ${s.python.executable ?? 'none found'}${s.python.version ? ` (Python ${s.python.version})` : ''}`);
-  if (s.python.prefix) out.push(`- Prefix: ${s.python.prefix}`);
+  out.push(`- Interpreter: ${t(s.python.executable, 'none found')}${s.python.version ? ` (Python ${mdText(s.python.version)})` : ''}`);
+  if (s.python.prefix) out.push(`- Prefix: ${mdText(s.python.prefix)}`);
   out.push('');
   const pkgRows = Object.entries(kp).filter(([k, v]) => v !== null || KEY_PACKAGES.includes(k));
   if (pkgRows.length)
@@ -966,9 +965,9 @@ export function renderSnapshotMarkdown(s: EnvSnapshot): string {
       if (sum.genThroughput !== null) facts.push(`${sum.genThroughput.toFixed(1)} tok/s at snapshot`);
       if (sum.runningReqs !== null) facts.push(`${sum.runningReqs} running request(s)`);
     }
-    if (facts.length) out.push(`- ${facts.join('; ')}`);
-    out.push(`- Working directory: ${srv.cwd ?? 'unknown'}`);
-    out.push(`- Python: ${srv.python ?? srv.exe ?? 'unknown'}`, '');
+    if (facts.length) out.push(`- ${mdText(facts.join('; '))}`);
+    out.push(`- Working directory: ${t(srv.cwd, 'unknown')}`);
+    out.push(`- Python: ${t(srv.python ?? srv.exe, 'unknown')}`, '');
     const envPrefix: Record<string, string> = {};
     if (srv.env.CUDA_VISIBLE_DEVICES !== undefined) envPrefix.CUDA_VISIBLE_DEVICES = srv.env.CUDA_VISIBLE_DEVICES;
     const cmd = srv.argv.length ? renderCommand(srv.argv, envPrefix) : '# argv not readable';
@@ -1014,7 +1013,7 @@ export function renderSnapshotMarkdown(s: EnvSnapshot): string {
 
   if (s.errors.length) {
     out.push('## Problems while taking the snapshot', '');
-    for (const e of s.errors) out.push(`- ${e.replace(/\r?\n/g, ' ')}`);
+    for (const e of s.errors) out.push(`- ${mdText(e)}`);
     out.push('');
   }
   if (s.gpus.smiQ) out.push('<details><summary><code>nvidia-smi -q</code></summary>', '', fence(s.gpus.smiQ, 'text'), '', '</details>', '');

@@ -1,5 +1,6 @@
 /** Minimal logging interface: the extension backs it with a LogOutputChannel, the CLI with stderr. */
 import { redactOutput } from './redact';
+import { visible } from './terminal';
 
 export interface Logger {
   trace(msg: string): void;
@@ -21,7 +22,7 @@ export function redactingLogger(l: Logger): Logger {
 }
 
 export function stderrLogger(verbose: boolean): Logger {
-  const w = (lvl: string) => (msg: string) => process.stderr.write(`[${lvl}] ${redactOutput(msg)}\n`);
+  const w = (lvl: string) => (msg: string) => process.stderr.write(`[${lvl}] ${visible(redactOutput(msg), true)}\n`);
   return {
     trace: verbose ? w('trace') : () => undefined,
     info: verbose ? w('info') : () => undefined,

@@ -1,5 +1,6 @@
 /** One artifact file: size and folder; its context value says its kind (log, progress, …). */
 import * as vscode from 'vscode';
+import { visible } from '../../../core/util/terminal';
 import { formatBytes } from '../../../core/util/format';
 import type { TreeNodeOf } from '../types';
 
@@ -10,7 +11,7 @@ export function artifactItem(el: TreeNodeOf<'artifact'>): vscode.TreeItem {
   item.id = `${el.node}:artifact:${a.path}`;
   const dir = a.path.slice(0, a.path.length - base.length - 1);
   item.description = `${formatBytes(a.size)} · ${dir}`;
-  item.tooltip = `${a.path}\n${formatBytes(a.size)} · modified ${new Date(a.mtime).toLocaleString()}`;
+  item.tooltip = `${visible(a.path)}\n${formatBytes(a.size)} · modified ${new Date(a.mtime).toLocaleString()}`;
   item.iconPath = new vscode.ThemeIcon(
     a.kind === 'log' ? 'output' : a.kind === 'git-repo' ? 'repo' : a.kind === 'progress' ? 'graph' : 'file',
   );

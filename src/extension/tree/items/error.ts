@@ -1,11 +1,12 @@
 /** A failure under a node (unreachable, host key, auth…): its action shows the log, never an endless spinner. */
 import * as vscode from 'vscode';
+import { visible } from '../../../core/util/terminal';
 import { ERROR_TITLE, TreeNodeOf } from '../types';
 
 export function errorItem(el: TreeNodeOf<'error'>): vscode.TreeItem {
   const item = new vscode.TreeItem(ERROR_TITLE[el.code] ?? 'Error', vscode.TreeItemCollapsibleState.None);
-  item.description = el.message.split('\n')[0];
-  item.tooltip = el.message;
+  item.description = visible(el.message.split('\n')[0]);
+  item.tooltip = visible(el.message, true);
   item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('errorForeground'));
   item.contextValue = 'error';
   item.command = { command: 'gpuSessions.showLog', title: 'Show Log' };

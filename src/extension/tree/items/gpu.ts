@@ -1,5 +1,6 @@
 /** One GPU: memory, utilization, temperature, power. */
 import * as vscode from 'vscode';
+import { visible } from '../../../core/util/terminal';
 import type { GpuInfo } from '../../../core/node/nvidiaSmi';
 import type { TreeNodeOf } from '../types';
 
@@ -20,7 +21,10 @@ export function gpuItem(el: TreeNodeOf<'gpu'>): vscode.TreeItem {
   const item = new vscode.TreeItem(`GPU ${g.index} · ${g.name}`, vscode.TreeItemCollapsibleState.None);
   item.id = `${el.node}:gpu:${g.index}`;
   item.description = gpuDescription(g);
-  item.tooltip = `${g.name}\nUUID ${g.uuid ?? '?'}\nMemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB\nUtilization ${g.utilizationPct ?? '—'} %\nTemperature ${g.temperatureC ?? '—'} °C\nPower ${g.powerW ?? '—'} W`;
+  item.tooltip = visible(
+    `${g.name}\nUUID ${g.uuid ?? '?'}\nMemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB\nUtilization ${g.utilizationPct ?? '—'} %\nTemperature ${g.temperatureC ?? '—'} °C\nPower ${g.powerW ?? '—'} W`,
+    true,
+  );
   item.iconPath = new vscode.ThemeIcon(
     'circuit-board',
     g.utilizationPct && g.utilizationPct > 50 ? new vscode.ThemeColor('charts.green') : undefined,

@@ -1,5 +1,6 @@
 /** A node: its summary, tooltip with the machine's facts, salvage verdict; children: live progress and the groups. */
 import * as vscode from 'vscode';
+import { visible } from '../../../core/util/terminal';
 import type { NodeStatus } from '../../../core/node/fleet';
 import type { ProbeResult } from '../../../core/node/probe';
 import { eta as formatEta } from '../../statusBar';
@@ -36,25 +37,38 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
       : st.state === 'probing'
         ? new vscode.ThemeIcon('loading~spin')
         : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
+  // Strings from the node (and from config) are appended as text, never as markdown (issue 12).
   const md = new vscode.MarkdownString(undefined, true);
   const n = el.node;
-  md.appendMarkdown(
-    `**${n.name}** — \`${n.user ? n.user + '@' : ''}${n.host}:${n.port}\`${n.proxyJump ? ` via \`${n.proxyJump}\`` : ''}\n\n`,
-  );
+  md.appendMarkdown('**');
+  md.appendText(n.name);
+  md.appendMarkdown('** — ');
+  md.appendText(`${n.user ? n.user + '@' : ''}${n.host}:${n.port}${n.proxyJump ? ` via ${n.proxyJump}` : ''}`);
+  md.appendMarkdown('\n\n');
   if (p) {
-    md.appendMarkdown(`| | |\n|---|---|\n`);
-    md.appendMarkdown(`| Host | ${p.hostname ?? '?'} |\n| OS | ${p.os ?? '?'} (${p.kernel ?? '?'}) |\n`);
-    md.appendMarkdown(`| Driver | ${p.driverVersion ?? '—'} |\n| CUDA | ${p.cudaVersion ?? '—'} |\n`);
-    md.appendMarkdown(
-      `| CPU | ${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'} |\n| RAM | ${p.memTotalKiB ? (p.memTotalKiB / 1048576).toFixed(0) + ' GiB' : '?'} |\n`,
-    );
+    const row = (k: string, value: string) => {
+      md.appendMarkdown(`**${k}** `);
+      md.appendText(visible(value));
+      md.appendMarkdown('  \n');
+    };
+    row('Host', p.hostname ?? '?');
+    row('OS', `${p.os ?? '?'} (${p.kernel ?? '?'})`);
+    row('Driver', p.driverVersion ?? '—');
+    row('CUDA', p.cudaVersion ?? '—');
+    row('CPU', `${p.cpuModel ?? '?'} × ${p.cpuCores ?? '?'}`);
+    row('RAM', p.memTotalKiB ? (p.memTotalKiB / 1048576).toFixed(0) + ' GiB' : '?');
     md.appendMarkdown(`\nProbed ${new Date(p.probedAt).toLocaleTimeString()} in ${p.durationMs} ms`);
   }
-  if (st.error) md.appendMarkdown(`\n\n$(error) ${st.error.message.replace(/\n/g, '  \n')}`);
-  if (v)
+  if (st.error) {
+    md.appendMarkdown('\n\n$(error) ');
+    md.appendText(visible(st.error.message, true));
+  }
+  if (v) {
     md.appendMarkdown(
-      `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → \`${v.dest}\``,
+      `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → `,
     );
+    md.appendText(v.dest);
+  }
   item.tooltip = md;
   return item;
 }

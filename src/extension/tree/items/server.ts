@@ -1,6 +1,7 @@
 /** One SGLang server: port and model, GPUs and parallelism, live stats and health; clicking tails its log. */
 import { REDACTED } from '../../../core/util/redact';
 import * as vscode from 'vscode';
+import { mdFence, mdText, visible } from '../../../core/util/terminal';
 import type { SglangServer } from '../../../core/sglang/serverArgv';
 import type { TreeContext, TreeNodeOf } from '../types';
 
@@ -40,20 +41,35 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
   const live = ctx.liveFor(el.node)?.servers.find((x) => x.port === s.port);
   item.description = serverDescription(s, live?.stats || (live?.logSkipped ? 'log not followed' : undefined));
   const md = new vscode.MarkdownString();
-  md.appendMarkdown(`**${s.modelPath ?? '?'}** on ${s.host}:${s.port} (pid ${s.pid})\n\n`);
-  md.appendMarkdown(
-    `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}\n\n`,
+  // Node strings as text or in a fence longer than any backtick run inside, never as markdown (issue 12).
+  md.appendMarkdown('**');
+  md.appendText(visible(s.modelPath ?? '?'));
+  md.appendMarkdown('** on ');
+  md.appendText(visible(`${s.host}:${s.port} (pid ${s.pid})`));
+  md.appendMarkdown('\n\n');
+  md.appendText(
+    visible(
+      `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}`,
+    ),
   );
-  if (s.logFile) md.appendMarkdown(`Log: \`${s.logFile}\`\n\n`);
-  if (live?.logSkipped) md.appendText(`Log not followed: ${live.logSkipped}\n\n`);
+  md.appendMarkdown('\n\n');
+  if (s.logFile) {
+    md.appendMarkdown('Log: ');
+    md.appendText(visible(s.logFile));
+    md.appendMarkdown('\n\n');
+  }
+  if (live?.logSkipped) {
+    md.appendText(visible(`Log not followed: ${live.logSkipped}`));
+    md.appendMarkdown('\n\n');
+  }
   if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
-  md.appendCodeblock(s.args.join(' '), 'shell');
+  md.appendMarkdown(mdFence(s.args.join(' '), 'shell'));
   item.tooltip = md;
   const health = live?.health ?? 'unknown';
   item.iconPath = healthIcon(health);
   if (live)
     md.appendMarkdown(
-      `\n\nHealth: **${health}**${live.healthDetail ? ` (${live.healthDetail})` : ''}${live.stats ? ` · ${live.stats} (from ${live.source})` : ''}`,
+      `\n\nHealth: **${health}**${live.healthDetail ? ` (${mdText(live.healthDetail)})` : ''}${live.stats ? ` · ${mdText(live.stats)} (from ${live.source})` : ''}`,
     );
   item.contextValue = s.logFile ? 'server.log' : 'server';
   if (s.logFile) item.command = { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [el] };
