@@ -81,7 +81,7 @@ function main(): void {
       `| awk throughput extraction (${spawnSync('readlink', ['-f', '/usr/bin/awk'], { encoding: 'utf8' }).stdout.trim()}) | ${median(awk).toFixed(0)} | 1.00× | |`,
     );
     console.log(
-      `| gpu-sessions parse-log --summary (full per-rank summary) | ${median(ours).toFixed(0)} | ${(median(awk) / median(ours)).toFixed(2)}× | ≥ 1.0× |`,
+      `| gpu-sessions parse-log --summary (full per-rank summary) | ${median(ours).toFixed(0)} | ${(median(awk) / median(ours)).toFixed(2)}× | ≥ 0.5× |`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@
  * Run by hand (root): `npm run bench:salvage` (or `npm run bench`).
  * Env: BENCH_BIG_MIB (default 1024), BENCH_SMALL_FILES (default 5000), BENCH_RUNS (default 3),
  *      BENCH_WAN_RUNS (default BENCH_RUNS), BENCH_WAN_DELAY_MS (25, each way), BENCH_WAN_MBIT (1000),
- *      BENCH_PROFILES (default "loopback,wan").
+ *      BENCH_PROFILES (default "loopback,wan"), BENCH_SINGLE (0: skip the one-stream row).
  */
 import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +27,7 @@ const WAN_RUNS = Number(process.env.BENCH_WAN_RUNS ?? RUNS);
 const WAN_DELAY = Number(process.env.BENCH_WAN_DELAY_MS ?? 25);
 const WAN_MBIT = Number(process.env.BENCH_WAN_MBIT ?? 1000);
 const PROFILES = (process.env.BENCH_PROFILES ?? 'loopback,wan').split(',');
+const SINGLE = process.env.BENCH_SINGLE !== '0';
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -158,10 +159,20 @@ async function main(): Promise<void> {
       const scpT: number[] = [];
       const sftpT: number[] = [];
       const oursBig: OursRun[] = [];
+      const oursOne: OursRun[] = [];
       for (let i = 0; i < runs; i++) {
         scpT.push(inDir((d) => timeCmd('scp', ['-q', '-F', cfg, `bench:${bigFile}`, d])));
         sftpT.push(inDir((d) => timeCmd('sftp', ['-q', '-F', cfg, `bench:${bigFile}`, d])));
         oursBig.push(await ours(bigDir));
+        if (SINGLE) {
+          // The same salvage with one stream on the pooled connection (what it did before parallel ranges).
+          process.env.GS_SALVAGE_PARALLEL = 'off';
+          try {
+            oursOne.push(await ours(bigDir));
+          } finally {
+            delete process.env.GS_SALVAGE_PARALLEL;
+          }
+        }
       }
       const rsyncT: number[] = [];
       const oursSmall: OursRun[] = [];
@@ -184,6 +195,17 @@ async function main(): Promise<void> {
       row(`${BIG_MIB} MiB: scp`, median(scpT), bigBytes, `${(median(scpT) / ob).toFixed(2)}×`, '', '', wan ? '≥ 2.5×' : '≥ 0.9×');
       row(`${BIG_MIB} MiB: sftp`, median(sftpT), bigBytes, `${(median(sftpT) / ob).toFixed(2)}×`);
       row(`${BIG_MIB} MiB: **salvage** (sha256-verified)`, ob, bigBytes, '—', lag(oursBig), mem(oursBig));
+      if (oursOne.length) {
+        const o1 = median(oursOne.map((o) => o.ms));
+        row(
+          `${BIG_MIB} MiB: salvage, one stream (GS_SALVAGE_PARALLEL=off)`,
+          o1,
+          bigBytes,
+          `${(o1 / ob).toFixed(2)}×`,
+          lag(oursOne),
+          mem(oursOne),
+        );
+      }
       row(
         `${SMALL} × 8 KiB: rsync -a`,
         median(rsyncT),
@@ -194,7 +216,7 @@ async function main(): Promise<void> {
         wan ? '≥ 1.5×' : '≥ 1.0×',
       );
       row(`${SMALL} × 8 KiB: **salvage** (sha256-verified)`, os_, smallBytes, '—', lag(oursSmall), mem(oursSmall));
-      console.log(table.slice(-8).join('\n'));
+      console.log(table.slice(-9).join('\n'));
     }
     console.log(
       `\nSalvage vs OpenSSH (${spawnSync('ssh', ['-V'], { encoding: 'utf8' }).stderr.trim()}) on one sshd, ${os.cpus().length} cores`,

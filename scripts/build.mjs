@@ -2,7 +2,7 @@
 // ssh2's optional native crypto binding and cpu-features stay external (see toolchain notes):
 // they are loaded from node_modules at run time when present, else ssh2 falls back to JS ciphers.
 import { build } from 'esbuild';
-import { chmodSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 
 const common = {
   bundle: true,
@@ -23,3 +23,6 @@ await Promise.all([
   build({ ...common, entryPoints: ['src/core/salvage/parallelWorker.ts'], outfile: 'dist/salvageWorker.js' }),
 ]);
 chmodSync('dist/cli.js', 0o755);
+// The Node Dashboard's charting library, shipped with the extension (no CDN): uPlot's own dist files.
+mkdirSync('media/vendor', { recursive: true });
+for (const f of ['uPlot.iife.min.js', 'uPlot.min.css']) copyFileSync(`node_modules/uplot/dist/${f}`, `media/vendor/${f}`);

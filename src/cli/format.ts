@@ -29,7 +29,16 @@ export function formatProbe(p: ProbeResult): string {
   }
   L.push(`  SGLang servers: ${p.servers.length}`);
   for (const s of p.servers) {
-    const par = [s.tp > 1 ? `TP${s.tp}` : '', s.dp > 1 ? `DP${s.dp}` : ''].filter(Boolean).join(' ');
+    const par = [
+      s.tp > 1 ? `TP${s.tp}` : '',
+      s.dp > 1 ? `DP${s.dp}${s.enableDpAttention ? '(attn)' : ''}` : '',
+      (s.pp ?? 1) > 1 ? `PP${s.pp}` : '',
+      (s.ep ?? 1) > 1 ? `EP${s.ep}` : '',
+      (s.nnodes ?? 1) > 1 ? `${s.nnodes} nodes` : '',
+      s.statLines === false ? `no stat lines (--log-level ${s.logLevel})` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
     L.push(
       `    :${s.port}  pid ${s.pid}  ${v(s.modelPath, '?')}${par ? '  ' + par : ''}${s.speculativeAlgorithm ? '  spec ' + visible(s.speculativeAlgorithm) : ''}${s.gpus.length ? '  gpu ' + s.gpus.join(',') : ''}${s.logFile ? '  log ' + visible(s.logFile) : ''}`,
     );

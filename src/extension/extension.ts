@@ -10,6 +10,8 @@ import { registerAllCommands } from './commands';
 import { Connections } from './connections';
 import { DemoHandle, DemoNode } from './demo';
 import { DisposableStore, toDisposable } from './disposable';
+import { Alerts } from './alerts';
+import { Dashboards } from './dashboard';
 import { LiveMonitors } from './liveMonitors';
 import { channelLogger } from './log';
 import { LogViews } from './logView';
@@ -23,6 +25,9 @@ import { NodesTreeProvider, TreeNode } from './tree';
 
 export interface GpuSessionsApi {
   fleet: Fleet;
+  alerts: Alerts;
+  live: LiveMonitors;
+  dashboards: Dashboards;
   tree: NodesTreeProvider;
   reloadNodes(): void;
   demo(): DemoHandle | undefined;
@@ -50,6 +55,14 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const logViews = store.add(new LogViews());
   const live = store.add(new LiveMonitors(fleet, (n) => (fleet.node(n) ? transportFor(n) : undefined), tree, status, log));
   tree.liveFor = (n) => live.live(n);
+  live.historyDir = vscode.Uri.joinPath(context.globalStorageUri, 'history').fsPath;
+  const dashboards = store.add(
+    new Dashboards(context.extensionUri, {
+      history: (n) => live.historyOf(n).all(),
+      summary: (n) => live.summary(n),
+      onDidRecord: (fn) => live.onDidRecord(fn),
+    }),
+  );
   const autoRefresh = store.add(new AutoRefresh(view, fleet));
   store.add(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -74,6 +87,8 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     tree,
     logViews,
     verdicts,
+    live,
+    dashboards,
     transportFor,
   };
   const docs = store.add(new ScriptDocuments());
@@ -81,7 +96,9 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   for (const d of registerAllCommands(services, docs)) store.add(d);
 
   log.info(`GPU Sessions activated: ${fleet.nodes().length} node(s).`);
-  return { fleet, tree, reloadNodes: () => nodes.reload(), demo: () => demo.current };
+  const alerts = store.add(new Alerts((n) => (fleet.node(n) ? transportFor(n) : undefined), docs));
+  live.alerts = alerts;
+  return { fleet, tree, alerts, live, dashboards, reloadNodes: () => nodes.reload(), demo: () => demo.current };
 }
 
 export function deactivate(): void {

@@ -1,9 +1,15 @@
 /**
  * Live monitoring: one NodeMonitor (log-tail channel, health, progress) per probed node with servers,
- * feeding the tree and the status bar. Monitors of removed nodes are disposed.
+ * feeding the tree and the status bar, and one NodeGuard over it (server states, failure classes, node
+ * conditions) whose transitions become alerts. Monitors of removed nodes are disposed.
  */
 import type { Fleet } from '../core/node/fleet';
+import { NodeGuard } from '../core/node/guard';
 import { NodeLive, NodeMonitor } from '../core/node/monitor';
+import type { Alerts } from './alerts';
+import { HistoryStore } from '../core/node/history';
+import { Deadline, Spend, WatchEconomics } from '../core/node/spend';
+import { EventEmitter } from 'node:events';
 import type { Transport } from '../core/ssh/transport';
 import type { Logger } from '../core/util/logger';
 import { cfg } from './config';
@@ -13,6 +19,16 @@ import type { NodesTreeProvider } from './tree';
 
 export class LiveMonitors extends Disposables {
   private readonly monitors = new Map<string, NodeMonitor>();
+  private readonly guards = new Map<string, NodeGuard>();
+  /** Set after construction (alerts need the commands registered first). */
+  alerts: Alerts | undefined;
+  private readonly histories = new Map<string, HistoryStore>();
+  private readonly economics = new Map<string, { key: string; e: WatchEconomics }>();
+  private readonly money = new Map<string, { spend?: Spend; deadline?: Deadline }>();
+  private readonly lastRecord = new Map<string, number>();
+  private readonly recorded = new EventEmitter();
+  /** Folder of the per-node history (the extension's global storage); null: kept in memory only. */
+  historyDir: string | null = null;
 
   constructor(
     private readonly fleet: Fleet,
@@ -23,6 +39,7 @@ export class LiveMonitors extends Disposables {
   ) {
     super();
     this.register(toDisposable(() => this.monitors.forEach((m) => m.dispose())));
+    this.register(toDisposable(() => this.guards.forEach((g) => g.dispose())));
     this.register(toDisposable(fleet.onDidChange((name) => this.onFleetChange(name))));
   }
 
@@ -35,17 +52,108 @@ export class LiveMonitors extends Disposables {
   }
 
   live(node: string): NodeLive | undefined {
-    return this.monitors.get(node)?.live();
+    const l = this.monitors.get(node)?.live();
+    const g = this.guards.get(node);
+    if (!l || !g) return l;
+    const sample = g.sample();
+    return {
+      ...l,
+      servers: l.servers.map((s) => {
+        const v = sample.servers.find((x) => x.port === s.port);
+        return v ? { ...s, state: v.state, stateReason: v.reason, stateClass: v.class } : s;
+      }),
+      problems: g.problems(),
+      ...this.moneyOf(node),
+    };
+  }
+
+  guard(node: string): NodeGuard | undefined {
+    return this.guards.get(node);
+  }
+
+  /** The node's history: samples and transitions of the last 24 h, bounded (survives a window reload). */
+  historyOf(node: string): HistoryStore {
+    let h = this.histories.get(node);
+    if (!h) {
+      h = new HistoryStore(this.historyDir ?? '/nonexistent-gpu-sessions-history', node, { maxBytes: 4 * 1024 * 1024, maxEntries: 20_000 });
+      this.histories.set(node, h);
+    }
+    return h;
+  }
+
+  onDidRecord(fn: (node: string) => void): () => void {
+    this.recorded.on('record', fn);
+    return () => this.recorded.off('record', fn);
+  }
+
+  /** Spend and deadline of a node (settings gpuSessions.pricePerHour / rentalDeadlines). */
+  moneyOf(node: string): { spend?: Spend; deadline?: Deadline } {
+    return this.money.get(node) ?? {};
+  }
+
+  /** One line for the dashboard and tooltips: spend, $/M tokens, deadline. */
+  summary(node: string): string {
+    const m = this.moneyOf(node);
+    const parts: string[] = [];
+    if (m.spend)
+      parts.push(
+        `$${m.spend.total.toFixed(2)} since ${m.spend.since.slice(0, 16).replace('T', ' ')} at $${m.spend.perHour}/h` +
+          (m.spend.perMillionTokens !== null ? ` · $${m.spend.perMillionTokens.toFixed(2)} per million output tokens` : ''),
+      );
+    if (m.deadline) parts.push(m.deadline.message);
+    const p = this.guards.get(node)?.problems() ?? [];
+    if (p.length) parts.push(`not OK: ${p.map((x) => `${x.port !== undefined ? `:${x.port} ` : ''}${x.to}`).join(', ')}`);
+    return parts.join('\n');
+  }
+
+  private economicsFor(node: string): WatchEconomics | null {
+    const prices = cfg<Record<string, number>>('nodePricePerHour', {}) ?? {};
+    const price = typeof prices[node] === 'number' ? prices[node] : cfg<number | null>('pricePerHour', null);
+    const deadlines = cfg<Record<string, string>>('rentalDeadlines', {}) ?? {};
+    const d = deadlines[node] ? new Date(deadlines[node]) : null;
+    const lead = cfg<number>('deadlineWarningMinutes', 30) ?? 30;
+    if ((price === null || price === undefined || !(price >= 0)) && !(d && !Number.isNaN(d.getTime()))) return null;
+    const key = `${price}|${deadlines[node] ?? ''}|${lead}`;
+    const cur = this.economics.get(node);
+    if (cur && cur.key === key) return cur.e;
+    const e = new WatchEconomics({
+      pricePerHour: price ?? null,
+      deadline: d && !Number.isNaN(d.getTime()) ? d : null,
+      leadMs: lead * 60_000,
+    });
+    this.economics.set(node, { key, e });
+    return e;
+  }
+
+  /** A sample into the node's history (at most every 5 s), with spend and deadline. */
+  private record(name: string, force = false): void {
+    const g = this.guards.get(name);
+    if (!g) return;
+    const now = Date.now();
+    if (!force && now - (this.lastRecord.get(name) ?? 0) < 5000) return;
+    this.lastRecord.set(name, now);
+    const s = g.sample();
+    const e = this.economicsFor(name);
+    const extra = e ? e.annotate(s) : {};
+    this.money.set(name, extra);
+    this.historyOf(name).addSample({ ...s, ...extra });
+    for (const tr of e?.transitions(s, extra) ?? []) {
+      this.historyOf(name).addTransition(tr);
+      this.alerts?.notify(tr);
+    }
+    this.recorded.emit('record', name);
   }
 
   private lives(): NodeLive[] {
-    return [...this.monitors.values()].map((m) => m.live());
+    return [...this.monitors.keys()].map((n) => this.live(n)!);
   }
 
   private onFleetChange(name: string | undefined): void {
     if (!name) {
       for (const [n, m] of this.monitors)
         if (!this.fleet.node(n)) {
+          this.guards.get(n)?.dispose();
+          this.guards.delete(n);
           m.dispose();
           this.monitors.delete(n);
         }
@@ -53,6 +161,12 @@ export class LiveMonitors extends Disposables {
       return;
     }
     const st = this.fleet.status(name);
+    if (
+      st.state === 'error' &&
+      st.error &&
+      (st.error.code === 'unreachable' || st.error.code === 'timeout' || st.error.code === 'auth-failed')
+    )
+      this.guards.get(name)?.setUnreachable(st.error.message);
     if (st.state !== 'ok' || !st.probe || !cfg<boolean>('followServerLogs', true)) return;
     let m = this.monitors.get(name);
     if (!m) {
@@ -63,9 +177,29 @@ export class LiveMonitors extends Disposables {
         this.status.update(this.lives());
         // Only the rows that show live figures: re-rendering the node would drop its rows' handles.
         this.tree.refreshLive(name);
+        this.record(name);
       });
       this.monitors.set(name, m);
+      const g = new NodeGuard(name, m);
+      g.onTransition((tr) => {
+        this.log.info(
+          `${tr.node}: ${tr.port !== undefined ? `:${tr.port} ` : ''}${tr.from} → ${tr.to}${tr.class ? ` [${tr.class}]` : ''} ${tr.message}`,
+        );
+        this.alerts?.notify(tr);
+        this.historyOf(name).addTransition(tr);
+        this.status.update(this.lives());
+        this.tree.refreshNode(name);
+      });
+      this.guards.set(name, g);
     }
-    m.update(st.probe).catch((e) => this.log.warn(`Monitoring ${name}: ${e instanceof Error ? e.message : String(e)}`));
+    const probe = st.probe;
+    const mon = m;
+    mon
+      .update(probe)
+      .then(() => {
+        this.guards.get(name)?.update(probe);
+        this.record(name, true);
+      })
+      .catch((e) => this.log.warn(`Monitoring ${name}: ${e instanceof Error ? e.message : String(e)}`));
   }
 }

@@ -6,6 +6,8 @@ import type { Transport } from '../core/ssh/transport';
 import type { Logger } from '../core/util/logger';
 import type { Connections } from './connections';
 import type { DemoNode } from './demo';
+import type { Dashboards } from './dashboard';
+import type { LiveMonitors } from './liveMonitors';
 import type { LogViews } from './logView';
 import type { NodeList } from './nodeList';
 import type { NodeResolver } from './resolve';
@@ -25,6 +27,8 @@ export interface Services {
   readonly tree: NodesTreeProvider;
   readonly logViews: LogViews;
   readonly verdicts: SalvageVerdicts;
+  readonly live: LiveMonitors;
+  readonly dashboards: Dashboards;
   /** The pooled transport of a node of the fleet. */
   transportFor(node: NodeSpec | string): Transport;
 }

@@ -46,8 +46,19 @@ export class ThroughputStatus implements vscode.Disposable {
     const tok = withServers.reduce((a, b) => a + b.genThroughput, 0);
     const run = withServers.reduce((a, b) => a + b.runningReqs, 0);
     const prog = withServers.map(progressText).find((x) => x);
-    this.item.text = `$(pulse) ${n0(tok)} tok/s · ${n0(run)} run${prog ? ` · ${prog}` : ''}`;
+    const problems = withServers.flatMap((l) => (l.problems ?? []).map((p) => ({ node: l.node, ...p })));
+    this.item.text = `${problems.length ? '$(warning)' : '$(pulse)'} ${n0(tok)} tok/s · ${n0(run)} run${prog ? ` · ${prog}` : ''}`;
+    // the warning colour while any node is not OK; the tooltip says why
+    this.item.backgroundColor = problems.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     const md = new vscode.MarkdownString(undefined, true);
+    if (problems.length) {
+      md.appendMarkdown(`**Not OK:**\n\n`);
+      for (const p of problems.slice(0, 20))
+        md.appendMarkdown(
+          `- ${mdText(p.node)}${p.port !== undefined ? ` :${p.port}` : ''} **${p.to}**${p.class ? ` (${p.class})` : ''} — ${mdText(p.message.slice(0, 160))}\n`,
+        );
+      md.appendMarkdown('\n');
+    }
     md.appendMarkdown(`**GPU Sessions** — ${n0(tok)} tok/s over ${withServers.reduce((a, b) => a + b.servers.length, 0)} server(s)\n\n`);
     md.appendMarkdown('| node | server | tok/s | running | queue | health |\n|---|---|---:|---:|---:|---|\n');
     for (const l of withServers) {
@@ -61,6 +72,11 @@ export class ThroughputStatus implements vscode.Disposable {
           `\n**${mdText(l.node)} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${mdText(String(p.status))})` : ''}\n`,
         );
       else if (p && !p.ok) md.appendMarkdown(`\n**${mdText(l.node)} progress.json:** ${mdText(p.error ?? '')}\n`);
+      if (l.spend)
+        md.appendMarkdown(
+          `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${l.spend.perMillionTokens !== null ? ` · $${l.spend.perMillionTokens.toFixed(2)} per million output tokens` : ''}\n`,
+        );
+      if (l.deadline) md.appendMarkdown(`\n**${mdText(l.node)} rental:** ${mdText(l.deadline.message)}\n`);
       const d = l.progress?.doneIndices;
       if (d)
         md.appendMarkdown(

@@ -150,6 +150,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     gpus,
   };
   w.file('.sim/node.json', JSON.stringify(node, null, 2) + '\n');
+  rmSync(path.join(home, '.sim', 'faults.json'), { force: true }); // a fresh node has no faults
 
   const knobs: Record<string, string> = {
     SGLANG_SIM_GEN_TPS: String(o.genTokPerSec),

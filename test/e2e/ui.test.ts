@@ -4,6 +4,7 @@
  *
  * Steps build on each other (one workbench, one demo node); a failing step leaves a *-FAILED.png.
  */
+import { execFileSync } from 'node:child_process';
 import * as assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -460,6 +461,23 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     assert.match(verdictText, new RegExp(`${manifest.verdict === 'safe' ? 'is safe' : 'is NOT safe'} to shut down`));
     assert.equal(manifest.verdict, 'safe', `lost: ${JSON.stringify(manifest.lost).slice(0, 400)}`);
     await screenshot('salvage-report-verdict');
+  });
+
+  it('a crashed server shows the node in a failed state (tree item, status bar warning)', async function () {
+    needsDemo(this);
+    const home = path.join(cs!.userDataDir, 'User', 'globalStorage', 'gpu-sessions.gpu-sessions', 'demo', 'home');
+    const port = Number(readFileSync(path.join(home, 'launch_all.sh'), 'utf8').match(/BASE_PORT=(\d+)/)?.[1] ?? 30000);
+    execFileSync(path.join(home, 'bin', 'sim-fault'), [String(port), 'oom'], { env: { ...process.env, HOME: home } });
+    const failed = treeItem(`:${port} crashed (oom)`);
+    await failed.waitFor({ state: 'visible', timeout: 60_000 });
+    await page
+      .locator('.statusbar-item.warning-kind, .statusbar-item[style*="warning"], .statusbar-item')
+      .filter({ hasText: 'tok/s' })
+      .first()
+      .waitFor({ state: 'visible', timeout: 15_000 });
+    log(`failed state: ${await failed.innerText()}`);
+    await screenshot('node-failed-state');
+    execFileSync(path.join(home, 'bin', 'sim-fault'), ['clear'], { env: { ...process.env, HOME: home } });
   });
 });
 

@@ -115,6 +115,8 @@ describe('secrets never leave in clear; capture reproduces three different serve
     assert.equal(eagle.tp, 2);
     const small = p.servers.find((s: { port: number }) => s.port === ports[2]);
     assert.equal(small.hasApiKey, false);
+    assert.equal(small.statLines, false, '--log-level warning: SGLang prints no stat lines');
+    assert.equal(small.logLevel, 'warning');
     const human = await run(['probe', 'simnode']);
     assert.equal(human.code, 0, human.stderr);
   });

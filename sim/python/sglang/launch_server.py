@@ -33,6 +33,7 @@ Simulator knobs (environment, none of them used by real SGLang):
   SGLANG_SIM_CRASH_AFTER_S    after this many seconds print a CUDA OOM traceback
                               and exit 1 (to simulate a crashed instance)
   SGLANG_SIM_VERSION          reported version (default 0.5.11)
+  SGLANG_SIM_METRICS_AUTH=1   with --api-key, /metrics also wants the key (other endpoints always do)
   SGLANG_SIM_RUN_DIR          pid-file directory (default $HOME/.sim/run)
   SIM_NODE_JSON               node description (default $HOME/.sim/node.json)
   SGLANG_LOG_MS               (real SGLang variable) append .mmm to timestamps
@@ -66,6 +67,8 @@ QUANT_METHODS = [
     "moe_wna16", "qoq", "w4afp8", "mxfp4", "compressed-tensors",
 ]
 KV_CACHE_DTYPES = ["auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1"]
+# Lines SGLang logs at INFO: gone with --log-level warning.
+QUIET_DROP = re.compile(r"Decode batch|Prefill batch|ready to roll|INFO: ")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -139,6 +142,8 @@ def build_parser():
     a("--host", type=str, default="127.0.0.1")
     a("--port", type=int, default=30000)
     a("--api-key", type=str, default=None)
+    a("--admin-api-key", type=str, default=None)
+    a("--config", type=str, default=None, help="A YAML file of server arguments; command-line flags override it.")
     # Memory and scheduling
     a("--mem-fraction-static", type=float, default=None)
     a("--max-running-requests", type=int, default=None)
@@ -158,6 +163,9 @@ def build_parser():
     a("--pipeline-parallel-size", "--pp-size", type=int, default=1, dest="pp_size")
     a("--expert-parallel-size", "--ep-size", "--ep", type=int, default=1, dest="ep_size")
     a("--enable-dp-attention", action="store_true")
+    a("--nnodes", type=int, default=1)
+    a("--node-rank", type=int, default=0)
+    a("--dist-init-addr", type=str, default=None)
     a("--base-gpu-id", type=int, default=0)
     a("--random-seed", type=int, default=None)
     a("--stream-interval", type=int, default=1)
@@ -260,6 +268,7 @@ class Sim:
         self.lines_per_s = env_float("SGLANG_SIM_LINES_PER_S", 0.0)
         self.tp = max(1, args.tp_size)
         self.dp = max(1, args.dp_size)
+        self.quiet = (args.log_level or "info").lower() in ("warning", "warn", "error", "critical", "fatal")
         self.spec = args.speculative_algorithm
         if self.spec:
             # SGLang fills in defaults for the unset speculative knobs.
@@ -318,7 +327,10 @@ class Sim:
     # ----- sizing
 
     def _gpu_indices(self):
-        n = self.tp * self.dp
+        # GPUs on this node: tp x pp, times dp unless the DP ranks share the TP GPUs (--enable-dp-attention),
+        # shared over --nnodes.
+        a = self.args
+        n = max(1, (self.tp * (1 if a.enable_dp_attention else self.dp) * max(1, a.pp_size)) // max(1, a.nnodes))
         visible = []
         for tok in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(","):
             tok = tok.strip()
@@ -384,6 +396,11 @@ class Sim:
         return "[%s%s] %s\n" % (self.ts(), tag, msg)
 
     def write(self, text):
+        if self.quiet:
+            # --log-level warning (or above): SGLang's INFO lines (stats, readiness, access lines) are not printed.
+            text = "".join(l for l in text.splitlines(True) if not QUIET_DROP.search(l))
+            if not text:
+                return
         with self.out_lock:
             try:
                 sys.stdout.write(text)
@@ -855,8 +872,24 @@ def make_handler(sim):
         def not_found(self):
             self.send(404, {"detail": "Not Found"})
 
+        def unauthorized(self):
+            """--api-key: every endpoint but /health and /metrics wants ``Authorization: Bearer <key>`` (SGLang's
+            add_api_key_middleware); SGLANG_SIM_METRICS_AUTH=1 protects /metrics too (builds that enforce it there)."""
+            key = sim.args.api_key
+            path = self.path.split("?", 1)[0]
+            if not key or path.startswith("/health"):
+                return False
+            if path.startswith("/metrics") and os.environ.get("SGLANG_SIM_METRICS_AUTH") != "1":
+                return False
+            if self.headers.get("Authorization") == "Bearer " + key:
+                return False
+            self.send(401, {"error": "Unauthorized"})
+            return True
+
         def do_GET(self):
             path = self.path.split("?", 1)[0]
+            if self.unauthorized():
+                return
             if path in ("/health", "/health_generate"):
                 if sim.fault.get("mode") == "health-wedged":
                     # a wedged scheduler: SGLang gives up on its health generation after ~20 s and answers 503
@@ -881,6 +914,8 @@ def make_handler(sim):
 
         def do_POST(self):
             path = self.path.split("?", 1)[0]
+            if self.unauthorized():
+                return
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
@@ -960,8 +995,37 @@ def cleanup(port):
             pass
 
 
+def config_args(argv):
+    """``--config FILE.yaml`` as SGLang reads it: its keys (``model-path`` or ``model_path``) become flags
+    placed BEFORE the command line's, so the command line wins. Flat ``key: value`` lines (stdlib only)."""
+    path = None
+    for i, a in enumerate(argv):
+        if a == "--config" and i + 1 < len(argv):
+            path = argv[i + 1]
+        elif a.startswith("--config="):
+            path = a.split("=", 1)[1]
+    if not path:
+        return argv
+    out = []
+    with open(path) as f:
+        for raw in f:
+            line = re.sub(r"\s+#.*$", "", raw.rstrip("\n"))
+            m = re.match(r"^([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*?)\s*$", line)
+            if not m or m.group(2) in ("", "null", "~"):
+                continue
+            key, val = "--" + m.group(1).replace("_", "-"), m.group(2).strip("\"'")
+            if val in ("true", "True"):
+                out.append(key)
+            elif val in ("false", "False"):
+                continue
+            else:
+                out += [key, val]
+    return out + list(argv)
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(config_args(argv))
     if not os.path.isdir(args.model_path) and os.environ.get("SGLANG_SIM_ALLOW_MISSING_MODEL") != "1":
         fail_missing_model(args.model_path)
 

@@ -107,6 +107,15 @@ export interface GuardSample {
   generationTokensTotal: number | null;
 }
 
+export interface GuardProblem {
+  key: string;
+  to: string;
+  message: string;
+  class?: string;
+  port?: number;
+  logFile?: string | null;
+}
+
 interface Value {
   value: string;
   message: string;
@@ -393,11 +402,18 @@ export class NodeGuard {
     return new Map([...this.values].map(([k, v]) => [k, v.value]));
   }
 
-  /** Things that are not OK now, in words (status bar tooltip). */
-  problems(): string[] {
-    const out: string[] = [];
+  /** What is not OK now (tree, status bar tooltip), secrets redacted. */
+  problems(): GuardProblem[] {
+    const out: GuardProblem[] = [];
     for (const [k, v] of this.values)
-      if (!isOkValue(v.value)) out.push(`${k.replace(/^server:/, ':')}: ${v.value} — ${redactText(v.message)}`);
+      if (!isOkValue(v.value))
+        out.push({
+          key: k,
+          to: v.value,
+          message: redactText(v.message).slice(0, 500),
+          ...(v.class ? { class: v.class } : {}),
+          ...(v.extra?.port !== undefined ? { port: v.extra.port, logFile: v.extra.logFile ?? null } : {}),
+        });
     return out;
   }
 

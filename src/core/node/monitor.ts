@@ -76,6 +76,10 @@ export interface ServerLive {
   source: 'log' | 'metrics' | 'none';
   /** Why this server's log is not followed (its path cannot be tailed), else null. */
   logSkipped: string | null;
+  /** From the live guard (serverState): starting … crashed, why, and the failure class. */
+  state?: string;
+  stateReason?: string;
+  stateClass?: string | null;
 }
 
 export interface NodeLive {
@@ -85,6 +89,11 @@ export interface NodeLive {
   runningReqs: number;
   progress: NodeProgress | null;
   tailError: string | null;
+  /** From the live guard: what is not OK on the node now ("`:30001` crashed — oom: …"). */
+  problems?: Array<{ key: string; to: string; message: string; class?: string; port?: number; logFile?: string | null }>;
+  /** With a price per hour / rental deadline set (core/node/spend.ts). */
+  spend?: { perHour: number; total: number; outputTokens: number; perMillionTokens: number | null; since: string };
+  deadline?: { at: string; secondsLeft: number; jobEta: number | null; jobOverrunS: number | null; message: string };
 }
 
 function fmtInt(n: number): string {

@@ -135,7 +135,8 @@ export function remoteRootExpr(root: string): string {
 
 /**
  * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
- * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and the exact argv (parsed by parseProcRecords).
+ * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES, the exact argv, and the text of its `--config` file
+ * when it has one (read on the node relative to its working directory, at most 64 KiB), parsed by parseProcRecords.
  * Every field the node's processes control (argv, paths, environment) travels hex-encoded (`od -tx1`), so
  * a process whose argv or path holds the separator bytes \x1e \x1d \x1f cannot forge a record: the
  * only separators in the section are the ones this loop prints.
@@ -152,6 +153,8 @@ export function procRecordsLoop(extra = ''): string {
     tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='; } | od -An -v -tx1
   printf '\\035'
   od -An -v -tx1 < "$f" 2>/dev/null
+  c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 } /^--config=/ { sub(/^--config=/, ""); print; exit }')
+  if [ -n "$c" ]; then printf '\\035'; ( cd "$d/cwd" 2>/dev/null && head -c 65536 -- "$c" 2>/dev/null | od -An -v -tx1 ); fi
   printf '\\036'
 ${extra}done`;
 }

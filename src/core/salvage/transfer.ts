@@ -517,9 +517,12 @@ export async function downloadBatch(
       if (h) hashes.set(f.item.remotePath, h);
     }
   }
-  for (const f of finished) {
+  for (let i = 0; i < finished.length; i++) {
+    const f = finished[i];
     const r = f.w.finish(hashes.get(f.item.remotePath) ?? null, f.w.bytes);
     onFile({ ...r, remotePath: f.item.remotePath });
+    // A rename costs ~1 ms on a busy disk: let the event loop breathe (the extension host) between a few.
+    if (i % 8 === 7) await new Promise((r2) => setImmediate(r2));
   }
   const partial = cur as { item: TransferItem; w: VerifiedWriter } | null;
   if (partial) {

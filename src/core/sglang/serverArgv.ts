@@ -10,8 +10,8 @@
  * stay in memory (`serverSecrets`, `serverApiKey`) to talk to a server that enforces its key, or to
  * relaunch it with the same key; they are never written.
  */
-import { redactArgv, rememberSecret, secretFlagValues } from '../util/redact';
-import { isBoolFlag, isSecretFlag, resolveFlag } from './flags';
+import { REDACTED, redactArgv, rememberSecret, secretFlagValues } from '../util/redact';
+import { canonicalFlag, isBoolFlag, isSecretFlag, resolveFlag } from './flags';
 
 export interface PsEntry {
   pid: number;
@@ -23,6 +23,8 @@ export interface PsEntry {
   fd1?: string | null;
   fd2?: string | null;
   cudaVisibleDevices?: string | null;
+  /** The text of its `--config FILE.yaml`, read on the node (bounded), when it has one. */
+  configText?: string | null;
 }
 
 export interface SglangServer {
@@ -49,6 +51,41 @@ export interface SglangServer {
   hasApiKey?: boolean;
   /** Flags (as written) whose values were redacted. */
   secretFlags?: string[];
+  /** --pp-size, --ep-size, --nnodes (1 when not given). */
+  pp?: number;
+  ep?: number;
+  nnodes?: number;
+  /** --enable-dp-attention: the DP ranks share the TP GPUs. */
+  enableDpAttention?: boolean;
+  /** GPUs this server uses on this node: tp × pp (× dp without --enable-dp-attention) / nnodes. */
+  gpuCount?: number;
+  /** --log-level (default info). */
+  logLevel?: string;
+  /** False when the log level hides SGLang's stat lines (warning and above): no throughput from the log. */
+  statLines?: boolean;
+  /** The --config file (as written), whose values apply where the command line does not set them. */
+  configFile?: string | null;
+}
+
+/**
+ * A SGLang `--config` YAML file → flags (`model-path: /m` → {'model-path': '/m'}; `true` → a bare flag,
+ * `false` → absent). Flat `key: value` lines only (what SGLang's config files are); keys may use `_` or `-`.
+ */
+export function parseConfigYaml(text: string): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\s+#.*$/, '');
+    const m = /^([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*?)\s*$/.exec(line);
+    if (!m) continue;
+    const key = resolveFlag('--' + m[1].replace(/_/g, '-')).slice(2);
+    let v = m[2];
+    if (v === '' || v === 'null' || v === '~') continue;
+    if (/^(["']).*\1$/.test(v)) v = v.slice(1, -1);
+    if (/^(true|True|yes)$/.test(v)) out[key] = true;
+    else if (/^(false|False|no)$/.test(v)) continue;
+    else out[key] = v;
+  }
+  return out;
 }
 
 /** In-memory only: the secret flag values of the servers seen, by pid and redacted argv. Bounded. */
@@ -131,7 +168,15 @@ export function serverFromArgv(e: PsEntry): SglangServer | null {
   for (const v of secrets.values()) rememberSecret(v);
   const args = redactArgv(e.argv, isSecretFlag);
   const rest = args.slice(at);
-  const flags = parseFlags(rest);
+  // `--config FILE.yaml`: its values apply where the command line does not set them (command line wins).
+  const fromConfig = e.configText ? parseConfigYaml(e.configText) : {};
+  for (const [k, v] of Object.entries(fromConfig)) if (isSecretFlag('--' + k) && typeof v === 'string') rememberSecret(v);
+  const cli = parseFlags(rest);
+  const cliCanon = new Set(Object.keys(cli).map((k) => canonicalFlag('--' + k)));
+  const flags: Record<string, string | boolean> = {};
+  for (const [k, v] of Object.entries(fromConfig))
+    if (!cliCanon.has(canonicalFlag('--' + k))) flags[k] = isSecretFlag('--' + k) && typeof v === 'string' ? REDACTED : v;
+  Object.assign(flags, cli);
   // `sglang serve MODEL` accepts the model path as a positional in some builds.
   const positional = rest[0] && !rest[0].startsWith('-') ? rest[0] : null;
   const logFile = logFileFromFd(e.fd1) ?? logFileFromFd(e.fd2);
@@ -152,9 +197,19 @@ export function serverFromArgv(e: PsEntry): SglangServer | null {
     gpus: [],
     args,
     flags,
-    hasApiKey: [...secrets.keys()].some((f) => resolveFlag(f) === '--api-key'),
+    hasApiKey: [...secrets.keys()].some((f) => resolveFlag(f) === '--api-key') || typeof fromConfig['api-key'] === 'string',
     secretFlags: [...secrets.keys()],
+    pp: flagInt(flags, 1, 'pp-size', 'pipeline-parallel-size', 'pp'),
+    ep: flagInt(flags, 1, 'ep-size', 'expert-parallel-size', 'ep'),
+    nnodes: flagInt(flags, 1, 'nnodes'),
+    enableDpAttention: flags['enable-dp-attention'] === true,
+    logLevel: flagStr(flags, 'log-level') ?? 'info',
+    configFile: flagStr(flags, 'config'),
   };
+  const tp = server.tp;
+  const dp = server.dp;
+  server.gpuCount = Math.max(1, Math.floor((tp * (server.enableDpAttention ? 1 : dp) * server.pp!) / Math.max(1, server.nnodes!)));
+  server.statLines = !/^(warning|warn|error|critical|fatal)$/i.test(server.logLevel!);
   if (secrets.size) {
     if (secretStore.size >= 4096) secretStore.delete(secretStore.keys().next().value as string);
     secretStore.set(storeKey(server), secrets);
@@ -219,7 +274,7 @@ export function parseProcRecords(text: string): PsEntry[] {
   const out: PsEntry[] = [];
   for (const rec of text.split('\x1e')) {
     const f = rec.replace(/^\s+/, '').split('\x1d');
-    if (f[0] !== 'P' || f.length !== 3) continue;
+    if (f[0] !== 'P' || (f.length !== 3 && f.length !== 4)) continue;
     const head = decodeHexField(f[1]);
     const cmdline = decodeHexField(f[2]);
     if (!head || !cmdline) continue;
@@ -237,6 +292,7 @@ export function parseProcRecords(text: string): PsEntry[] {
       fd1: h[3] || null,
       fd2: h[4] || null,
       cudaVisibleDevices: cvd ? cvd[1] : null,
+      configText: f.length === 4 ? (decodeHexField(f[3])?.toString('utf8') ?? null) : null,
       argv,
       exact: true,
     });

@@ -8,6 +8,7 @@ import type { Services } from '../services';
 import { captureProfile } from './captureProfile';
 import { Command, registerCommands } from './command';
 import { copyPath } from './copyPath';
+import { openDashboard, setRentalDeadline } from './dashboard';
 import { startDemoNode, stopDemoNode } from './demo';
 import { forgetPassphrases } from './forgetPassphrases';
 import { launchProfile } from './launchProfile';
@@ -37,6 +38,8 @@ export function allCommands(docs: ScriptDocuments): Command[] {
     captureProfile,
     stopServer,
     restartServer,
+    openDashboard,
+    setRentalDeadline,
   ];
 }
 

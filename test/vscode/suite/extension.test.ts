@@ -5,7 +5,7 @@
  * Tests build on each other (one demo node for the suite); it is stopped at the end.
  */
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -422,5 +422,49 @@ describe('GPU Sessions in the extension host', function () {
       () => vscode.window.visibleTextEditors.some((e) => e.document.uri.fsPath === path.join(m.dest, 'SALVAGE.md')),
       15_000,
     );
+  });
+  it('a crash shows one notification (class oom) whose Open Log action opens the log at the error line', async () => {
+    const home = demoHome();
+    const server = api.fleet.status(DEMO).probe!.servers.find((s) => s.logFile?.startsWith(home + '/'))!;
+    const before = api.alerts.shown.length;
+    execFileSync(path.join(home, 'bin', 'sim-fault'), [String(server.port), 'oom'], { env: { ...process.env, HOME: home } });
+    const alert = await waitFor(
+      `the crash notification of :${server.port} (states: ${JSON.stringify(api.live.live(DEMO)?.servers.map((x) => [x.port, x.state]))})`,
+      () => api.alerts.shown.slice(before).find((a) => a.transition.port === server.port && a.transition.to === 'crashed'),
+      45_000,
+    );
+    assert.equal(alert.transition.class, 'oom');
+    assert.match(alert.text, /crashed \(oom\)/);
+    assert.deepEqual(alert.actions, ['Open Log', 'Salvage Node', 'Show Node']);
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(
+      api.alerts.shown.slice(before).filter((a) => a.transition.port === server.port).length,
+      1,
+      'one notification per transition',
+    );
+    const ed = await api.alerts.act(alert.transition, 'Open Log');
+    assert.ok(ed, 'an editor opened');
+    const line = ed.document.lineAt(ed.selection.start.line).text;
+    assert.match(line, /OutOfMemoryError/);
+    assert.ok(vscode.window.activeTextEditor?.document.uri.toString() === ed.document.uri.toString());
+    const live = api.live.live(DEMO)!;
+    assert.ok(
+      live.problems!.some((p) => p.port === server.port && p.to === 'crashed'),
+      'the tree lists the crashed server',
+    );
+  });
+
+  it('the Node Dashboard opens and draws the history of every demo server', async () => {
+    const panel = await vscode.commands.executeCommand<vscode.WebviewPanel>('gpuSessions.openDashboard', DEMO);
+    assert.ok(panel, 'a webview panel');
+    assert.match(panel.webview.html, /Content-Security-Policy/);
+    assert.doesNotMatch(panel.webview.html, /https?:\/\/(?!.*vscode)/, 'nothing remote');
+    const ports = api.fleet.status(DEMO).probe!.servers.map((s) => s.port);
+    const drawn = await waitFor('dashboard data', () => {
+      const d = api.dashboards.drawn.get(DEMO);
+      return d && d.samples > 0 && ports.every((p) => d.ports.includes(p)) ? d : null;
+    });
+    assert.ok(drawn.samples > 0);
+    panel.dispose();
   });
 });

@@ -28,15 +28,23 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
   const item = new vscode.TreeItem(el.node.name, vscode.TreeItemCollapsibleState.Collapsed);
   item.id = `node:${el.node.name}`;
   const v = ctx.verdicts.get(el.node.name);
+  const money = ctx.liveFor(el.node.name);
   item.description =
-    nodeDescription(p, st) + (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
+    nodeDescription(p, st) +
+    (money?.spend ? ` · $${money.spend.total.toFixed(2)}` : '') +
+    (money?.deadline
+      ? ` · ${money.deadline.secondsLeft > 0 ? `ends in ${Math.round(money.deadline.secondsLeft / 60)} min` : 'rental ended'}`
+      : '') +
+    (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
   item.contextValue = st.state === 'error' ? 'node.error' : st.state === 'ok' ? 'node.ok' : 'node';
   item.iconPath =
     st.state === 'error'
       ? new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'))
       : st.state === 'probing'
         ? new vscode.ThemeIcon('loading~spin')
-        : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
+        : ctx.liveFor(el.node.name)?.problems?.length
+          ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
+          : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
   // Strings from the node (and from config) are appended as text, never as markdown (issue 12).
   const md = new vscode.MarkdownString(undefined, true);
   const n = el.node;
@@ -98,6 +106,15 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
 export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
   const out: TreeNode[] = [];
   const live = ctx.liveFor(name);
+  // what the live guard says is wrong: crashed servers stay listed here even after their process is gone
+  for (const pb of live?.problems ?? [])
+    out.push({
+      type: 'info',
+      node: name,
+      label: `${pb.port !== undefined ? `:${pb.port} ` : pb.key.startsWith('gpu:') ? `GPU ${pb.key.slice(4)} ` : ''}${pb.to}${pb.class ? ` (${pb.class})` : ''}`,
+      detail: pb.message,
+      icon: pb.to === 'crashed' || pb.to === 'gpu-lost' || pb.to === 'unreachable' ? 'error' : 'warning',
+    });
   const pr = live?.progress?.progress;
   const di = live?.progress?.doneIndices;
   if (pr && pr.ok) {

@@ -13,9 +13,14 @@ export function serverLabel(s: SglangServer): string {
 export function serverDescription(s: SglangServer, stats?: string): string {
   const parts: string[] = [];
   if (s.gpus.length) parts.push(`GPU ${s.gpus.join(',')}`);
-  if (s.dp > 1 || s.tp > 1) parts.push(`DP${s.dp} TP${s.tp}`);
+  if (s.dp > 1 || s.tp > 1) parts.push(`DP${s.dp} TP${s.tp}${s.enableDpAttention ? ' (DP attention)' : ''}`);
+  if ((s.pp ?? 1) > 1) parts.push(`PP${s.pp}`);
+  if ((s.ep ?? 1) > 1) parts.push(`EP${s.ep}`);
+  if ((s.nnodes ?? 1) > 1) parts.push(`${s.nnodes} nodes`);
   if (s.speculativeAlgorithm) parts.push(s.speculativeAlgorithm);
   if (stats) parts.push(stats);
+  // SGLang prints its decode stats at INFO: with --log-level warning there is nothing to show, say so.
+  else if (s.statLines === false) parts.push(`no stat lines (--log-level ${s.logLevel})`);
   return parts.join(' · ');
 }
 
@@ -31,6 +36,27 @@ function healthIcon(health: string): vscode.ThemeIcon {
       return new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'));
     default:
       return new vscode.ThemeIcon('pulse');
+  }
+}
+
+/** Icon of a server state (from the live guard). */
+export function stateIcon(state: string): vscode.ThemeIcon | null {
+  switch (state) {
+    case 'serving':
+      return new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('charts.green'));
+    case 'ready':
+    case 'idle':
+      return new vscode.ThemeIcon('circle-large-outline', new vscode.ThemeColor('charts.blue'));
+    case 'starting':
+      return new vscode.ThemeIcon('loading~spin', new vscode.ThemeColor('charts.yellow'));
+    case 'stalled':
+      return new vscode.ThemeIcon('debug-pause', new vscode.ThemeColor('charts.orange'));
+    case 'unhealthy':
+      return new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.orange'));
+    case 'crashed':
+      return new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'));
+    default:
+      return null;
   }
 }
 
@@ -62,11 +88,25 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
     md.appendText(visible(`Log not followed: ${live.logSkipped}`));
     md.appendMarkdown('\n\n');
   }
+  if (s.statLines === false) {
+    md.appendText(visible(`Started with --log-level ${s.logLevel ?? ''}`));
+    md.appendMarkdown(': SGLang prints no decode/prefill stat lines, so throughput comes only from /metrics (with --enable-metrics).\n\n');
+  }
+  if (s.configFile) {
+    md.appendMarkdown('Config: ');
+    md.appendText(visible(s.configFile));
+    md.appendMarkdown(' (read on the node; command-line flags override it)\n\n');
+  }
   if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
   md.appendMarkdown(mdFence(s.args.join(' '), 'shell'));
   item.tooltip = md;
   const health = live?.health ?? 'unknown';
-  item.iconPath = healthIcon(health);
+  item.iconPath = (live?.state ? stateIcon(live.state) : null) ?? healthIcon(health);
+  if (live?.state && live.state !== 'serving') item.description = `${live.state} — ${item.description}`;
+  if (live?.state)
+    md.appendMarkdown(
+      `\n\nState: **${live.state}**${live.stateClass ? ` (${live.stateClass})` : ''}${live.stateReason ? ` — ${mdText(live.stateReason)}` : ''}`,
+    );
   if (live)
     md.appendMarkdown(
       `\n\nHealth: **${health}**${live.healthDetail ? ` (${mdText(live.healthDetail)})` : ''}${live.stats ? ` · ${mdText(live.stats)} (from ${live.source})` : ''}`,
