@@ -16,9 +16,9 @@
  */
 import { errorMessage, exitCodeFor } from '../core/util/errors';
 import { LineSplitter } from '../core/sglang/logLines';
-import { shq } from '../core/remote/quote';
+import { runOperation } from '../core/remote/operation';
 import { plainLogLine } from '../core/util/terminal';
-import { RemoteTail, StatsTracker, tailArgName } from '../core/remote/tail';
+import { RemoteTail, StatsTracker, lastLinesOperation } from '../core/remote/tail';
 import type { Transport } from '../core/ssh/transport';
 
 export interface TailCmdIo {
@@ -61,7 +61,7 @@ export async function cmdTail(t: Transport, path: string, opts: TailCmdOptions, 
 /** The last N lines, one exec. */
 async function once(t: Transport, path: string, opts: TailCmdOptions, io: TailCmdIo, signal?: AbortSignal): Promise<number> {
   try {
-    const r = await t.exec(`LC_ALL=C exec tail -n ${opts.lines} -- ${shq(tailArgName(path))}`, { timeoutMs: 120_000, signal });
+    const r = await runOperation(t, lastLinesOperation(path, opts.lines), signal);
     if (opts.stats) {
       const st = new StatsTracker();
       const sp = new LineSplitter();

@@ -76,6 +76,9 @@ export class ThroughputStatus implements vscode.Disposable {
         md.appendMarkdown(
           `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${l.spend.perMillionTokens !== null ? ` · $${l.spend.perMillionTokens.toFixed(2)} per million output tokens` : ''}\n`,
         );
+      md.appendMarkdown(
+        `\n[$(graph-line) Dashboard of ${mdText(l.node)}](command:gpuSessions.openDashboard?${encodeURIComponent(JSON.stringify([l.node]))})\n`,
+      );
       if (l.deadline) md.appendMarkdown(`\n**${mdText(l.node)} rental:** ${mdText(l.deadline.message)}\n`);
       const d = l.progress?.doneIndices;
       if (d)
@@ -83,6 +86,7 @@ export class ThroughputStatus implements vscode.Disposable {
           `\n**${mdText(l.node)} .done_indices:** ${n0(d.count)} done, highest ${d.highest ?? '—'}, ${n0(d.gaps)} gap(s)\n`,
         );
     }
+    md.isTrusted = { enabledCommands: ['gpuSessions.openDashboard'] };
     this.item.tooltip = md;
     this.item.show();
   }

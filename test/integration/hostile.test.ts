@@ -4,7 +4,7 @@
  * started over ssh as any tenant could. Each attack asserts the blocked outcome.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,6 +15,7 @@ import { SalvageManifest, Salvager } from '../../src/core/salvage/salvage';
 import { entryLimit } from '../../src/core/salvage/transfer';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
+import { keygen } from '../helpers/sshd';
 import { pad512, paxRecord, tarHeader } from '../helpers/tarCraft';
 import { unescapedMarkup } from '../helpers/markdown';
 import { REDACTED } from '../../src/core/util/redact';
@@ -268,6 +269,41 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
       [],
     );
     assert.match(env, /node\\\\u001b\\\]0;PWNED-TITLE/);
+  });
+
+  it('attack 8: under IdentitiesOnly only the configured identity is offered, not every ssh-agent key', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-agent-'));
+    const sock = path.join(dir, 'agent.sock');
+    const other = keygen(path.join(dir, 'other'));
+    writeFileSync(sim.sshd.authorizedKeys, readFileSync(sim.sshd.authorizedKeys, 'utf8') + other.pub + '\n');
+    const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
+    const fp = (pub: string) => execFileSync('ssh-keygen', ['-lf', pub]).toString().split(' ')[1];
+    try {
+      for (let i = 0; i < 50 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 100));
+      // the agent's first key is the one the node must not see; the configured key is in it too
+      execFileSync('ssh-add', [other.priv, sim.sshd.clientKey], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'ignore' });
+      const accepted = () =>
+        readFileSync(sim.sshd.logFile, 'utf8')
+          .split('\n')
+          .filter((l) => /Accepted publickey/.test(l));
+      const probe = async () => {
+        const before = accepted().length;
+        const r = await cli([...args(), 'probe', 'simnode', '--json'], { timeoutMs: 60_000, env: { SSH_AUTH_SOCK: sock } });
+        assert.equal(r.code, 0, r.stderr);
+        await new Promise((res) => setTimeout(res, 200));
+        return accepted().slice(before).join('\n');
+      };
+      // without IdentitiesOnly every agent key is offered: the other key gets in (the control case)
+      assert.ok((await probe()).includes(fp(other.priv + '.pub')), 'control: the agent key is offered without IdentitiesOnly');
+      sim.sshd.writeSshConfig(['  IdentitiesOnly yes']);
+      const log = await probe();
+      assert.ok(log.includes(fp(sim.sshd.clientKey + '.pub')), log);
+      assert.ok(!log.includes(fp(other.priv + '.pub')), 'an agent key that matches no IdentityFile was offered');
+    } finally {
+      sim.sshd.writeSshConfig();
+      agent.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('keeps the wrappers honest: with no mode file the node behaves normally', () => {

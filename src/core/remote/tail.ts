@@ -70,8 +70,9 @@
  */
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { LineSplitter, StatRecord, classifyLine, isTruncatedLine, rankLabel } from '../sglang/logLines';
+import { RemoteOperation, openStream } from './operation';
 import { shq } from './quote';
-import type { ExecStream, Transport } from '../ssh/transport';
+import type { ExecResult, ExecStream, Transport } from '../ssh/transport';
 
 // ---------------------------------------------------------------------------------------------------------
 // Ring buffer
@@ -206,6 +207,21 @@ export function tailArgName(file: string): string {
  * The remote POSIX sh command of a tail session. Prints the prologue line, then execs GNU tail on the
  * files and the sentinel. Every path is shq-quoted; numbers are validated integers.
  */
+/**
+ * The last `lines` lines of one file, once (`gpu-sessions tail` without --follow). Output beyond 64 MiB is
+ * cut and the result says so (`truncated`): the caller prints what came and a note.
+ */
+export function lastLinesOperation(file: string, lines: number): RemoteOperation<ExecResult> {
+  return {
+    name: 'tail',
+    command: `LC_ALL=C exec tail -n ${lines} -- ${shq(tailArgName(file))}`,
+    timeoutMs: 120_000,
+    maxOutputBytes: 64 * 1024 * 1024,
+    acceptTruncated: true,
+    parse: (r) => r,
+  };
+}
+
 export function buildTailCommand(files: string[], backlog: TailBacklog): string {
   const q = files.map((f) => shq(tailArgName(f)));
   const int = (x: number) => String(Math.max(0, Math.floor(Number.isFinite(x) ? x : 0)));
@@ -598,7 +614,7 @@ export class RemoteTail {
 
   private async openSession(resume: boolean): Promise<void> {
     const cmd = this.command(resume);
-    const st = await this.t.stream(cmd);
+    const st = await openStream(this.t, { name: 'tail', command: cmd });
     if (this.stopped) {
       st.close();
       return;

@@ -43,7 +43,7 @@ import {
   salvageListOperation,
 } from './listing';
 import { gitStateOperation } from './gitState';
-import { ensureParent, insideDest, localRelPath } from './paths';
+import { LocalNames, ensureParent, insideDest, localRelPath } from './paths';
 import { TransferResult, downloadAppend, downloadBatch, downloadOne, remoteHashes, remoteStats } from './transfer';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
 
@@ -95,6 +95,8 @@ export interface SalvageItem {
   syncedAt?: string | null;
   s3: S3Status;
   s3Key?: string | null;
+  /** Why the local name differs from the remote one (a case or Unicode-normalisation twin). */
+  localNote?: string;
 }
 
 export interface WriterInfo {
@@ -508,6 +510,9 @@ export class Salvager {
     };
   }
 
+  /** Local names given so far (case- and normalisation-folded), so two remote files never share one. */
+  private readonly localNames = new LocalNames();
+
   private itemFor(f: ListedFile): SalvageItem {
     const threshold = this.manifest.sizeThreshold;
     const base: SalvageItem = {
@@ -535,9 +540,21 @@ export class Salvager {
         reason: `symlink → ${f.linkTarget ?? '?'}; the link is recorded in the manifest, never followed (salvage never follows links${outside})`,
       };
     }
-    if (f.kind === 'git-repo') return { ...base, kind: 'git-state', localPath: localRelPath(f.path, 'git') };
+    if (f.kind === 'git-repo') {
+      // a bad record (a path with `..`) fails this item, not the plan
+      try {
+        return { ...base, kind: 'git-state', localPath: this.localNames.claim(localRelPath(f.path, 'git'), f.path).localPath };
+      } catch (e) {
+        return { ...base, kind: 'git-state', selected: false, status: 'failed', reason: errorMessage(e) };
+      }
+    }
     try {
-      base.localPath = localRelPath(f.path);
+      const named = this.localNames.claim(localRelPath(f.path), f.path);
+      base.localPath = named.localPath;
+      if (named.note) {
+        base.localNote = named.note;
+        this.log.warn(`${f.path}: ${named.note}`);
+      }
     } catch (e) {
       return { ...base, selected: false, status: 'skipped', reason: errorMessage(e), leftReason: 'deselected' };
     }
@@ -690,13 +707,18 @@ export class Salvager {
           this.checkCancel();
           this.progress('stop', `Stopping pid ${w.pid} (${writerInfo(w).command.slice(0, 60)})…`);
           try {
-            const r = await t.exec('sh -s', {
-              stdin: buildKillScript(w.pid, { group: false, descendants: [], termTimeoutMs: 10_000 }),
-              timeoutMs: 40_000,
-              signal: this.o.signal,
-            });
-            const out = r.stdout.toString();
-            const gone = /GS-GONE/.test(out);
+            const gone = await runOperation(
+              t,
+              {
+                name: 'stop-writer',
+                command: 'sh -s',
+                stdin: buildKillScript(w.pid, { group: false, descendants: [], termTimeoutMs: 10_000 }),
+                timeoutMs: 40_000,
+                maxOutputBytes: 64 * 1024,
+                parse: (r) => /GS-GONE/.test(r.stdout.toString()),
+              },
+              this.o.signal,
+            );
             m.stopped.push({
               pid: w.pid,
               port: null,

@@ -159,6 +159,29 @@ export function headStreamOperation(remotePath: string, size: number): StreamOpe
   };
 }
 
+/** SHA-256 of the first `sizes[i]` bytes of one file, in order (null where the node printed none). */
+export function prefixShasOperation(remotePath: string, sizes: number[]): RemoteOperation<Array<string | null>> {
+  const q = shq(remotePath);
+  return {
+    name: 'prefix-sha256',
+    command: `f=${q}; ` + sizes.map((s) => `head -c ${Math.max(0, Math.floor(s))} -- "$f" 2>/dev/null | sha256sum`).join('; '),
+    timeoutMs: 30 * 60_000,
+    maxOutputBytes: 128 * sizes.length + 4096,
+    parse: (r) => {
+      const lines = r.stdout.toString().split('\n');
+      return sizes.map((_, i) => /^([0-9a-f]{64})/.exec(lines[i] ?? '')?.[1] ?? null);
+    },
+  };
+}
+
+/** Bytes n…m of a file that grew since it was saved (only if it is still a regular file; exit 3 otherwise). */
+export function appendStreamOperation(remotePath: string, n: number, m: number): StreamOperation {
+  return {
+    name: 'append',
+    command: `f=${shq(remotePath)}; if [ -f "$f" ] && [ ! -L "$f" ]; then tail -c +${n + 1} -- "$f" | head -c ${m - n}; else echo "not a regular file" >&2; exit 3; fi`,
+  };
+}
+
 /** A batch of small files as one tar stream; the NUL-separated list travels on stdin. */
 export function tarStreamOperation(list: Buffer | string): StreamOperation {
   return { name: 'tar', command: 'exec tar --null --verbatim-files-from --no-recursion -P -T - -cf -', stdin: list };
@@ -618,26 +641,11 @@ export async function downloadAppend(
   } finally {
     closeSync(local);
   }
-  const q = shq(item.remotePath);
-  const hashP = t
-    .exec(`f=${q}; head -c ${n} -- "$f" 2>/dev/null | sha256sum; head -c ${m} -- "$f" 2>/dev/null | sha256sum`, {
-      timeoutMs: 30 * 60_000,
-      signal,
-    })
-    .then((r) =>
-      r.stdout
-        .toString()
-        .split('\n')
-        .map((l) => /^([0-9a-f]{64})/.exec(l)?.[1] ?? null),
-    )
-    .catch(() => [null, null]);
+  const hashP = runOperation(t, prefixShasOperation(item.remotePath, [n, m]), signal).catch(() => [null, null]);
   let stderr = '';
   let appended = 0;
   try {
-    const s = await t.stream(
-      `f=${q}; if [ -f "$f" ] && [ ! -L "$f" ]; then tail -c +${n + 1} -- "$f" | head -c ${m - n}; else echo "not a regular file" >&2; exit 3; fi`,
-      { signal },
-    );
+    const s = await openStream(t, appendStreamOperation(item.remotePath, n, m), signal);
     s.stdout.on('data', (b: Buffer) => {
       w.write(b);
       appended += b.length;

@@ -35,6 +35,8 @@ export interface NodeSpec {
    * disables it). The transport runs it as OpenSSH does (ssh/proxyCommand.ts).
    */
   proxyCommand?: string;
+  /** `IdentitiesOnly yes`: offer only the configured identities (agent keys only when they match one). */
+  identitiesOnly?: boolean;
 }
 
 /** A problem in a config file. `line` is 1-based; 0 means the file as a whole. `message` has no file:line prefix. */
@@ -793,6 +795,7 @@ function computeNode(
   if (proxyCommand !== undefined) node.proxyCommand = proxyCommand;
   if (hostKeyAlias !== undefined) node.hostKeyAlias = hostKeyAlias;
   if (userKnownHostsFiles) node.userKnownHostsFiles = userKnownHostsFiles;
+  if (/^yes$/i.test(st.opts.get('identitiesonly')?.[0] ?? '')) node.identitiesOnly = true;
   if (where) {
     node.sourceFile = where.file;
     node.sourceLine = where.line;

@@ -15,7 +15,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
-import type { Client, ClientChannel, ConnectConfig } from 'ssh2';
+import type { Client, ClientChannel, ConnectConfig, ParsedKey } from 'ssh2';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { HostKeyVerdict, KnownHostsStore, describeChangedKey, fingerprintSha256, keyTypeOfBlob } from './knownHosts';
 import type { NodeSpec } from './config';
@@ -447,7 +447,51 @@ export class SshTransport extends BaseTransport {
     const explicit = [...(this.opts.extraIdentityFiles ?? []), ...this.opts.node.identityFiles];
     const defaults = DEFAULT_KEYS.map((k) => path.join(home, '.ssh', k));
     const seen = new Set<string>();
-    return [...explicit, ...defaults].filter((f) => (seen.has(f) ? false : (seen.add(f), true)));
+    // IdentitiesOnly: the configured identities only (OpenSSH falls back to the defaults when none is set).
+    const all = this.opts.node.identitiesOnly && explicit.length ? explicit : [...explicit, ...defaults];
+    return all.filter((f) => (seen.has(f) ? false : (seen.add(f), true)));
+  }
+
+  /**
+   * Under IdentitiesOnly, an agent that lists only the keys matching an identity file (its `.pub`, or the
+   * public half of an unencrypted private key), so the node never sees the agent's other keys.
+   */
+  private restrictedAgent(socket: string, keyFiles: string[]): unknown {
+    const { OpenSSHAgent, utils } = loadSsh2();
+    const wanted = new Set<string>();
+    for (const f of keyFiles) {
+      for (const src of [f + '.pub', f]) {
+        let text: Buffer | null = null;
+        try {
+          text = readFileSync(src);
+        } catch {
+          continue;
+        }
+        const k = utils.parseKey(text);
+        const key = Array.isArray(k) ? k[0] : k;
+        if (key instanceof Error) continue;
+        wanted.add(key.getPublicSSH().toString('base64'));
+        break;
+      }
+    }
+    const blob = (k: unknown): string => {
+      const e = k as { getPublicSSH?: () => Buffer; pubKey?: ParsedKey | Buffer };
+      if (typeof e.getPublicSSH === 'function') return e.getPublicSSH().toString('base64');
+      if (e.pubKey && typeof (e.pubKey as ParsedKey).getPublicSSH === 'function')
+        return (e.pubKey as ParsedKey).getPublicSSH().toString('base64');
+      return '';
+    };
+    class Restricted extends OpenSSHAgent {
+      override getIdentities(cb: Parameters<InstanceType<typeof OpenSSHAgent>['getIdentities']>[0]): void {
+        super.getIdentities((err, keys) =>
+          cb(
+            err as Error,
+            keys?.filter((k) => wanted.has(blob(k))),
+          ),
+        );
+      }
+    }
+    return new Restricted(socket);
   }
 
   private async doConnect(): Promise<Client> {
@@ -624,7 +668,7 @@ export class SshTransport extends BaseTransport {
         void (async () => {
           if (!agentTried && agent) {
             agentTried = true;
-            return next({ type: 'agent', username, agent });
+            return next({ type: 'agent', username, agent: node.identitiesOnly ? this.restrictedAgent(agent, keyFiles) : agent });
           }
           while (keyIdx < keyFiles.length) {
             const file = keyFiles[keyIdx++];
