@@ -25,6 +25,9 @@ export const startDemoNode: Command = {
           user: 'demo',
           identityFiles: [d.identityFile],
           source: 'demo',
+          // The demo node shares this machine's process table: salvage folders found from evidence would include
+          // VS Code's own folders (and offer to stop VS Code as a writer). Its work is its home, so that is its one root.
+          roots: [d.home],
         };
         s.demo.set({ node, knownHostsFile: d.knownHostsFile, stop: d.stop });
         s.log.info(`Demo node on 127.0.0.1:${d.port}, host key ${d.hostKeyFingerprint}, config ${d.sshConfigFile}`);
