@@ -231,15 +231,17 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
       },
       30_000,
     );
-    // The demo node is this machine: another run's simulated servers would be listed too.
+    // The demo node shares this machine with other runs' simulated servers: it lists only its own.
     const serverLabels = await waitFor(
-      '7 or more server items',
+      '7 server items',
       async () => {
         const l = await labels(/^:\d{4,5} qwen3\.6-27b$/);
         return l.length >= 7 ? l : null;
       },
       30_000,
     );
+    assert.equal(serverLabels.length, 7, serverLabels.join(' | '));
+    assert.equal(await servers.locator('.label-description').innerText(), '7');
     log(`GPU items: ${gpuLabels.join(' | ')}`);
     log(`server items (${serverLabels.length}): ${serverLabels.slice(0, 7).join(' | ')}`);
     assert.equal(await gpus.locator('.label-description').innerText(), '7');
