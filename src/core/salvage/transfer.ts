@@ -660,7 +660,11 @@ export async function downloadAppend(
     const complete = done.code === null && appended === m - n;
     if (done.code !== 0 && !complete) {
       w.discard();
-      return fail(`the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`, { appended });
+      // A channel cut short (no exit status) is not the file's fault: have the caller fetch the file whole instead.
+      return fail(`the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`, {
+        appended,
+        prefixChanged: done.code === null,
+      });
     }
   } catch (e) {
     w.discard();
