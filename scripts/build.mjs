@@ -13,7 +13,8 @@ const common = {
   logLevel: 'warning',
   // Heavy or native dependencies load from node_modules at run time, lazily: @aws-sdk only when S3 is
   // checked, s3rver only for the CLI demo. The bundles stay small, so activation parses little.
-  external: ['vscode', 'ssh2', '@aws-sdk/*', 's3rver', '*.node', 'cpu-features'],
+  // The MCP SDK (and zod, which only it uses) loads only for `gpu-sessions mcp`.
+  external: ['vscode', 'ssh2', '@aws-sdk/*', 's3rver', '*.node', 'cpu-features', '@modelcontextprotocol/*', 'zod'],
 };
 await Promise.all([
   build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' }),

@@ -51,6 +51,9 @@ Usage:
                                               poll nodes; one line per sample and per transition (server
                                               states, failures, lost GPUs, full disks, job done, spend)
   gpu-sessions history NODE [--json]          the samples and transitions kept by earlier watch runs
+  gpu-sessions mcp                            Model Context Protocol server over stdio for coding agents (tools:
+                                              list_nodes, probe_node, tail_log, parse_log, salvage_plan,
+                                              salvage_node with confirm: true, salvage_status, watch_node)
   gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data
@@ -326,6 +329,34 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
   }
 }
 
+/** `gpu-sessions mcp`: the MCP server over stdio. The SDK loads only here (not on the CLI's startup path). */
+async function cmdMcp(g: GlobalOpts, io: CliIo): Promise<number> {
+  const { runMcpServer } = await import('./mcp');
+  const { cmdWatch, tuningFromEnv } = await import('./cmdWatch');
+  // stdout is the protocol: everything else goes to stderr, and no host key is accepted without a prompt.
+  const quiet: CliIo = { out: (s) => io.err(s), err: (s) => io.err(s), isTTY: false };
+  const pool = makePool({ ...g, acceptNew: g.acceptNew }, quiet);
+  try {
+    return await runMcpServer({
+      sshConfig: g.sshConfig,
+      nodeFor: (name) => nodeFor(name, g),
+      pool,
+      probeJson,
+      version: '0.1.0',
+      watch: (node, intervalS, signal, out) =>
+        cmdWatch(
+          [node],
+          pool,
+          { json: true, intervalS, until: null, tuning: tuningFromEnv(), historyDir: null },
+          { out, err: () => undefined },
+          signal,
+        ),
+    });
+  } finally {
+    pool.dispose();
+  }
+}
+
 async function cmdWatchMain(
   rest: string[],
   v: Record<string, string | boolean | string[] | undefined>,
@@ -563,6 +594,10 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
       }
       case 'watch':
         return await cmdWatchMain(rest, v, g, io);
+      case 'mcp': {
+        if (rest.length) usageError('mcp takes no arguments (it speaks MCP over stdin/stdout).');
+        return await cmdMcp(g, io);
+      }
       case 'history': {
         if (rest.length !== 1) usageError('history takes exactly one NODE.');
         const { cmdHistory } = await import('./cmdHistory');

@@ -69,6 +69,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
       if (!e.affectsConfiguration('gpuSessions')) return;
       connections.reset();
       nodes.reload();
+      live.refollow();
       autoRefresh.schedule();
     }),
   );

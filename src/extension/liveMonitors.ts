@@ -43,6 +43,14 @@ export class LiveMonitors extends Disposables {
     this.register(toDisposable(fleet.onDidChange((name) => this.onFleetChange(name))));
   }
 
+  /** The connections were reset (settings changed): the monitors' channels are gone, follow again over new ones. */
+  refollow(): void {
+    const names = [...this.monitors.keys()];
+    this.monitors.forEach((m) => m.dispose());
+    this.monitors.clear();
+    for (const n of names) if (this.fleet.node(n)) this.onFleetChange(n);
+  }
+
   live(node: string): NodeLive | undefined {
     const l = this.monitors.get(node)?.live();
     const g = this.guards.get(node);
@@ -167,7 +175,8 @@ export class LiveMonitors extends Disposables {
       m = new NodeMonitor(name, t);
       m.onDidChange(() => {
         this.status.update(this.lives());
-        this.tree.refreshNode(name);
+        // Only the rows that show live figures: re-rendering the node would drop its rows' handles.
+        this.tree.refreshLive(name);
         this.record(name);
       });
       this.monitors.set(name, m);

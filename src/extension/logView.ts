@@ -19,6 +19,18 @@ interface LiveLog {
   multi: boolean;
   dirty: boolean;
   label: string;
+  /** Follow the end (true until the user scrolls up; true again once they scroll back to the end). */
+  follow: boolean;
+  /**
+   * Until this time, visible-range changes are ours (new content being applied, our reveal) and do not
+   * mean the user scrolled: set when VS Code fetches new content, shortened once it is applied.
+   */
+  settlingUntil: number;
+}
+
+/** The last `slack` lines count as "the end": a view showing them follows. */
+export function showsEnd(lastVisibleLine: number, lineCount: number, slack = 2): boolean {
+  return lastVisibleLine >= lineCount - 1 - slack;
 }
 
 function shortName(p: string): string {
@@ -57,7 +69,32 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
       this.errorDeco,
       this.markerDeco,
       vscode.window.tabGroups.onDidChangeTabs(() => this.stopClosed()),
-      vscode.window.onDidChangeVisibleTextEditors(() => this.decorateVisible()),
+      vscode.window.onDidChangeVisibleTextEditors(() => {
+        this.decorateVisible();
+        for (const ed of vscode.window.visibleTextEditors) {
+          const live = this.logs.get(ed.document.uri.toString());
+          if (live?.follow) this.revealEnd(ed, live);
+        }
+      }),
+      // New content applied: follow it (the document has the new lines now, whatever their number).
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        const live = this.logs.get(e.document.uri.toString());
+        if (!live) return;
+        for (const ed of vscode.window.visibleTextEditors) {
+          if (ed.document !== e.document) continue;
+          if (live.follow) this.revealEnd(ed, live);
+          else live.settlingUntil = Date.now() + 150;
+          this.decorate(ed);
+        }
+      }),
+      // Scroll lock: a scroll that leaves the end stops following; back at the end, it follows again.
+      vscode.window.onDidChangeTextEditorVisibleRanges((e) => {
+        const live = this.logs.get(e.textEditor.document.uri.toString());
+        if (!live || !e.visibleRanges.length) return;
+        const last = e.visibleRanges[e.visibleRanges.length - 1].end.line;
+        if (showsEnd(last, e.textEditor.document.lineCount)) live.follow = true;
+        else if (Date.now() >= live.settlingUntil) live.follow = false;
+      }),
     );
     // Coalesce updates: at most 4 document refreshes per second per log.
     this.timer = setInterval(() => this.flush(), 250);
@@ -76,7 +113,7 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
       const cfg = vscode.workspace.getConfiguration('gpuSessions');
       const lines = new RingBuffer<string>(Math.max(100, cfg.get<number>('tail.maxLines', 5000)));
       const tail = new RemoteTail(t, { files, initialLines: Math.max(0, cfg.get<number>('tail.initialLines', 200)) });
-      const live: LiveLog = { uri, tail, lines, multi: files.length > 1, dirty: true, label };
+      const live: LiveLog = { uri, tail, lines, multi: files.length > 1, dirty: true, label, follow: true, settlingUntil: 0 };
       tail.on('event', (e: TailEvent) => this.onEvent(live, e));
       this.logs.set(key, live);
       lines.push(
@@ -90,8 +127,24 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.languages.setTextDocumentLanguage(doc, 'log');
     const ed = await vscode.window.showTextDocument(doc, { preview: false });
+    const live = this.logs.get(key);
+    if (live?.follow) this.revealEnd(ed, live);
     this.decorate(ed);
     return ed;
+  }
+
+  /** Whether the view of this tail follows the end (false after the user scrolled up). */
+  following(uri: vscode.Uri): boolean | undefined {
+    return this.logs.get(uri.toString())?.follow;
+  }
+
+  private revealEnd(ed: vscode.TextEditor, live: LiveLog): void {
+    const n = ed.document.lineCount;
+    live.settlingUntil = Date.now() + 1000;
+    void Promise.resolve(ed.revealRange(new vscode.Range(n - 1, 0, n - 1, 0), vscode.TextEditorRevealType.Default)).then(
+      () => (live.settlingUntil = Date.now() + 150),
+      () => undefined,
+    );
   }
 
   private onEvent(live: LiveLog, e: TailEvent): void {
@@ -106,6 +159,8 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
   provideTextDocumentContent(uri: vscode.Uri): string {
     const live = this.logs.get(uri.toString());
     if (!live) return '(this tail has stopped; open it again from the GPU Sessions view)\n';
+    // VS Code applies this content next: the visible-range changes that follow are not the user's.
+    live.settlingUntil = Date.now() + 1000;
     const arr = live.lines.toArray();
     const head = live.lines.dropped
       ? [`──── ${live.lines.dropped} earlier line(s) dropped (ring buffer of ${live.lines.capacity}); the full file stays on the node ────`]
@@ -117,21 +172,8 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
     for (const live of this.logs.values()) {
       if (!live.dirty) continue;
       live.dirty = false;
-      const ed = vscode.window.visibleTextEditors.find((x) => x.document.uri.toString() === live.uri.toString());
-      // Follow the end unless the user scrolled away from it (scroll lock).
-      const atEnd =
-        !ed || ed.visibleRanges.length === 0 || ed.visibleRanges[ed.visibleRanges.length - 1].end.line >= ed.document.lineCount - 3;
+      // The reveal follows in onDidChangeTextDocument, once the new lines are in the document.
       this.emitter.fire(live.uri);
-      if (ed) {
-        setTimeout(() => {
-          if (atEnd)
-            ed.revealRange(
-              new vscode.Range(ed.document.lineCount - 1, 0, ed.document.lineCount - 1, 0),
-              vscode.TextEditorRevealType.Default,
-            );
-          this.decorate(ed);
-        }, 50);
-      }
     }
   }
 

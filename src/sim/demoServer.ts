@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { Server } from 'ssh2';
 import { buildSimHome, SimNodeLayout, SimNodeOptions } from './home';
 import { loadSsh2 } from '../core/ssh/transport';
+import { SIM_SCOPE_VAR } from '../core/node/probe';
 
 export interface DemoNodeOptions {
   /** Folder for keys, config and the sandbox home. */
@@ -38,6 +39,34 @@ export interface DemoNode {
   finishJob(maxWaitMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
+
+/**
+ * Runs an exec's command ("$1") as the process-group leader's own program, with a watcher beside it
+ * in the group: a line on fd 3 ("done", the command finished) lets the watcher go; EOF (the demo's
+ * process is gone) makes it end the whole group.
+ */
+const EXEC_WRAPPER = '( read _ <&3 || kill -TERM 0 ) </dev/null >/dev/null 2>&1 & exec 3<&-; exec /bin/sh -c "$1"';
+
+/**
+ * The demo's reaper ("$0" = the stop script): waits for a line or EOF on stdin, runs the stop script,
+ * then ends the simulated servers it could not know of (started but no pid file yet): processes
+ * running from this home ($HOME) whose command line names sglang.
+ */
+const REAPER = `read _
+/bin/sh "$0" >/dev/null 2>&1
+sweep() {
+  for d in /proc/[0-9]*; do
+    p=\${d#/proc/}
+    [ "$p" = "$$" ] && continue
+    case "$(readlink "$d/cwd" 2>/dev/null)/" in
+      "$HOME"/*) grep -q -a sglang "$d/cmdline" 2>/dev/null && kill "-$1" "$p" 2>/dev/null ;;
+    esac
+  done
+}
+sweep TERM
+sleep 1
+sweep KILL
+exit 0`;
 
 /**
  * ssh2's generateKeyPairSync('ed25519') drops a leading zero byte of the public key (about 1 key in 256),
@@ -92,11 +121,17 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
   const hostBlob = hostPub.getPublicSSH();
   const fp = 'SHA256:' + createHash('sha256').update(hostBlob).digest('base64').replace(/=+$/, '');
 
-  const basePort = await findFreePortBlock(opts.sim?.basePort ?? 30000, opts.sim?.gpuCount ?? 7);
-  if (basePort !== (opts.sim?.basePort ?? 30000)) log(`Ports ${opts.sim?.basePort ?? 30000}+ are busy; the simulated servers use ${basePort}+.`);
+  // A random block below the ephemeral range (32768+), so that demos started at the same moment on a
+  // shared machine (test harnesses) do not pick the same free ports before their servers bind them.
+  const wanted = opts.sim?.basePort ?? 20000 + 7 * Math.floor(Math.random() * 1700);
+  const basePort = await findFreePortBlock(wanted, opts.sim?.gpuCount ?? 7);
+  if (basePort !== wanted) log(`Ports ${wanted}+ are busy; the simulated servers use ${basePort}+.`);
   const layout = buildSimHome(home, { ...opts.sim, basePort });
   const shellEnv: NodeJS.ProcessEnv = {
     ...layout.env,
+    // The demo node shares this machine's process table: the probe lists only the servers running
+    // from this home (see SIM_SCOPE_VAR in core/node/probe.ts); a real node shows every server.
+    [SIM_SCOPE_VAR]: home,
     HOME: home,
     USER: 'demo',
     LOGNAME: 'demo',
@@ -122,8 +157,18 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
         const session = acceptSession();
         session.on('exec', (accept, _reject, info) => {
           const ch = accept();
-          const child = spawn('/bin/sh', ['-c', info.command], { cwd: home, env: shellEnv, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+          // Its own process group (killed as a whole when the channel closes), plus a watcher in that
+          // group that ends it when this process goes away without stopping the demo (window closed,
+          // CLI killed): the watcher's fd 3 is a pipe from here, and EOF on it means we are gone.
+          const child = spawn('/bin/sh', ['-c', EXEC_WRAPPER, 'sh', info.command], {
+            cwd: home,
+            env: shellEnv,
+            stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+            detached: true,
+          });
           children.add(child);
+          const watch = child.stdio[3] as net.Socket | null;
+          watch?.on('error', () => undefined);
           child.stdout.pipe(ch, { end: false });
           child.stderr.pipe(ch.stderr, { end: false });
           ch.pipe(child.stdin).on('error', () => undefined);
@@ -152,6 +197,8 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
           });
           child.on('exit', (code, sig) => {
             children.delete(child);
+            // Finished normally: tell the watcher to leave what the command started alone.
+            watch?.end('done\n');
             exitCode = code;
             exitSig = sig;
             exited = true;
@@ -224,25 +271,49 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
       c.on('close', (code) => (clearTimeout(timer), resolve(code)));
       c.on('error', () => (clearTimeout(timer), resolve(127)));
     });
+  // The reaper: a detached shell that runs the stop script when told to, or when this process goes
+  // away without saying so (its stdin, a pipe from here, reaches EOF): the simulated servers never
+  // outlive the demo, whether it is stopped, its window closed, or its CLI ended by Ctrl-C or a kill.
+  const reaper = spawn('/bin/sh', ['-c', REAPER, layout.stopScript], {
+    cwd: home,
+    env: shellEnv,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+  });
+  reaper.on('error', () => undefined);
+  reaper.stdin?.on('error', () => undefined);
+  reaper.unref();
+  (reaper.stdin as unknown as net.Socket | null)?.unref?.();
+  const reaperExited = new Promise<void>((resolve) => reaper.once('exit', () => resolve()));
+
   if (opts.startServers !== false) {
     const code = await runScript(layout.launchScript, 30_000);
     if (code !== 0) log(`launch script exited ${code}`);
   }
 
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await runScript(layout.stopScript, 20_000);
+  const killChildren = (sig: NodeJS.Signals) => {
     for (const c of children) {
       try {
-        if (c.pid) process.kill(-c.pid, 'SIGTERM');
+        if (c.pid) process.kill(-c.pid, sig);
       } catch {
         /* gone */
       }
     }
+  };
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    // Exec children first (a tail -F never ends by itself), then the servers, then the listener.
+    killChildren('SIGTERM');
     for (const c of clients) c.end();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    reaper.stdin?.end('stop\n');
+    const deadline = Date.now() + 3000;
+    while (children.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    killChildren('SIGKILL');
+    await Promise.race([reaperExited, new Promise((r) => setTimeout(r, 25_000))]);
+    // A connection still in its handshake can hold close() open: bounded.
+    await Promise.race([new Promise<void>((resolve) => server.close(() => resolve())), new Promise((r) => setTimeout(r, 3000))]);
   };
   const finishJob = async (maxWaitMs = 20_000) => {
     writeFileSync(path.join(home, '.sim', 'pause_load'), 'the demo generation job finished\n');

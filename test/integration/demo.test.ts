@@ -1,8 +1,8 @@
 /** The embedded demo node: ssh2 server + simulated node, no root and no OpenSSH server needed. */
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DemoNode, findFreePortBlock, startDemoNode } from '../../src/sim/demoServer';
@@ -38,6 +38,29 @@ describe('demo node', function () {
     assert.deepEqual(p.servers[0].args.slice(0, 3), ['python3', '-m', 'sglang.launch_server']);
   });
 
+  it('lists only its own servers while another simulated server runs on the machine', async () => {
+    // Another harness's "SGLang server" on this machine, running from a folder outside the demo's home.
+    const other = spawn(
+      'python3',
+      ['-c', 'import time; time.sleep(60)', '-m', 'sglang.launch_server', '--model-path', '/nonexistent/other-model', '--port', '39999'],
+      { cwd: os.tmpdir(), stdio: 'ignore' },
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const r = await cli(['--ssh-config', demo.sshConfigFile, 'probe', demo.alias, '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      const p = JSON.parse(r.stdout) as { servers: Array<{ port: number; logFile: string | null }> };
+      assert.deepEqual(
+        p.servers.map((s) => s.port).sort((a, b) => a - b),
+        demo.layout.ports,
+        JSON.stringify(p.servers.map((s) => [s.port, s.logFile])),
+      );
+      for (const s of p.servers) assert.ok(s.logFile?.startsWith(demo.home + '/'), String(s.logFile));
+    } finally {
+      other.kill('SIGKILL');
+    }
+  });
+
   it('is reachable with the OpenSSH client using the config it wrote (host key pinned)', async function () {
     if (spawnSync('which', ['ssh']).status !== 0) this.skip();
     // Async: the demo server lives in this process, so a synchronous spawn would block it.
@@ -69,4 +92,120 @@ describe('demo node', function () {
       pool.dispose();
     }
   });
+});
+
+/** Processes whose working directory or command line lies under dir (the demo's exec children, servers). */
+function processesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      let cwd = '';
+      try {
+        cwd = readlinkSync(`/proc/${d}/cwd`);
+      } catch {
+        /* not readable or gone */
+      }
+      if (cmd.includes(dir) || cwd === dir || cwd.startsWith(dir + '/')) out.push(`${d} ${cmd.replace(/\0/g, ' ').slice(0, 120)}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+async function until<T>(what: string, fn: () => T, timeoutMs: number): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let v = fn();
+  while (!v) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+    v = fn();
+  }
+  return v as NonNullable<T>;
+}
+
+/** `ssh -F config alias 'tail -n 200 -F ...'` through the demo: the process issue 13 saw outlive it. */
+function sshTail(configFile: string, alias: string): ChildProcess {
+  const c = spawn(
+    'ssh',
+    ['-F', configFile, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', alias, 'tail -n 200 -F logs/sglang_gpu0.log'],
+    { stdio: ['ignore', 'ignore', 'ignore'] },
+  );
+  c.on('error', () => undefined);
+  return c;
+}
+
+describe('demo node leaves no process behind', function () {
+  this.timeout(120_000);
+  // The remote side of the ssh command (the demo's exec child), not the local ssh client naming it.
+  const tails = (dir: string) => processesUnder(dir).filter((p) => /^\d+ tail -n 200 -F /.test(p));
+
+  before(function () {
+    if (spawnSync('which', ['ssh']).status !== 0) this.skip();
+  });
+
+  it('stop() ends its exec children (a tail -F) and its simulated servers', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-demo-stop-'));
+    const demo = await startDemoNode({ dir });
+    const ssh = sshTail(demo.sshConfigFile, demo.alias);
+    try {
+      await until('the tail through the demo', () => tails(dir).length > 0, 20_000);
+      assert.ok(
+        processesUnder(dir).some((p) => p.includes('sglang.launch_server')),
+        'servers are running',
+      );
+      await demo.stop();
+      let left: string[] = [];
+      try {
+        await until('no process left', () => processesUnder(dir).length === 0, 15_000);
+      } catch {
+        left = processesUnder(dir);
+      }
+      assert.deepEqual(left, [], `left behind:\n${left.join('\n')}`);
+    } finally {
+      ssh.kill('SIGKILL');
+      await demo.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  for (const sig of ['SIGINT', 'SIGKILL'] as const) {
+    it(`the CLI demo ended by ${sig === 'SIGINT' ? 'Ctrl-C (SIGINT)' : 'SIGKILL (no chance to clean up)'} leaves nothing running`, async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-demo-cli-'));
+      const cliJs = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
+      const demo = spawn(process.execPath, [cliJs, 'demo', '--keep', '--no-salvage', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      demo.stderr!.on('data', (b) => (err += b));
+      const exited = new Promise<void>((r) => demo.once('exit', () => r()));
+      let ssh: ChildProcess | undefined;
+      try {
+        await until('the demo running', () => err.includes('Press Ctrl-C'), 60_000);
+        ssh = sshTail(path.join(dir, 'ssh_config'), 'gpu-demo');
+        await until('the tail through the demo', () => tails(dir).length > 0, 20_000);
+        const before = processesUnder(dir).length;
+        demo.kill(sig);
+        await exited;
+        let left: string[] = [];
+        try {
+          await until('no process left', () => processesUnder(dir).length === 0, 25_000);
+        } catch {
+          left = processesUnder(dir);
+        }
+        assert.deepEqual(left, [], `${before} process(es) before; left behind:\n${left.join('\n')}`);
+      } finally {
+        ssh?.kill('SIGKILL');
+        demo.kill('SIGKILL');
+        for (const p of processesUnder(dir)) {
+          try {
+            process.kill(Number(p.split(' ')[0]), 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

@@ -50,4 +50,52 @@ describe('live monitoring of a node', function () {
       pool.dispose();
     }
   });
+
+  it('a server whose log path cannot be followed is skipped with a reason; the others keep their live stats', async () => {
+    const pool = new ConnectionPool({ knownHosts: new KnownHostsStore([sim.sshd.knownHostsFile]) });
+    const node = listNodes({ sshConfigFile: sim.sshd.sshConfigFile }).nodes[0];
+    const t = pool.get(node);
+    const mon = new NodeMonitor('simnode', t);
+    try {
+      const probe = await runOperation(t, probeOperation('simnode'));
+      probe.servers = probe.servers.filter((s) => sim.layout.ports.includes(s.port));
+      assert.equal(probe.servers.length, 4);
+      // Any process on the node can name its log like this (the probe reads it from /proc/PID/fd/1).
+      const bad = { ...probe.servers[0], pid: 999_999, port: 1, logFile: `${sim.home}/logs/evil\nname.log` };
+      probe.servers.push(bad);
+      await mon.update(probe);
+      await waitFor(
+        () =>
+          mon
+            .live()
+            .servers.filter((s) => s.port !== 1)
+            .every((s) => s.source === 'log' && s.genThroughput > 0),
+        30_000,
+        'decode lines from every followable server',
+      );
+      const live = mon.live();
+      assert.equal(live.tailError, null);
+      const skipped = live.servers.find((s) => s.port === 1)!;
+      assert.match(String(skipped.logSkipped), /newline/);
+      assert.equal(skipped.source, 'none');
+      for (const s of live.servers.filter((x) => x.port !== 1)) {
+        assert.equal(s.logSkipped, null);
+        assert.equal(s.source, 'log');
+        assert.match(s.stats, /tok\/s/);
+      }
+      // A later probe with the same set keeps following (the tail is not restarted into the same failure).
+      const before = mon.live().genThroughput;
+      await mon.update(probe);
+      assert.ok(
+        before > 0 &&
+          mon
+            .live()
+            .servers.filter((s) => s.port !== 1)
+            .every((s) => s.source === 'log'),
+      );
+    } finally {
+      mon.dispose();
+      pool.dispose();
+    }
+  });
 });

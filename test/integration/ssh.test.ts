@@ -151,27 +151,6 @@ describe('foundation over a real OpenSSH sshd', function () {
     assert.match(r.stderr, new RegExp(`${cfgFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:5: .*Port`));
   });
 
-  it('a ProxyCommand host is refused with a clear message instead of connecting directly', async () => {
-    const cfgFile = path.join(sim.sshd.dir, 'proxycommand_config');
-    writeFileSync(
-      cfgFile,
-      [
-        'Host pc',
-        '  HostName 127.0.0.1',
-        `  Port ${sim.sshd.port}`,
-        `  User ${sim.user}`,
-        `  IdentityFile ${sim.sshd.clientKey}`,
-        '  ProxyCommand ssh -W %h:%p bastion',
-        '',
-      ].join('\n'),
-    );
-    const logins = acceptedLogins(sim.sshd);
-    const r = await cli(['--ssh-config', cfgFile, '--known-hosts', sim.sshd.knownHostsFile, 'probe', 'pc']);
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /ProxyCommand .* not supported.*ProxyJump/);
-    assert.equal(acceptedLogins(sim.sshd), logins, 'no connection was made');
-  });
-
   it('an unreachable node exits 4 with a clear message', async () => {
     const port = await freePort();
     const r = await cli(['--known-hosts', sim.sshd.knownHostsFile, '--timeout', '5', 'probe', `${sim.user}@127.0.0.1:${port}`]);

@@ -21,7 +21,7 @@ import type { SglangServer } from '../sglang/serverArgv';
 import type { ProbeResult } from './probe';
 import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
 import { newNonce } from '../remote/sections';
-import { RemoteTail, StatsTracker } from '../remote/tail';
+import { RemoteTail, StatsTracker, untailablePath } from '../remote/tail';
 import type { Transport } from '../ssh/transport';
 
 export type { DoneIndicesSummary, NodeProgress };
@@ -74,6 +74,8 @@ export interface ServerLive {
   runningReqs: number;
   queueReqs: number;
   source: 'log' | 'metrics' | 'none';
+  /** Why this server's log is not followed (its path cannot be tailed), else null. */
+  logSkipped: string | null;
   /** From the live guard (serverState): starting … crashed, why, and the failure class. */
   state?: string;
   stateReason?: string;
@@ -110,6 +112,7 @@ export class NodeMonitor {
   private metrics = new Map<number, ReturnType<typeof metricsSummary>>();
   private progress: NodeProgress | null = null;
   private tailError: string | null = null;
+  private skipped = new Map<string, string>();
   private readonly events = new EventEmitter();
   private disposed = false;
   private changeTimer: NodeJS.Timeout | null = null;
@@ -152,14 +155,26 @@ export class NodeMonitor {
   async update(probe: ProbeResult): Promise<void> {
     if (this.disposed) return;
     this.servers = probe.servers;
-    const files = [...new Set(probe.servers.map((s) => s.logFile).filter((f): f is string => !!f))].sort();
+    // A path that cannot be followed (any process on the node can name its log so) is skipped with
+    // its reason; it must not stop the tail of every other server.
+    const logs = [...new Set(probe.servers.map((s) => s.logFile).filter((f): f is string => !!f))];
+    this.skipped = new Map(logs.map((f) => [f, untailablePath(f)] as const).filter((e): e is [string, string] => e[1] !== null));
+    const files = logs.filter((f) => !this.skipped.has(f)).sort();
     if (files.join('\0') !== this.files.join('\0')) {
       this.tail?.stop();
       for (const f of this.files) if (!files.includes(f)) this.stats.forget(f);
       this.files = files;
       this.tail = null;
       if (files.length) {
-        const tail = new RemoteTail(this.t, { files, initialLines: 60 });
+        let tail: RemoteTail;
+        try {
+          tail = new RemoteTail(this.t, { files, initialLines: 60 });
+        } catch (e) {
+          this.tailError = errorMessage(e);
+          this.changed();
+          await this.poll(probe);
+          return;
+        }
         tail.on('event', (e) => {
           if (e.type === 'line') {
             this.stats.feed(e.file, e.line);
@@ -256,6 +271,7 @@ export class NodeMonitor {
         runningReqs: run,
         queueReqs: queue,
         source,
+        logSkipped: s.logFile ? (this.skipped.get(s.logFile) ?? null) : null,
       };
     });
     return {

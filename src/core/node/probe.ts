@@ -159,6 +159,21 @@ export function procRecordsLoop(extra = ''): string {
 ${extra}done`;
 }
 
+/**
+ * Set in a simulated node's session environment (the demo node) to the folder its own processes run
+ * from: a simulation shares the host's process table, so the probe lists only the servers whose working
+ * directory or log lies under it. Absent on real nodes, where every server is listed.
+ */
+export const SIM_SCOPE_VAR = 'GPU_SESSIONS_SIM_HOME';
+
+/** The servers a simulated node owns (cwd or log under its folder); all of them when scope is empty. */
+export function scopeServers<T extends { cwd: string | null; logFile: string | null }>(servers: T[], scope: string): T[] {
+  const dir = scope.replace(/\/+$/, '');
+  if (!dir.startsWith('/')) return servers;
+  const under = (p: string | null) => !!p && p.startsWith(dir + '/');
+  return servers.filter((s) => under(s.cwd) || under(s.logFile));
+}
+
 export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string {
   const roots = (opts.roots && opts.roots.length ? opts.roots : ['~']).map(remoteRootExpr).join(' ');
   const depth = Math.max(1, Math.min(32, Math.floor(opts.maxDepth ?? 6)));
@@ -173,6 +188,7 @@ T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
 ( nvidia-smi >"$T/b" 2>&1; echo $? >"$T/brc" ) &
 ( nvidia-smi ${COMPUTE_APPS_ARGS.map(shq).join(' ')} >"$T/a" 2>&1 ) &
 sec home; printf '%s' "$HOME"
+sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
 sec hostname; hostname 2>/dev/null || cat /proc/sys/kernel/hostname
 sec os; cat /etc/os-release 2>/dev/null
 sec kernel; uname -srm 2>/dev/null
@@ -331,7 +347,7 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
 
   const ps = parsePsLines(s.get('ps') ?? '');
   const proc = parseProcRecords(s.get('proc') ?? '');
-  const servers = findServers(ps, proc, gpuProcesses);
+  const servers = scopeServers(findServers(ps, proc, gpuProcesses), (s.get('scope') ?? '').trim());
   const max = Math.max(1, Math.floor(opts.maxArtifacts ?? 2000));
   const arts = parseArtifacts(s.get('artifacts') ?? '', max);
   const up = num((s.get('uptime') ?? '').trim().split(/\s+/)[0]);

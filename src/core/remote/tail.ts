@@ -468,6 +468,13 @@ interface Session {
 }
 
 /** Follows files on a node over one channel. See the module comment for the protocol. */
+/** Why a path cannot be followed by a remote tail (null when it can): the tail protocol is line-based. */
+export function untailablePath(f: unknown): string | null {
+  if (typeof f !== 'string' || f.length === 0) return 'A tail needs non-empty file paths.';
+  if (/[\n\0]/.test(f)) return `Cannot tail a path containing a newline or NUL: ${JSON.stringify(f)}`;
+  return null;
+}
+
 export class RemoteTail {
   private readonly fs: FileState[];
   private readonly listeners = new Set<(e: TailEvent) => void>();
@@ -496,8 +503,8 @@ export class RemoteTail {
     const seen = new Set<string>();
     const files: string[] = [];
     for (const f of opts.files ?? []) {
-      if (typeof f !== 'string' || f.length === 0) throw new GpuSessionsError('usage', 'A tail needs non-empty file paths.');
-      if (/[\n\0]/.test(f)) throw new GpuSessionsError('usage', `Cannot tail a path containing a newline or NUL: ${JSON.stringify(f)}`);
+      const why = untailablePath(f);
+      if (why) throw new GpuSessionsError('usage', why);
       if (!seen.has(f)) {
         seen.add(f);
         files.push(f);

@@ -655,9 +655,16 @@ export async function downloadAppend(
       if (stderr.length < 2000) stderr += b.toString();
     });
     const done = await s.done;
-    if (done.code !== 0) {
+    // Some SSH servers close the channel without an exit status once `head` has sent every byte: all of the
+    // range arrived, and the whole-file hash below still decides whether the copy is the node's.
+    const complete = done.code === null && appended === m - n;
+    if (done.code !== 0 && !complete) {
       w.discard();
-      return fail(`the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`, { appended });
+      // A channel cut short (no exit status) is not the file's fault: have the caller fetch the file whole instead.
+      return fail(`the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`, {
+        appended,
+        prefixChanged: done.code === null,
+      });
     }
   } catch (e) {
     w.discard();

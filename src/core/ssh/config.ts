@@ -31,8 +31,8 @@ export interface NodeSpec {
   /** UserKnownHostsFile values from ssh config (expanded); undefined when not set. */
   userKnownHostsFiles?: string[];
   /**
-   * ProxyCommand from ssh config (raw, tokens unexpanded) when it, not ProxyJump, took effect. The built-in
-   * transport cannot run it; callers should say so rather than connect directly.
+   * ProxyCommand from ssh config (raw, tokens unexpanded) when it, not ProxyJump, took effect (`none`
+   * disables it). The transport runs it as OpenSSH does (ssh/proxyCommand.ts).
    */
   proxyCommand?: string;
   /** `IdentitiesOnly yes`: offer only the configured identities (agent keys only when they match one). */

@@ -26,7 +26,7 @@ export class ConnectionPool {
   }
 
   private key(node: NodeSpec): string {
-    return `${node.name}\u0000${node.user ?? ''}@${node.host}:${node.port}\u0000${node.proxyJump ?? ''}`;
+    return `${node.name}\u0000${node.user ?? ''}@${node.host}:${node.port}\u0000${node.proxyJump ?? ''}\u0000${node.proxyCommand ?? ''}`;
   }
 
   get(node: NodeSpec): Transport {

@@ -3,7 +3,8 @@
  *
  * - `SshTransport`: ONE pooled ssh2 connection per node, shared by every feature. Host keys are
  *   verified against known_hosts before authentication; keepalive; connect timeout; reconnect with
- *   backoff after a drop; a channel semaphore that respects sshd's MaxSessions; ProxyJump via forwardOut.
+ *   backoff after a drop; a channel semaphore that respects sshd's MaxSessions; ProxyJump via forwardOut;
+ *   ProxyCommand through a local command's stdio (proxyCommand.ts).
  * - `LocalTransport`: "This machine", for when VS Code runs on the GPU node itself.
  *
  * ssh2 is loaded lazily (it costs ~100 ms to require), so merely importing this module is cheap.
@@ -18,6 +19,7 @@ import type { Client, ClientChannel, ConnectConfig, ParsedKey } from 'ssh2';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { HostKeyVerdict, KnownHostsStore, describeChangedKey, fingerprintSha256, keyTypeOfBlob } from './knownHosts';
 import type { NodeSpec } from './config';
+import { ProxyProcess, expandProxyCommand, spawnProxyCommand } from './proxyCommand';
 import { Logger, nullLogger } from '../util/logger';
 
 export interface AbortLike {
@@ -513,13 +515,31 @@ export class SshTransport extends BaseTransport {
         );
       }
     }
+    let proxy: ProxyProcess | undefined;
     if (node.proxyCommand && !this.opts.jump) {
-      // Connecting directly would reach another machine than the user's ssh does (or none at all).
-      throw new GpuSessionsError(
-        'config',
-        `${node.name}: ProxyCommand (${node.proxyCommand}) is not supported by the built-in SSH client; use ProxyJump in ${node.sourceFile ?? 'ssh config'} instead.`,
-      );
+      // As OpenSSH: the command's stdio is the connection; the host key is verified as for a direct one.
+      const cmd = expandProxyCommand(node.proxyCommand, {
+        host: node.host,
+        port: node.port,
+        user: node.user ?? os.userInfo().username,
+        alias: node.name,
+      });
+      proxy = spawnProxyCommand(cmd, { label: node.name, log: this.log });
+      sock = proxy.sock;
+      this.log.info(`${node.name}: connecting through ProxyCommand ${cmd} (pid ${proxy.pid ?? '?'})`);
     }
+    /** A failure through a ProxyCommand says what the command printed and how it ended. */
+    const withProxy = (err: GpuSessionsError): GpuSessionsError => {
+      if (!proxy) return err;
+      const st = proxy.exitStatus();
+      const tail = proxy.stderrTail();
+      if (!st && !tail) return err;
+      return new GpuSessionsError(
+        err.code,
+        `${err.message} (through ProxyCommand${st ? `, which ended with ${st}` : ''}${tail ? `; its stderr: ${tail.split('\n').slice(-5).join(' | ')}` : ''})`,
+        err.detail,
+      );
+    };
     // Open the TCP connection before loading ssh2 (~100 ms of require): the kernel's handshake and sshd's
     // per-connection start overlap with it (a new `probe` process pays less than load + connect in turn).
     if (!sock) {
@@ -690,36 +710,45 @@ export class SshTransport extends BaseTransport {
       client.on('ready', () => {
         settled = true;
         this.client = client;
-        this.log.info(`Connected to ${node.name} (${node.host}:${node.port}${node.proxyJump ? ` via ${node.proxyJump}` : ''})`);
+        this.log.info(
+          `Connected to ${node.name} (${node.host}:${node.port}${node.proxyJump ? ` via ${node.proxyJump}` : proxy ? ' via ProxyCommand' : ''})`,
+        );
         this.setState('connected');
         resolve(client);
       });
+      // A failure through a ProxyCommand waits briefly for the command to end, so its status is in the message.
+      const fail = (err: GpuSessionsError) => {
+        settled = true;
+        const done = () => {
+          const e = hostKeyError ?? withProxy(err);
+          this.log.error(`Connection to ${node.name} failed: ${e.message}`);
+          reject(e);
+        };
+        if (proxy && !hostKeyError) void Promise.race([proxy.exited, new Promise((r) => setTimeout(r, 500))]).then(done);
+        else done();
+      };
       client.on('error', (e: Error & { level?: string }) => {
-        const err = hostKeyError ?? classifyConnectError(node, e);
         if (!settled) {
-          settled = true;
-          this.log.error(`Connection to ${node.name} failed: ${err.message}`);
-          reject(err);
+          fail(classifyConnectError(node, e));
         } else {
           this.log.warn(`Connection to ${node.name}: ${e.message}`);
         }
       });
       client.on('close', () => {
+        // The proxy lives exactly as long as its connection.
+        proxy?.kill();
         if (this.client === client) {
           this.client = undefined;
           this.log.info(`Connection to ${node.name} closed.`);
           if (!this.disposed) this.setState('disconnected');
         }
-        if (!settled) {
-          settled = true;
-          reject(hostKeyError ?? new GpuSessionsError('unreachable', `${node.name}: the connection closed during setup.`));
-        }
+        if (!settled) fail(new GpuSessionsError('unreachable', `${node.name}: the connection closed during setup.`));
       });
       try {
         client.connect(cfg);
       } catch (e) {
-        settled = true;
-        reject(classifyConnectError(node, e as Error));
+        proxy?.kill();
+        fail(classifyConnectError(node, e as Error));
       }
     });
   }

@@ -371,9 +371,9 @@ function redactLineValue(m: string, pre: string, name: string, sep: string, valu
   if (!isSecretName(name)) return m;
   const v = value.trim();
   if (v === '' || isPlaceholder(v)) return m;
-  // A JSON array or object opening (`"secrets": [` in salvage's report of where secrets are): structure, not
-  // a value; its scalar members still go through the JSON and value rules.
-  if (/^[[{],?$|^\[\],?$|^\{\},?$/.test(v) || (v.startsWith('[{') && sep.includes(':'))) return m;
+  // A container opens here (`"secrets": [`, `password: {`): its members are lines of their own, checked one by one.
+  // A JSON number or boolean under a quoted key (`"secretsFound": 2,`) is a count or a flag, not a credential.
+  if (/^[[{]/.test(v) || (/["']$/.test(pre) && /^(?:-?\d+(?:\.\d+)?|true|false),?$/.test(v))) return m;
   const lead = value.slice(0, value.length - value.trimStart().length);
   const trailingComma = /,$/.test(v) && /^["']/.test(v) ? ',' : '';
   const core = trailingComma ? v.slice(0, -1) : v;

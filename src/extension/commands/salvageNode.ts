@@ -104,14 +104,18 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
         const m = await salvager.execute(chosen);
         deps.verdicts.set(node.name, { verdict: m.verdict ?? 'unsafe', dest: m.dest, at: Date.now() });
         const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
-        void vscode.window.showTextDocument(report, { preview: false }).then(undefined, () => undefined);
+        void openReport(report);
         if (m.verdict === 'safe') {
           void vscode.window
             .showInformationMessage(
               `GPU Sessions: ${node.name} is safe to shut down — everything selected is verified locally or in S3.`,
               'Open Report',
+              'Open Source',
             )
-            .then((c) => c && vscode.window.showTextDocument(report));
+            .then(
+              (c) =>
+                void (c === 'Open Report' ? openReport(report) : c === 'Open Source' ? vscode.window.showTextDocument(report) : undefined),
+            );
         } else {
           void vscode.window
             .showWarningMessage(
@@ -125,8 +129,12 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
               }.`,
 
               'Open Report',
+              'Open Source',
             )
-            .then((c) => c && vscode.window.showTextDocument(report));
+            .then(
+              (c) =>
+                void (c === 'Open Report' ? openReport(report) : c === 'Open Source' ? vscode.window.showTextDocument(report) : undefined),
+            );
         }
         return m;
       } catch (e) {
@@ -250,4 +258,16 @@ async function confirmStopWriters(writers: WriterInfo[]): Promise<boolean> {
     'Stop Them',
   );
   return a === 'Stop Them';
+}
+
+/**
+ * The report opens rendered (Markdown preview; its toolbar's "Open Source" shows the file), or as
+ * text where the Markdown extension is disabled.
+ */
+export async function openReport(report: vscode.Uri): Promise<void> {
+  try {
+    await vscode.commands.executeCommand('markdown.showPreview', report);
+  } catch {
+    await vscode.window.showTextDocument(report, { preview: false }).then(undefined, () => undefined);
+  }
 }

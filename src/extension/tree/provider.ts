@@ -12,7 +12,7 @@ import { gpuItem } from './items/gpu';
 import { groupChildren, groupItem } from './items/group';
 import { infoItem } from './items/info';
 import { kindChildren, kindItem } from './items/kind';
-import { nodeChildren, nodeItem } from './items/node';
+import { liveRows, nodeChildren, nodeItem } from './items/node';
 import { serverItem } from './items/server';
 import type { TreeContext, TreeNode } from './types';
 import { redactOutput } from '../../core/util/redact';
@@ -32,7 +32,7 @@ export function redactTreeItem(item: vscode.TreeItem): vscode.TreeItem {
 }
 
 export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable, TreeContext {
-  private readonly emitter = new vscode.EventEmitter<TreeNode | undefined>();
+  private readonly emitter = new vscode.EventEmitter<TreeNode | TreeNode[] | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly unsubscribe: (() => void)[];
   private readonly nodeItems = new Map<string, TreeNode>();
@@ -59,6 +59,27 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     this.emitter.fire(undefined);
   }
 
+  /**
+   * Live figures changed: re-render only the rows that show them (server items, the progress rows).
+   * Re-rendering the node would make VS Code drop the handles of everything below it until the view
+   * fetched the children again, and a context-menu command (Tail Log on an artifact) run in that
+   * window would receive no element. The node itself is re-rendered only when the set of live rows
+   * changes (a progress row appears or goes).
+   */
+  refreshLive(name: string): void {
+    const shown = this.liveShown.get(name);
+    if (!shown || shown.rows !== liveRowKinds(liveRows(name, this))) {
+      this.refreshNode(name);
+      return;
+    }
+    const els = [...shown.els, ...(this.serverEls.get(name) ?? [])];
+    if (els.length) this.emitter.fire(els);
+  }
+
+  /** Element objects last handed to the view per node (VS Code refreshes elements by identity). */
+  private readonly liveShown = new Map<string, { rows: string; els: TreeNode[] }>();
+  private readonly serverEls = new Map<string, TreeNode[]>();
+
   /** Every label, description and tooltip goes through the boundary redaction (redactTreeItem). */
   getTreeItem(el: TreeNode): vscode.TreeItem {
     return redactTreeItem(this.buildTreeItem(el));
@@ -71,7 +92,7 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       case 'error':
         return errorItem(el);
       case 'info':
-        return infoItem(el);
+        return infoItem(el, this);
       case 'group':
         return groupItem(el, this);
       case 'gpu':
@@ -93,10 +114,21 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       return items;
     }
     switch (el.type) {
-      case 'node':
-        return nodeChildren(el, this);
-      case 'group':
-        return groupChildren(el, this);
+      case 'node': {
+        const kids = nodeChildren(el, this);
+        const rows = kids.filter((k) => k.type === 'info' && k.live);
+        this.liveShown.set(el.node.name, { rows: liveRowKinds(rows), els: rows });
+        return kids;
+      }
+      case 'group': {
+        const kids = groupChildren(el, this);
+        if (el.group === 'servers')
+          this.serverEls.set(
+            el.node,
+            kids.filter((k) => k.type === 'server'),
+          );
+        return kids;
+      }
       case 'kind':
         return kindChildren(el);
       default:
@@ -108,4 +140,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     this.unsubscribe.forEach((u) => u());
     this.emitter.dispose();
   }
+}
+
+function liveRowKinds(rows: TreeNode[]): string {
+  return rows.map((r) => (r.type === 'info' ? (r.live ?? '') : '')).join(',');
 }

@@ -10,6 +10,7 @@ import {
   parseProbeOutput,
   probeOperation,
   remoteRootExpr,
+  scopeServers,
   splitSections,
 } from '../../../src/core/node/probe';
 
@@ -28,6 +29,26 @@ describe('probe', () => {
     assert.equal(classifyArtifact('/p/fix.diff'), 'patch');
     assert.equal(classifyArtifact('/r/generate_completions.py'), 'python');
     assert.equal(classifyArtifact('/r/tokenizer.json'), null);
+  });
+
+  it("a simulated node's scope keeps only the servers running (cwd) or logging under its folder", () => {
+    const servers = [
+      { port: 1, cwd: '/tmp/demo/home', logFile: '/tmp/demo/home/logs/a.log' },
+      { port: 2, cwd: '/', logFile: '/tmp/demo/home/logs/b.log' },
+      { port: 3, cwd: '/tmp/demo/home2', logFile: '/tmp/other/c.log' },
+      { port: 4, cwd: null, logFile: null },
+    ];
+    assert.deepEqual(
+      scopeServers(servers, '/tmp/demo/home').map((s) => s.port),
+      [1, 2],
+    );
+    assert.deepEqual(
+      scopeServers(servers, '/tmp/demo/home/').map((s) => s.port),
+      [1, 2],
+    );
+    // No scope (every real node), or a value that is not an absolute path: everything is listed.
+    assert.equal(scopeServers(servers, '').length, 4);
+    assert.equal(scopeServers(servers, 'relative').length, 4);
   });
 
   it('quotes roots; ~ expands to the remote home only', () => {

@@ -1,11 +1,16 @@
 /** A line of information (connecting…, generation progress, no GPUs, nothing found). */
 import * as vscode from 'vscode';
-import type { TreeNodeOf } from '../types';
+import type { TreeContext, TreeNodeOf } from '../types';
+import { liveRows } from './node';
 
-export function infoItem(el: TreeNodeOf<'info'>): vscode.TreeItem {
-  const item = new vscode.TreeItem(el.label, vscode.TreeItemCollapsibleState.None);
-  item.description = el.detail;
-  item.iconPath = new vscode.ThemeIcon(el.icon ?? 'info');
+export function infoItem(el: TreeNodeOf<'info'>, ctx: TreeContext): vscode.TreeItem {
+  // A live row is rendered from the latest figures (the provider refreshes it in place).
+  const cur = el.live ? liveRows(el.node, ctx).find((r) => r.type === 'info' && r.live === el.live) : undefined;
+  const row = cur?.type === 'info' ? cur : el;
+  const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+  if (el.live) item.id = `${el.node}:live:${el.live}`;
+  item.description = row.detail;
+  item.iconPath = new vscode.ThemeIcon(row.icon ?? 'info');
   item.contextValue = 'info';
   return item;
 }

@@ -93,6 +93,18 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
   if (st.state === 'error' && st.error) out.push({ type: 'error', node: name, code: st.error.code, message: st.error.message });
   const p = st.probe;
   if (!p) return out;
+  out.push(...liveRows(name, ctx));
+  if (p.gpuState !== 'ok')
+    out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
+  else out.push({ type: 'group', node: name, group: 'gpus' });
+  out.push({ type: 'group', node: name, group: 'servers' });
+  out.push({ type: 'group', node: name, group: 'artifacts' });
+  return out;
+}
+
+/** The generation-progress rows of a node (progress.json, .done_indices), from the live monitor. */
+export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
+  const out: TreeNode[] = [];
   const live = ctx.liveFor(name);
   // what the live guard says is wrong: crashed servers stay listed here even after their process is gone
   for (const pb of live?.problems ?? [])
@@ -110,25 +122,22 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
     out.push({
       type: 'info',
       node: name,
+      live: 'progress',
       label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`,
       detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`,
       icon: 'graph',
     });
   } else if (pr && !pr.ok) {
-    out.push({ type: 'info', node: name, label: 'progress.json unreadable', detail: pr.error, icon: 'warning' });
+    out.push({ type: 'info', node: name, live: 'progress', label: 'progress.json unreadable', detail: pr.error, icon: 'warning' });
   }
   if (di)
     out.push({
       type: 'info',
       node: name,
+      live: 'done',
       label: '.done_indices',
       detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`,
       icon: 'checklist',
     });
-  if (p.gpuState !== 'ok')
-    out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
-  else out.push({ type: 'group', node: name, group: 'gpus' });
-  out.push({ type: 'group', node: name, group: 'servers' });
-  out.push({ type: 'group', node: name, group: 'artifacts' });
   return out;
 }

@@ -65,7 +65,7 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
   const item = new vscode.TreeItem(serverLabel(s), vscode.TreeItemCollapsibleState.None);
   item.id = `${el.node}:server:${s.port}:${s.pid}`;
   const live = ctx.liveFor(el.node)?.servers.find((x) => x.port === s.port);
-  item.description = serverDescription(s, live?.stats || undefined);
+  item.description = serverDescription(s, live?.stats || (live?.logSkipped ? 'log not followed' : undefined));
   const md = new vscode.MarkdownString();
   // Node strings as text or in a fence longer than any backtick run inside, never as markdown (issue 12).
   md.appendMarkdown('**');
@@ -82,6 +82,10 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
   if (s.logFile) {
     md.appendMarkdown('Log: ');
     md.appendText(visible(s.logFile));
+    md.appendMarkdown('\n\n');
+  }
+  if (live?.logSkipped) {
+    md.appendText(visible(`Log not followed: ${live.logSkipped}`));
     md.appendMarkdown('\n\n');
   }
   if (s.statLines === false) {

@@ -1,0 +1,137 @@
+/**
+ * `gpu-sessions mcp` driven by the MCP SDK's own client over stdio (StdioClientTransport) against the
+ * simulated node behind a real sshd: tools listed, probe_node returns GPUs and servers, tail_log and
+ * parse_log are bounded, salvage_node without confirm is refused and with it returns the verdict and the
+ * report path, salvage_status reads it back, watch_node returns within its duration, and a secret planted
+ * on the node appears in no result.
+ */
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { SimNode, startSimNode } from '../helpers/simnode';
+
+const CLI = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
+const SECRET = 'hf_PlantedMcpSecretValue0123456789abcd';
+
+describe('gpu-sessions mcp over stdio (SDK client)', function () {
+  this.timeout(180_000);
+  let sim: SimNode;
+  let client: Client;
+  let dest: string;
+  const texts: string[] = [];
+
+  type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: Array<{ type: string; text?: string }> };
+  async function call(name: string, args: Record<string, unknown>): Promise<ToolResult> {
+    const r = (await client.callTool({ name, arguments: args }, undefined, { timeout: 150_000 })) as ToolResult;
+    for (const c of r.content) if (c.text) texts.push(c.text);
+    texts.push(JSON.stringify(r.structuredContent ?? {}));
+    return r;
+  }
+
+  before(async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    sim = await startSimNode({ user: 'gsmcp', gpuCount: 2 });
+    // A secret where an agent would read it: a log line and a shell profile on the node.
+    appendFileSync(path.join(sim.home, '.bashrc'), `export HF_TOKEN=${SECRET}\n`);
+    dest = mkdtempSync(path.join(os.tmpdir(), 'gs-mcp-'));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, '--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, 'mcp'],
+      stderr: 'ignore',
+    });
+    client = new Client({ name: 'gpu-sessions-test', version: '1.0.0' });
+    await client.connect(transport);
+  });
+  after(async () => {
+    await client?.close().catch(() => undefined);
+    await sim?.stop();
+    if (dest) rmSync(dest, { recursive: true, force: true });
+  });
+
+  it('lists its tools with input schemas', async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name).sort();
+    assert.deepEqual(names, [
+      'list_nodes',
+      'parse_log',
+      'probe_node',
+      'salvage_node',
+      'salvage_plan',
+      'salvage_status',
+      'tail_log',
+      'watch_node',
+    ]);
+    const salvage = tools.find((t) => t.name === 'salvage_node')!;
+    assert.ok((salvage.inputSchema.required ?? []).includes('confirm'), JSON.stringify(salvage.inputSchema));
+  });
+
+  it('list_nodes and probe_node return the node, its GPUs and servers', async () => {
+    const l = await call('list_nodes', {});
+    assert.ok((l.structuredContent!.nodes as Array<{ name: string }>).some((n) => n.name === 'simnode'));
+    const p = await call('probe_node', { node: 'simnode' });
+    assert.ok(!p.isError, JSON.stringify(p.content));
+    const probe = p.structuredContent as { gpus: unknown[]; servers: Array<{ port: number }> };
+    assert.equal(probe.gpus.length, 2);
+    assert.equal(probe.servers.filter((s) => sim.layout.ports.includes(s.port)).length, 2);
+  });
+
+  it('rejects inputs that do not match the schema', async () => {
+    const r = (await client.callTool({ name: 'tail_log', arguments: { node: 'simnode', path: '/x', lines: 1_000_000 } })) as ToolResult;
+    assert.equal(r.isError, true, JSON.stringify(r));
+  });
+
+  it('tail_log is bounded and parse_log summarizes; the planted secret is redacted', async () => {
+    appendFileSync(sim.layout.logFiles[0], `[2026-12-01 10:00:00] export HF_TOKEN=${SECRET}\n`);
+    const t = await call('tail_log', { node: 'simnode', path: sim.layout.logFiles[0], lines: 30 });
+    assert.ok(!t.isError, JSON.stringify(t.content));
+    const lines = t.structuredContent!.lines as string[];
+    assert.ok(lines.length > 0 && lines.length <= 30, `${lines.length} lines`);
+    assert.ok(
+      lines.some((l) => l.includes('HF_TOKEN=')),
+      'the planted line is there, redacted',
+    );
+    const pl = await call('parse_log', { node: 'simnode', path: sim.layout.logFiles[0], lines: 200 });
+    assert.ok(!pl.isError, JSON.stringify(pl.content));
+    const s = pl.structuredContent!.summary as { ready: boolean; ranks: unknown[] };
+    assert.equal(s.ready, true);
+    const fromText = await call('parse_log', {
+      text: '[2026-01-01 00:00:00] Decode batch, #running-req: 3, #token: 10, gen throughput (token/s): 123.45, #queue-req: 0',
+    });
+    assert.equal((fromText.structuredContent!.statLines as number) >= 1, true, JSON.stringify(fromText.structuredContent));
+  });
+
+  it('salvage_plan says what would be saved and left; salvage_node needs confirm: true', async () => {
+    const plan = await call('salvage_plan', { node: 'simnode' });
+    assert.ok(!plan.isError, JSON.stringify(plan.content));
+    assert.ok((plan.structuredContent!.save as unknown[]).length > 0);
+    const refused = await call('salvage_node', { node: 'simnode', dest, confirm: false });
+    assert.equal(refused.isError, true);
+    assert.match(JSON.stringify(refused.content), /confirm: true/);
+    assert.ok(!existsSync(path.join(dest, 'simnode')), 'nothing was downloaded');
+    const done = await call('salvage_node', { node: 'simnode', dest, confirm: true });
+    assert.ok(!done.isError, JSON.stringify(done.content));
+    const v = done.structuredContent as { verdict: string; reasons: string[]; report: string };
+    assert.ok(v.verdict === 'safe' || v.verdict === 'unsafe', String(v.verdict));
+    assert.ok(Array.isArray(v.reasons));
+    assert.ok(existsSync(v.report), v.report);
+    const st = await call('salvage_status', { node: 'simnode', dest });
+    assert.equal((st.structuredContent as { verdict: string }).verdict, v.verdict);
+  });
+
+  it('watch_node returns its samples and transitions within the duration', async () => {
+    const t0 = Date.now();
+    const w = await call('watch_node', { node: 'simnode', durationS: 6, intervalS: 2 });
+    assert.ok(!w.isError, JSON.stringify(w.content));
+    assert.ok(Date.now() - t0 < 30_000);
+    assert.ok((w.structuredContent!.samples as number) >= 1, JSON.stringify(w.structuredContent).slice(0, 500));
+    assert.ok(Array.isArray(w.structuredContent!.transitions));
+  });
+
+  it('no result contains the planted secret', () => {
+    assert.ok(texts.length > 10);
+    for (const t of texts) assert.ok(!t.includes(SECRET), `secret in a result: ${t.slice(0, 200)}`);
+  });
+});
