@@ -10,7 +10,7 @@ import { parseS3Url } from '../core/salvage/s3';
 import { SalvageItem, SalvageManifest, Salvager, STEPS } from '../core/salvage/salvage';
 import type { Transport } from '../core/ssh/transport';
 import { bytes } from './format';
-import { errorMessage } from '../core/util/errors';
+import { keepSalvaged } from '../core/salvage/watch';
 
 export interface SalvageCliOptions {
   dest: string;
@@ -183,78 +183,41 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
   return m.verdict === 'safe' ? 0 : 5;
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done);
-  });
-}
-
-/**
- * Keep Node Salvaged: every interval one listing exec and only what changed travels (appended bytes after
- * a prefix check, new files, rewritten files), each verified, the manifest rewritten atomically with
- * `syncedAt` per item. A node unreachable for longer than the grace period makes the last synced state
- * final (exit 5, `lastSyncedAt`, `atRiskBytes`); Ctrl-C stops cleanly (exit 130).
- */
+/** `--watch`: the core loop (core/salvage/watch.ts), its syncs on stderr, the final state on stdout. */
 async function watchLoop(salvager: Salvager, o: SalvageCliOptions, io: Io, signal?: AbortSignal): Promise<number> {
   const m = salvager.manifest;
   const intervalS = o.intervalS ?? 60;
-  const graceMs = (o.graceS ?? Math.max(30, 3 * intervalS)) * 1000;
-  let lastSyncedAt: string | null = m.finishedAt;
-  let lastSyncMs = Date.now();
-  let rate = 0;
-  let lastChangedFiles = 0;
-  let failingSince: number | null = null;
-  let syncs = 0;
-  m.watch = { lastSyncedAt, atRiskBytes: 0, syncs, intervalS };
-  const report = (code: number, extra: Record<string, unknown> = {}) => {
-    if (o.json)
-      io.out(
-        JSON.stringify(
-          { ...salvageJson(m), lastSyncedAt, atRiskBytes: m.vanished?.atRiskBytes ?? m.watch?.atRiskBytes ?? 0, syncs, ...extra },
-          null,
-          2,
-        ) + '\n',
-      );
-    else io.out(`Watch ended: last synced ${lastSyncedAt ?? 'never'}; report ${m.dest}/SALVAGE.md\n`);
-    return code;
-  };
   if (!o.json) io.err(`[watch] keeping ${m.node} salvaged every ${intervalS} s into ${m.dest} (Ctrl-C stops)\n`);
-  for (;;) {
-    await sleep(intervalS * 1000, signal);
-    if (signal?.aborted) return report(130, { vanished: false, interrupted: true });
-    try {
-      const r = await salvager.sync();
-      const now = Date.now();
-      rate = r.changedBytes / Math.max(0.001, (now - lastSyncMs) / 1000);
-      lastSyncMs = now;
-      lastChangedFiles = m.items.filter((i) => i.syncedAt && Date.parse(i.syncedAt) >= Date.parse(r.listedAt) - 1000).length;
-      failingSince = null;
-      syncs++;
-      const still = m.items.filter((i) => i.selected && i.changedAfterVerify).reduce((a, b) => a + b.size, 0);
-      lastSyncedAt = new Date().toISOString();
-      m.watch = { lastSyncedAt, atRiskBytes: still, syncs, intervalS };
+  const r = await keepSalvaged(salvager, {
+    intervalS,
+    graceS: o.graceS,
+    signal,
+    onSync: (s, x) => {
       if (!o.json)
         io.err(
-          `[watch] ${lastSyncedAt} synced: ${r.fetchedFiles} file(s), ${bytes(r.fetchedBytes)} fetched (${bytes(r.changedBytes)} had changed)\n`,
+          `[watch] ${s.lastSyncedAt} synced: ${x.fetchedFiles} file(s), ${bytes(x.fetchedBytes)} fetched (${bytes(x.changedBytes)} had changed)\n`,
         );
-    } catch (e) {
-      if (signal?.aborted) return report(130, { vanished: false, interrupted: true });
-      const now = Date.now();
-      failingSince ??= now;
-      const msg = errorMessage(e);
+    },
+    onUnreachable: (_s, msg) => {
       if (!o.json) io.err(`[watch] ${m.node} not reachable: ${msg}\n`);
-      if (now - failingSince >= graceMs) {
-        const atRiskBytes = Math.round(rate * ((now - lastSyncMs) / 1000));
-        salvager.finalizeVanished({ lastSyncedAt, atRiskBytes, atRiskFiles: lastChangedFiles, error: msg });
-        return report(5, { vanished: true });
-      }
-    }
-  }
+    },
+  });
+  const vanished = r.outcome === 'vanished';
+  if (o.json)
+    io.out(
+      JSON.stringify(
+        {
+          ...salvageJson(m),
+          lastSyncedAt: r.state.lastSyncedAt,
+          atRiskBytes: vanished ? r.atRiskBytes : r.state.unsyncedBytes,
+          syncs: r.state.syncs,
+          vanished,
+          ...(vanished ? {} : { interrupted: true }),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  else io.out(`Watch ended: last synced ${r.state.lastSyncedAt ?? 'never'}; report ${m.dest}/SALVAGE.md\n`);
+  return vanished ? 5 : 130;
 }

@@ -113,7 +113,7 @@ describe('salvage --watch: keep a running node salvaged (real sshd)', function (
     await waitFor(() => same(log) && same(batch), 30_000, 'the appended log and the new batch to be synced');
     const took = Date.now() - t0;
     assert.ok(took <= 2 * INTERVAL_S * 1000 + 4000, `synced after ${took} ms (interval ${INTERVAL_S} s)`);
-    assert.match(item(log)!.reason ?? '', /appended \d+ B/, 'only the appended bytes travelled');
+    assert.match(item(log)!.reason ?? '', /appended \d+ B/, `only the appended bytes travelled (reason: ${item(log)!.reason})`);
     assert.ok(item(log)!.syncedAt, 'syncedAt per item');
     // A truncated (rotated) log: the prefix no longer matches, so it is fetched whole.
     writeFileSync(log, 'rotated\n');

@@ -11,7 +11,7 @@ export type TreeNode =
   | { type: 'node'; node: NodeSpec }
   | { type: 'error'; node: string; code: string; message: string }
   /** `live`: a row of live figures (generation progress), re-rendered in place from the latest figures. */
-  | { type: 'info'; node: string; label: string; detail?: string; icon?: string; live?: 'progress' | 'done' }
+  | { type: 'info'; node: string; label: string; detail?: string; icon?: string; live?: 'progress' | 'done' | 'salvage' }
   | { type: 'group'; node: string; group: 'gpus' | 'servers' | 'artifacts' }
   | { type: 'gpu'; node: string; gpu: GpuInfo }
   | { type: 'server'; node: string; server: SglangServer }

@@ -4,6 +4,7 @@ import { visible } from '../../../core/util/terminal';
 import type { NodeStatus } from '../../../core/node/fleet';
 import type { ProbeResult } from '../../../core/node/probe';
 import { eta as formatEta } from '../../statusBar';
+import { keepSalvagedRows } from './keepSalvaged';
 import { ERROR_TITLE, TreeContext, TreeNode, TreeNodeOf } from '../types';
 
 export function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): string {
@@ -139,5 +140,6 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
       detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`,
       icon: 'checklist',
     });
+  out.push(...keepSalvagedRows(name, ctx));
   return out;
 }
