@@ -3,15 +3,27 @@
  * `--upload-missing` sends the missing and mismatched completion files from the node, a large file the
  * laptop did not pull goes multipart (presigned part URLs), Debian's awscli then lists them with the right
  * sizes, and a wrapper around the node's curl records its argv and environment to prove that no credential
- * (nor even the presigned URL) reached the node's command lines or environment.
+ * (nor even the presigned URL) reached the node's command lines or environment. On a node without curl,
+ * Python's standard library uploads the same way (its argv and environment recorded too).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { cli } from '../helpers/cli';
-import { S3RVER_KEY, awsCli, awsLsRecursive, putObjects, s3Env, startS3rver } from '../helpers/s3rver';
+import { S3RVER_KEY, awsCli, awsLsRecursive, createBucket, putObjects, s3Env, startS3rver } from '../helpers/s3rver';
 import { SimNode, startSimNode } from '../helpers/simnode';
 
 const CURL_WRAPPER = `#!/bin/sh
@@ -20,6 +32,34 @@ log="$HOME/.curl-calls.log"
 { echo "=== argv"; for a in "$@"; do printf '%s\\n' "$a"; done; echo "=== env"; env; } >> "$log"
 exec /usr/bin/curl "$@"
 `;
+
+const PYTHON_WRAPPER = (log: string) => `#!/bin/sh
+# Test wrapper: records how python3 was called (argv and environment), then runs the real one.
+log="${log}"
+{ echo "=== argv"; for a in "$@"; do printf '%s\\n' "$a"; done; echo "=== env"; env; } >> "$log"
+exec /usr/bin/python3 "$@"
+`;
+
+/** What must never reach an uploader's argv or environment on the node. */
+const NEVER_ON_NODE = [
+  S3RVER_KEY,
+  'X-Amz-Credential',
+  'X-Amz-Signature',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'http://',
+];
+
+/** A PATH without curl: every system tool linked into one folder (outside the salvaged home) but curl. */
+function pathWithoutCurl(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-nocurl-'));
+  chmodSync(dir, 0o755);
+  for (const d of ['/usr/local/bin', '/usr/bin', '/bin'])
+    for (const f of existsSync(d) ? readdirSync(d) : [])
+      if (f !== 'curl' && !existsSync(path.join(dir, f))) symlinkSync(path.join(d, f), path.join(dir, f));
+  return dir;
+}
 
 describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, s3rver, awscli)', function () {
   this.timeout(300_000);
@@ -46,6 +86,29 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
     if (base) rmSync(base, { recursive: true, force: true });
   });
 
+  const uploadArgs = (dest: string, endpoint: string) => [
+    '--ssh-config',
+    sim.sshd.sshConfigFile,
+    '--known-hosts',
+    sim.sshd.knownHostsFile,
+    'salvage',
+    'simnode',
+    '--dest',
+    dest,
+    '--yes',
+    '--json',
+    '--stop-servers',
+    '--s3',
+    's3://train-dflash/qwen36/',
+    '--s3-endpoint',
+    endpoint,
+    '--upload-missing',
+    '--part-size',
+    '5',
+    '--size-threshold',
+    '8',
+  ];
+
   it('uploads missing and mismatched files from the node, multipart above the part size; S3 then holds them', async () => {
     const s3 = await startS3rver();
     try {
@@ -62,31 +125,7 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
           body: Buffer.from(readFileSync(path.join(comp, mismatched)).toString('latin1').replace(/./, 'X'), 'latin1'),
         },
       ]);
-      const r = await cli(
-        [
-          '--ssh-config',
-          sim.sshd.sshConfigFile,
-          '--known-hosts',
-          sim.sshd.knownHostsFile,
-          'salvage',
-          'simnode',
-          '--dest',
-          path.join(base, 'd'),
-          '--yes',
-          '--json',
-          '--stop-servers',
-          '--s3',
-          's3://train-dflash/qwen36/',
-          '--s3-endpoint',
-          s3.endpoint,
-          '--upload-missing',
-          '--part-size',
-          '5',
-          '--size-threshold',
-          '8',
-        ],
-        { timeoutMs: 240_000, env: s3Env() },
-      );
+      const r = await cli(uploadArgs(path.join(base, 'd'), s3.endpoint), { timeoutMs: 240_000, env: s3Env() });
       const rep = JSON.parse(r.stdout);
       const up = new Map<string, { ok: boolean; parts: number; s3Object: string; reason: string | null }>(
         rep.uploads.map((u: { remotePath: string }) => [u.remotePath, u]),
@@ -119,17 +158,55 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
       // Nothing but presigned URLs reached the node, and not even those through argv or environment.
       const calls = readFileSync(path.join(sim.home, '.curl-calls.log'), 'utf8');
       assert.ok((calls.match(/=== argv/g) ?? []).length >= 5, 'curl ran on the node');
-      for (const bad of [
-        S3RVER_KEY,
-        'X-Amz-Credential',
-        'X-Amz-Signature',
-        'AWS_ACCESS_KEY_ID',
-        'AWS_SECRET_ACCESS_KEY',
-        'AWS_SESSION_TOKEN',
-        'http://',
-      ])
-        assert.ok(!calls.includes(bad), `${bad} reached curl's argv or environment on the node`);
+      for (const bad of NEVER_ON_NODE) assert.ok(!calls.includes(bad), `${bad} reached curl's argv or environment on the node`);
     } finally {
+      await s3.stop();
+    }
+  });
+
+  it("a node without curl: Python's standard library uploads, multipart included; nothing secret in its argv or environment", async () => {
+    const s3 = await startS3rver();
+    const sshEnv = path.join(sim.home, '.ssh', 'environment');
+    const envBefore = readFileSync(sshEnv, 'utf8');
+    const curlLog = path.join(sim.home, '.curl-calls.log');
+    const curlCalls = () => ((existsSync(curlLog) ? readFileSync(curlLog, 'utf8') : '').match(/=== argv/g) ?? []).length;
+    const curlBefore = curlCalls();
+    const noCurl = pathWithoutCurl();
+    try {
+      await createBucket(s3.endpoint, 'train-dflash');
+      // The node's PATH (sshd's ~/.ssh/environment) loses curl: the wrapper goes, the system folders become one without it.
+      renameSync(path.join(sim.home, 'bin', 'curl'), path.join(sim.home, 'curl-wrapper'));
+      // python3 first on that PATH is a wrapper that logs outside the salvaged home.
+      const pyLog = path.join(noCurl, 'python-calls.log');
+      writeFileSync(pyLog, '');
+      chmodSync(pyLog, 0o666);
+      writeFileSync(path.join(sim.home, 'bin', 'python3'), PYTHON_WRAPPER(pyLog));
+      chmodSync(path.join(sim.home, 'bin', 'python3'), 0o755);
+      writeFileSync(sshEnv, envBefore.replace('/usr/local/bin:/usr/bin:/bin', noCurl));
+      const r = await cli(uploadArgs(path.join(base, 'nocurl'), s3.endpoint), { timeoutMs: 240_000, env: s3Env() });
+      assert.ok(r.stdout.trim(), `exit ${r.code}: ${r.stderr.slice(-1500)}`);
+      const rep = JSON.parse(r.stdout);
+      const bigPath = path.join(sim.home, big);
+      const ups = rep.uploads as Array<{ remotePath: string; ok: boolean; parts: number; s3Object: string; reason: string | null }>;
+      assert.ok(ups.length >= 4, `uploads: ${JSON.stringify(ups).slice(0, 800)}`);
+      for (const u of ups) assert.equal(u.ok, true, `${u.remotePath}: ${u.reason}`);
+      const bigUp = ups.find((u) => u.remotePath === bigPath)!;
+      assert.equal(bigUp.parts, 3, 'multipart: 12 MiB in 5 MiB parts');
+      assert.equal(curlCalls(), curlBefore, 'curl did not run');
+      const aws = awsCli();
+      if (aws) {
+        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
+        for (const u of ups) assert.equal(ls.keys.get(u.s3Object), statSync(u.remotePath).size, `awscli: ${u.s3Object}`);
+      }
+      const calls = readFileSync(path.join(noCurl, 'python-calls.log'), 'utf8');
+      assert.ok(calls.includes('http.client'), 'the upload program ran on the node');
+      for (const bad of NEVER_ON_NODE) assert.ok(!calls.includes(bad), `${bad} reached python3's argv or environment on the node`);
+    } finally {
+      writeFileSync(sshEnv, envBefore);
+      rmSync(noCurl, { recursive: true, force: true });
+      rmSync(path.join(sim.home, 'bin', 'python3'), { force: true });
+      if (existsSync(path.join(sim.home, 'curl-wrapper')))
+        renameSync(path.join(sim.home, 'curl-wrapper'), path.join(sim.home, 'bin', 'curl'));
       await s3.stop();
     }
   });

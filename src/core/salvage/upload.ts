@@ -1,10 +1,11 @@
 /**
  * Node → S3 uploads with no credentials on the node: the laptop signs short-lived presigned URLs with the
- * user's credentials (AWS default chain) and the node sends the bytes with `curl`, over the node's bandwidth.
- * The URL reaches curl through a here-document on file descriptor 3 (`-K /dev/fd/3`), never through its argv,
- * a file or the environment. Above the part size the upload is multipart: one presigned URL per part, the
- * node sends each part, its ETag is checked against the part's MD5 (computed on the node), then the laptop
- * completes the object. A failed multipart upload is aborted.
+ * user's credentials (AWS default chain) and the node sends the bytes with `curl` (Python's standard library
+ * where curl is missing), over the node's bandwidth. The URL reaches the uploader through a here-document on
+ * file descriptor 3 (`-K /dev/fd/3`), never through its argv, a file or the environment. Above the part size
+ * the upload is multipart: one presigned URL per part, the node sends each part, its ETag is checked against
+ * the part's MD5 (computed on the node), then the laptop completes the object. A failed multipart upload is
+ * aborted.
  */
 import { randomBytes } from 'node:crypto';
 import { GpuSessionsError, errorMessage } from '../util/errors';
@@ -46,20 +47,59 @@ export function curlConfig(url: string): string {
   return `url = "${url}"`;
 }
 
-/** The node-side script: MD5 of the bytes, then curl PUT of the same bytes; prints `GS-MD5 <hex>` and the headers. */
+/**
+ * Python's standard library in place of curl: PUT of exactly `n` bytes from stdin (Content-Length, as S3
+ * wants), the URL read from file descriptor 3 (never argv or environment), the status line and headers
+ * printed as `curl -D -` does. The program itself holds nothing secret.
+ */
+const PY_PUT = [
+  'import sys, re, http.client, urllib.parse',
+  'cfg = open(3, encoding="ascii").read()',
+  'u = urllib.parse.urlsplit(re.search(r\'^url = "([^"]+)"$\', cfg, re.M).group(1))',
+  'C = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection',
+  'c = C(u.hostname, u.port, timeout=600)',
+  'n = int(sys.argv[1])',
+  'c.putrequest("PUT", u.path + ("?" + u.query if u.query else ""), skip_accept_encoding=True)',
+  'c.putheader("Content-Length", str(n))',
+  'c.endheaders()',
+  'left = n',
+  'while left > 0:',
+  '    b = sys.stdin.buffer.read(min(1 << 20, left))',
+  '    if not b: sys.exit("the file ended early")',
+  '    c.send(b)',
+  '    left -= len(b)',
+  'r = c.getresponse()',
+  'r.read()',
+  'print("HTTP/1.1 %d %s" % (r.status, r.reason))',
+  'for k, v in r.getheaders(): print("%s: %s" % (k, v))',
+  'sys.exit(0 if 200 <= r.status < 300 else 22)',
+].join('\n');
+
+/**
+ * The node-side script: MD5 of the bytes, then a PUT of the same bytes with curl, or with Python's standard
+ * library where curl is missing; prints `GS-MD5 <hex>` and the response headers.
+ */
 export function buildPutScript(remotePath: string, url: string, range: { offset: number; length: number } | null): string {
   const tag = `GSURL${randomBytes(6).toString('hex')}`;
   const f = shq(remotePath);
   const bytes = range ? `tail -c +${Math.floor(range.offset) + 1} -- "$f" | head -c ${Math.floor(range.length)}` : `cat -- "$f"`;
+  const urlDoc = [curlConfig(url), tag];
   return [
     `f=${f}`,
     `[ -f "$f" ] || { echo "not a regular file" >&2; exit 3; }`,
-    `command -v curl >/dev/null 2>&1 || { echo "curl is not installed on the node" >&2; exit 4; }`,
+    `if command -v curl >/dev/null 2>&1; then up=curl`,
+    `elif command -v python3 >/dev/null 2>&1; then up=python3`,
+    `else echo "neither curl nor python3 is installed on the node" >&2; exit 4; fi`,
     `m=$(${bytes} | md5sum) || exit 5`,
     `printf 'GS-MD5 %s\\n' "\${m%% *}"`,
+    `if [ "$up" = curl ]; then`,
     `${bytes} | curl -sS --fail -X PUT -T - -D - -o /dev/null -K /dev/fd/3 3<<'${tag}'`,
-    curlConfig(url),
-    tag,
+    ...urlDoc,
+    'else',
+    range ? `n=${Math.floor(range.length)}` : `n=$(wc -c < "$f") || exit 5`,
+    `${bytes} | python3 -c ${shq(PY_PUT)} "$n" 3<<'${tag}'`,
+    ...urlDoc,
+    'fi',
     '',
   ].join('\n');
 }
