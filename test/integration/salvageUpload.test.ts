@@ -40,6 +40,17 @@ log="${log}"
 exec /usr/bin/python3 "$@"
 `;
 
+const FLAKY_CURL = `#!/bin/sh
+# Test wrapper: logs which part each call sends; while $HOME/.curl-fail-parts exists, parts after the first fail.
+cfg=$(cat /dev/fd/3)
+part=$(printf '%s' "$cfg" | sed -n 's/.*[?&]partNumber=\\([0-9]*\\).*/\\1/p')
+echo "part \${part:-whole}" >> "$HOME/.curl-parts.log"
+if [ -f "$HOME/.curl-fail-parts" ] && [ -n "$part" ] && [ "$part" -gt 1 ]; then cat >/dev/null; echo "injected failure" >&2; exit 22; fi
+exec /usr/bin/curl "$@" 3<<EOF
+$cfg
+EOF
+`;
+
 /** What must never reach an uploader's argv or environment on the node. */
 const NEVER_ON_NODE = [
   S3RVER_KEY,
@@ -207,6 +218,53 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
       rmSync(path.join(sim.home, 'bin', 'python3'), { force: true });
       if (existsSync(path.join(sim.home, 'curl-wrapper')))
         renameSync(path.join(sim.home, 'curl-wrapper'), path.join(sim.home, 'bin', 'curl'));
+      await s3.stop();
+    }
+  });
+  it('an interrupted multipart upload resumes per part: parts already sent (ETag-checked) are not sent again', async () => {
+    const s3 = await startS3rver();
+    const curl = path.join(sim.home, 'bin', 'curl');
+    const saved = readFileSync(curl, 'utf8');
+    const partsLog = path.join(sim.home, '.curl-parts.log');
+    const flag = path.join(sim.home, '.curl-fail-parts');
+    const bigPath = path.join(sim.home, big);
+    try {
+      await createBucket(s3.endpoint, 'train-dflash');
+      writeFileSync(curl, FLAKY_CURL);
+      writeFileSync(flag, '');
+      const dest = path.join(base, 'resume');
+      const r1 = await cli(uploadArgs(dest, s3.endpoint), { timeoutMs: 240_000, env: s3Env() });
+      const rep1 = JSON.parse(r1.stdout);
+      const up1 = rep1.uploads.find((u: { remotePath: string }) => u.remotePath === bigPath);
+      assert.equal(up1?.ok, false, 'parts 2 and 3 failed');
+      assert.match(up1.reason, /1 of 3 parts sent; a rerun resumes/);
+      assert.ok(existsSync(path.join(rep1.dest, 'upload-parts.json')), 'the unfinished upload is kept');
+      rmSync(flag);
+      const r2 = await cli(uploadArgs(dest, s3.endpoint), { timeoutMs: 240_000, env: s3Env() });
+      const rep2 = JSON.parse(r2.stdout);
+      assert.equal(rep2.dest, rep1.dest, 'the rerun continues the folder');
+      const up2 = rep2.uploads.find((u: { remotePath: string }) => u.remotePath === bigPath);
+      assert.equal(up2?.ok, true, String(up2?.reason));
+      assert.equal(up2.parts, 3);
+      assert.equal(up2.resumedParts, 1, 'part 1 was checked and kept');
+      const sent = readFileSync(partsLog, 'utf8').trim().split('\n');
+      assert.equal(sent.filter((l) => l === 'part 1').length, 1, `part 1 sent once: ${sent.join(', ')}`);
+      assert.equal(
+        sent.filter((l) => l === 'part 2').length,
+        3,
+        `part 2: failed twice (one retry), then sent by the rerun: ${sent.join(', ')}`,
+      );
+      assert.equal(sent.filter((l) => l === 'part 3').length, 1, 'part 3: only by the rerun');
+      assert.equal(existsSync(path.join(rep2.dest, 'upload-parts.json')), false, 'nothing left unfinished');
+      assert.equal(rep2.items.find((i: { remotePath: string }) => i.remotePath === bigPath).s3, 'present');
+      const aws = awsCli();
+      if (aws) {
+        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
+        assert.equal(ls.keys.get(up2.s3Object), statSync(bigPath).size, `awscli: ${up2.s3Object}`);
+      }
+    } finally {
+      writeFileSync(curl, saved);
+      rmSync(flag, { force: true });
       await s3.stop();
     }
   });

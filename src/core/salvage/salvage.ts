@@ -29,6 +29,7 @@ import { mdCodeCell, mdText } from '../util/terminal';
 import { redactArgv, redactText } from '../util/redact';
 import type { S3Mapping, S3Status, S3Target } from './s3';
 import type { AbortLike, Transport } from '../ssh/transport';
+import type { PendingUpload, UploadResume } from './upload';
 import {
   LeftReason,
   ListedFile,
@@ -1267,7 +1268,7 @@ export class Salvager {
         size: i.size,
         key: i.s3 === 'mismatch' && i.s3Key ? i.s3Key : uploadKey(i.remotePath, s3.prefix, s3.mappings),
       })),
-      { partSize: this.o.partSize, signal: this.o.signal, onProgress: (msg) => this.progress('s3', msg) },
+      { partSize: this.o.partSize, signal: this.o.signal, onProgress: (msg) => this.progress('s3', msg), resume: this.pendingUploads() },
     );
     m.uploads = res;
     this.save(true);
@@ -1287,6 +1288,26 @@ export class Salvager {
       reason: `${m.steps.s3.reason ?? ''}; uploaded ${res.length - failed.length} of ${res.length} file(s) from the node${failed.length ? ` (${failed[0].remotePath}: ${failed[0].reason})` : ''}`,
     };
     this.save(true);
+  }
+
+  /** Unfinished multipart uploads of this run folder (a rerun continues the folder, so it resumes them per part). */
+  private pendingUploads(): UploadResume {
+    const file = path.join(this.dir, 'upload-parts.json');
+    let all: Record<string, PendingUpload> = {};
+    try {
+      all = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      /* none yet */
+    }
+    return {
+      get: (key) => all[key],
+      set: (key, p) => {
+        if (p) all[key] = p;
+        else delete all[key];
+        if (Object.keys(all).length) writeAtomic(file, JSON.stringify(all, null, 2) + '\n');
+        else rmSync(file, { force: true });
+      },
+    };
   }
 
   private async runEnvironmentStep(): Promise<void> {

@@ -4,8 +4,10 @@
  * where curl is missing), over the node's bandwidth. The URL reaches the uploader through a here-document on
  * file descriptor 3 (`-K /dev/fd/3`), never through its argv, a file or the environment. Above the part size
  * the upload is multipart: one presigned URL per part, the node sends each part, its ETag is checked against
- * the part's MD5 (computed on the node), then the laptop completes the object. A failed multipart upload is
- * aborted.
+ * the part's MD5 (computed on the node), then the laptop completes the object. With `resume`, an unfinished
+ * multipart upload is kept (its upload id and each part's checked ETag on the laptop): a rerun checks each
+ * recorded part against the MD5 of the node's bytes now and sends only the parts that are missing or differ.
+ * Without it, a failed multipart upload is aborted.
  */
 import { randomBytes } from 'node:crypto';
 import { GpuSessionsError, errorMessage } from '../util/errors';
@@ -25,8 +27,25 @@ export interface UploadResult {
   s3Object: string;
   ok: boolean;
   parts: number;
+  /** Parts of an earlier, unfinished run that were checked and not sent again. */
+  resumedParts?: number;
   bytes: number;
   reason: string | null;
+}
+
+/** An unfinished multipart upload as the laptop keeps it: the upload id and each sent part's ETag. */
+export interface PendingUpload {
+  uploadId: string;
+  size: number;
+  partSize: number;
+  /** part number → ETag (the part's MD5, checked when it was sent) */
+  etags: Record<string, string>;
+}
+
+/** Where unfinished multipart uploads are kept between runs (by object key). */
+export interface UploadResume {
+  get(key: string): PendingUpload | undefined;
+  set(key: string, p: PendingUpload | undefined): void;
 }
 
 export interface UploadOptions {
@@ -36,6 +55,8 @@ export interface UploadOptions {
   expiresIn?: number;
   signal?: AbortLike;
   onProgress?: (message: string, bytesDone: number) => void;
+  /** Keep unfinished multipart uploads and resume them per part (see the file's header). */
+  resume?: UploadResume;
 }
 
 const MIN_PART = 5 * 1024 * 1024;
@@ -75,6 +96,31 @@ const PY_PUT = [
   'sys.exit(0 if 200 <= r.status < 300 else 22)',
 ].join('\n');
 
+function bytesOf(range: { offset: number; length: number } | null): string {
+  return range ? `tail -c +${Math.floor(range.offset) + 1} -- "$f" | head -c ${Math.floor(range.length)}` : `cat -- "$f"`;
+}
+
+/** The node-side script that only hashes: `GS-MD5 <hex>` of the bytes (a recorded part is checked before it is skipped). */
+export function buildMd5Script(remotePath: string, range: { offset: number; length: number } | null): string {
+  return [
+    `f=${shq(remotePath)}`,
+    `[ -f "$f" ] || exit 3`,
+    `m=$(${bytesOf(range)} | md5sum) || exit 5`,
+    `printf 'GS-MD5 %s\\n' "\${m%% *}"`,
+    '',
+  ].join('\n');
+}
+
+async function md5FromNode(
+  t: Transport,
+  remotePath: string,
+  range: { offset: number; length: number },
+  signal?: AbortLike,
+): Promise<string | null> {
+  const r = await t.exec('sh -s', { stdin: buildMd5Script(remotePath, range), timeoutMs: 3600_000, signal, maxOutputBytes: 4096 });
+  return r.code === 0 ? parsePutOutput(r.stdout.toString('utf8')).md5 : null;
+}
+
 /**
  * The node-side script: MD5 of the bytes, then a PUT of the same bytes with curl, or with Python's standard
  * library where curl is missing; prints `GS-MD5 <hex>` and the response headers.
@@ -82,7 +128,7 @@ const PY_PUT = [
 export function buildPutScript(remotePath: string, url: string, range: { offset: number; length: number } | null): string {
   const tag = `GSURL${randomBytes(6).toString('hex')}`;
   const f = shq(remotePath);
-  const bytes = range ? `tail -c +${Math.floor(range.offset) + 1} -- "$f" | head -c ${Math.floor(range.length)}` : `cat -- "$f"`;
+  const bytes = bytesOf(range);
   const urlDoc = [curlConfig(url), tag];
   return [
     `f=${f}`,
@@ -145,6 +191,8 @@ export async function uploadFromNode(t: Transport, target: S3Target, items: Uplo
   const expiresIn = Math.max(60, Math.floor(o.expiresIn ?? 900));
   const out: UploadResult[] = [];
   let done = 0;
+  const abortUpload = (key: string, uploadId: string) =>
+    client.send(new sdk.AbortMultipartUploadCommand({ Bucket: target.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
   try {
     for (const it of items) {
       if (o.signal?.aborted) throw new GpuSessionsError('cancelled', 'Upload cancelled.');
@@ -157,15 +205,31 @@ export async function uploadFromNode(t: Transport, target: S3Target, items: Uplo
           await putFromNode(t, it.remotePath, url, null, o.signal);
           res.parts = 1;
         } else {
-          const mp = await client.send(new sdk.CreateMultipartUploadCommand({ Bucket: target.bucket, Key: it.key }));
-          const uploadId = mp.UploadId!;
+          const n = Math.ceil(it.size / partSize);
+          let pending = o.resume?.get(it.key);
+          if (pending && (pending.size !== it.size || pending.partSize !== partSize)) {
+            await abortUpload(it.key, pending.uploadId);
+            pending = undefined;
+          }
+          const uploadId =
+            pending?.uploadId ??
+            (await client.send(new sdk.CreateMultipartUploadCommand({ Bucket: target.bucket, Key: it.key }))).UploadId!;
+          const state: PendingUpload = pending ?? { uploadId, size: it.size, partSize, etags: {} };
+          o.resume?.set(it.key, state);
           const parts: Array<{ ETag: string; PartNumber: number }> = [];
+          let resumed = 0;
           try {
-            const n = Math.ceil(it.size / partSize);
             for (let i = 0; i < n; i++) {
               if (o.signal?.aborted) throw new GpuSessionsError('cancelled', 'Upload cancelled.');
               const offset = i * partSize;
               const length = Math.min(partSize, it.size - offset);
+              const had = state.etags[String(i + 1)];
+              // A part sent by an earlier run is kept when the node's bytes still hash to its ETag.
+              if (had && (await md5FromNode(t, it.remotePath, { offset, length }, o.signal)) === had.toLowerCase()) {
+                parts.push({ ETag: `"${had}"`, PartNumber: i + 1 });
+                resumed++;
+                continue;
+              }
               const url = await getSignedUrl(
                 client,
                 new sdk.UploadPartCommand({ Bucket: target.bucket, Key: it.key, UploadId: uploadId, PartNumber: i + 1 }),
@@ -180,6 +244,8 @@ export async function uploadFromNode(t: Transport, target: S3Target, items: Uplo
                 r = await putFromNode(t, it.remotePath, url, { offset, length }, o.signal); // one retry per part
               }
               parts.push({ ETag: `"${r.etag}"`, PartNumber: i + 1 });
+              state.etags[String(i + 1)] = r.etag;
+              o.resume?.set(it.key, state);
             }
             await client.send(
               new sdk.CompleteMultipartUploadCommand({
@@ -189,11 +255,17 @@ export async function uploadFromNode(t: Transport, target: S3Target, items: Uplo
                 MultipartUpload: { Parts: parts },
               }),
             );
+            o.resume?.set(it.key, undefined);
             res.parts = parts.length;
+            res.resumedParts = resumed;
           } catch (e) {
-            await client
-              .send(new sdk.AbortMultipartUploadCommand({ Bucket: target.bucket, Key: it.key, UploadId: uploadId }))
-              .catch(() => undefined);
+            // Kept for a rerun, unless S3 no longer knows the upload (expired or aborted): then it starts over.
+            const gone = /NoSuchUpload|HTTP 404/.test(errorMessage(e)) || (e as { name?: string })?.name === 'NoSuchUpload';
+            if (!o.resume || gone) {
+              o.resume?.set(it.key, undefined);
+              await abortUpload(it.key, uploadId);
+            } else if (!(e instanceof GpuSessionsError && e.code === 'cancelled'))
+              throw new Error(`${errorMessage(e)} (${Object.keys(state.etags).length} of ${n} parts sent; a rerun resumes)`);
             throw e;
           }
         }
