@@ -38,6 +38,8 @@ export interface SalvageCliOptions {
   partSizeMiB?: number;
   /** How long the node may be unreachable before the last synced state becomes final. */
   graceS?: number;
+  /** The rental's end: most valuable per byte first, and what will not make it named before the bulk data. */
+  deadline?: Date | null;
 }
 
 export interface Io {
@@ -66,6 +68,7 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
     stats: m.stats,
     listing: m.listing,
     uploads: m.uploads ?? [],
+    deadline: m.deadline ?? null,
     items: m.items.map((i) => ({
       remotePath: i.remotePath,
       localPath: i.localPath ? `${m.dest}/${i.localPath}` : null,
@@ -138,11 +141,13 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     maxDepth: o.maxDepth,
     uploadMissing: o.uploadMissing,
     partSize: o.partSizeMiB ? o.partSizeMiB * 1048576 : undefined,
+    deadline: o.deadline,
     signal,
     onProgress: (p) => {
       if (o.json) return;
       const now = Date.now();
-      if (now - lastLine < 1000 && p.step !== 'verdict') return;
+      // the deadline plan is said once, before the bulk data, and never dropped by the throttle
+      if (now - lastLine < 1000 && p.step !== 'verdict' && !p.message.startsWith('The rental ends')) return;
       lastLine = now;
       io.err(`[${p.step}] ${p.message} — ${p.filesDone}/${p.filesTotal} files, ${bytes(p.bytesDone)}/${bytes(p.bytesTotal)}\n`);
     },
@@ -167,6 +172,10 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     for (const s of STEPS)
       io.out(`${m.steps[s.id].status.padEnd(8)} ${s.title}${m.steps[s.id].reason ? ` — ${m.steps[s.id].reason}` : ''}\n`);
     io.out(`\nSalvaged into ${m.dest}\n`);
+    if (m.deadline)
+      io.out(
+        `Deadline ${m.deadline.at}: ${m.deadline.fits === true ? 'everything fitted in time' : m.deadline.fits === false ? `${m.deadline.wontMakeIt.length} file(s) were not expected to make it (see SALVAGE.md)` : 'the rate was not known before the bulk data'}\n`,
+      );
     if (m.verdict === 'safe') io.out(`VERDICT: safe to shut down ${m.node}.\n`);
     else {
       io.out(`VERDICT: NOT safe to shut down ${m.node}: ${m.reasons.join(', ')}\n`);

@@ -26,7 +26,8 @@ Usage:
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
   gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
                         [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL]
-                        [--max-files N] [--max-depth N] [--watch [--interval S] [--grace S]] [--upload-missing [--part-size MiB]] [--yes] [--json]
+                        [--max-files N] [--max-depth N] [--watch [--interval S] [--grace S]]
+                        [--upload-missing [--part-size MiB]] [--deadline ISO] [--yes] [--json]
                                               every file under the work's folders saved byte-exact or listed with
                                               why it stays; check S3; environment; whether NODE is safe to shut
                                               down (exit 5 unsafe: still-running, changed-during-run, ...)
@@ -357,6 +358,15 @@ async function cmdMcp(g: GlobalOpts, io: CliIo): Promise<number> {
   }
 }
 
+/** `--deadline ISO-8601` (watch and salvage): the rental's end; null when not given. */
+function deadlineOption(v: Record<string, unknown>): Date | null {
+  if (v.deadline === undefined) return null;
+  const d = String(v.deadline);
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(d) ? new Date(d) : new Date(NaN);
+  if (Number.isNaN(at.getTime())) usageError(`--deadline is an ISO-8601 time such as 2026-12-02T06:00:00Z (got "${d}").`);
+  return at;
+}
+
 async function cmdWatchMain(
   rest: string[],
   v: Record<string, string | boolean | string[] | undefined>,
@@ -371,12 +381,7 @@ async function cmdWatchMain(
     usageError(`--until must be done, crashed, unhealthy or any (got "${until}").`);
   const price = v['price-per-hour'] !== undefined ? Number(v['price-per-hour']) : null;
   if (price !== null && !(price >= 0 && Number.isFinite(price))) usageError('--price-per-hour is a number of US dollars, e.g. 12.5.');
-  let deadline: Date | null = null;
-  if (v.deadline !== undefined) {
-    const d = String(v.deadline);
-    deadline = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(d) ? new Date(d) : new Date(NaN);
-    if (Number.isNaN(deadline.getTime())) usageError(`--deadline is an ISO-8601 time such as 2026-12-02T06:00:00Z (got "${d}").`);
-  }
+  const deadline = deadlineOption(v);
   const leadMin = v['deadline-lead'] !== undefined ? Number(v['deadline-lead']) : 30;
   if (!(leadMin >= 0)) usageError('--deadline-lead is a number of minutes.');
   const nodes = [...new Set(rest)].map((n) => nodeFor(n, g));
@@ -654,6 +659,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
               partSizeMiB,
               intervalS: wInterval,
               graceS,
+              deadline: deadlineOption(v),
             },
             io,
             signal,

@@ -23,6 +23,7 @@ import {
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { cli } from '../helpers/cli';
+import { salvageArgs } from '../helpers/salvageArgs';
 import { S3RVER_KEY, awsCli, awsLsRecursive, createBucket, putObjects, s3Env, startS3rver } from '../helpers/s3rver';
 import { SimNode, startSimNode } from '../helpers/simnode';
 
@@ -97,28 +98,23 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
     if (base) rmSync(base, { recursive: true, force: true });
   });
 
-  const uploadArgs = (dest: string, endpoint: string) => [
-    '--ssh-config',
-    sim.sshd.sshConfigFile,
-    '--known-hosts',
-    sim.sshd.knownHostsFile,
-    'salvage',
-    'simnode',
-    '--dest',
-    dest,
-    '--yes',
-    '--json',
-    '--stop-servers',
-    '--s3',
-    's3://train-dflash/qwen36/',
-    '--s3-endpoint',
-    endpoint,
-    '--upload-missing',
-    '--part-size',
-    '5',
-    '--size-threshold',
-    '8',
-  ];
+  const uploadArgs = (dest: string, endpoint: string) =>
+    salvageArgs(
+      sim,
+      dest,
+      '--yes',
+      '--json',
+      '--stop-servers',
+      '--s3',
+      's3://train-dflash/qwen36/',
+      '--s3-endpoint',
+      endpoint,
+      '--upload-missing',
+      '--part-size',
+      '5',
+      '--size-threshold',
+      '8',
+    );
 
   it('uploads missing and mismatched files from the node, multipart above the part size; S3 then holds them', async () => {
     const s3 = await startS3rver();

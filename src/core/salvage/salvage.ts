@@ -131,6 +131,8 @@ export interface SalvageManifest {
   lost: Array<{ remotePath: string; size: number; why: string }>;
   leftByChoice: Array<{ remotePath: string; size: number; s3: S3Status }>;
   environment?: { json: string; md: string; summary: string } | null;
+  /** With a rental deadline: the bulk data's plan against it, stated before the bulk data starts. */
+  deadline?: DeadlinePlan | null;
   /** Keep Node Salvaged: when the last sync finished and what was written on the node since. */
   watch?: { lastSyncedAt: string | null; atRiskBytes: number; syncs: number; intervalS: number } | null;
   /** The node vanished during a watch: the last synced state is final. */
@@ -186,6 +188,8 @@ export interface SalvageOptions {
   uploadMissing?: boolean;
   /** Multipart above this many bytes (default 64 MiB). */
   partSize?: number;
+  /** The node's rental deadline: work goes in order of value per byte, and what will not make it is named. */
+  deadline?: Date | null;
   concurrency?: number;
   signal?: AbortLike;
   onProgress?: (p: SalvageProgress) => void;
@@ -207,6 +211,55 @@ export const LEFT_REASON_TEXT: Record<LeftReason, string> = {
   'secret-store': 'private key or credentials store: never copied',
   deselected: 'not selected',
 };
+
+/** The bulk data against the rental deadline, from the rate measured on the steps before it. */
+export interface DeadlinePlan {
+  at: string;
+  secondsLeft: number;
+  /** Bytes per second measured so far in this run; null when too little has travelled to tell. */
+  rateBps: number | null;
+  remainingBytes: number;
+  /** Seconds the remaining bytes need at that rate; null when the rate is unknown. */
+  etaS: number | null;
+  fits: boolean | null;
+  /** In transfer order, what would still be travelling when the rental ends. */
+  wontMakeIt: Array<{ remotePath: string; size: number }>;
+}
+
+/** Value per byte: scripts, configs, progress before logs, logs before bulk data; smaller first within a class. */
+export function byValuePerByte(a: SalvageItem, b: SalvageItem): number {
+  const rank = (i: SalvageItem) =>
+    i.kind === 'progress' ? 0 : i.step === 'scripts' || i.step === 'configs' ? 1 : i.step === 'logs' ? 2 : 3;
+  return rank(a) - rank(b) || a.size - b.size;
+}
+
+/**
+ * What fits before the deadline at `rateBps`, items in transfer order (`items` already sorted): the first
+ * item whose cumulative bytes would finish after `secondsLeft`, and all after it, will not make it.
+ */
+export function planAgainstDeadline(items: SalvageItem[], at: Date, nowMs: number, rateBps: number | null): DeadlinePlan {
+  const secondsLeft = Math.round((at.getTime() - nowMs) / 1000);
+  const remainingBytes = items.reduce((a, b) => a + b.size, 0);
+  const etaS = rateBps && rateBps > 0 ? remainingBytes / rateBps : null;
+  const wontMakeIt: DeadlinePlan['wontMakeIt'] = [];
+  if (secondsLeft <= 0) wontMakeIt.push(...items.map((i) => ({ remotePath: i.remotePath, size: i.size })));
+  else if (etaS !== null) {
+    let cum = 0;
+    for (const i of items) {
+      cum += i.size;
+      if (cum / rateBps! > secondsLeft) wontMakeIt.push({ remotePath: i.remotePath, size: i.size });
+    }
+  }
+  return {
+    at: at.toISOString(),
+    secondsLeft,
+    rateBps: rateBps && rateBps > 0 ? Math.round(rateBps) : null,
+    remainingBytes,
+    etaS: etaS === null ? null : Math.round(etaS),
+    fits: secondsLeft <= 0 ? remainingBytes === 0 : etaS === null ? null : wontMakeIt.length === 0,
+    wontMakeIt,
+  };
+}
 
 export function stepOf(kind: SalvageItem['kind']): StepId {
   switch (kind) {
@@ -618,12 +671,17 @@ export class Salvager {
       this.filesTotal = m.items.filter((i) => i.selected).length;
       this.filesDone = m.items.filter((i) => i.selected && i.status === 'verified').length;
       this.bytesTotal = files.reduce((a, b) => a + b.size, 0);
-      for (const step of ['scripts', 'logs', 'configs', 'data'] as StepId[]) {
+      const started = { ms: Date.now(), bytes: m.stats.bytesTransferred };
+      // With a deadline, configs (small, and what reproduces the run) before the logs.
+      const order: StepId[] = this.o.deadline ? ['scripts', 'configs', 'logs', 'data'] : ['scripts', 'logs', 'configs', 'data'];
+      for (const step of order) {
         this.checkCancel();
-        await this.runFileStep(
-          step,
-          files.filter((f) => f.step === step),
-        );
+        let mine = files.filter((f) => f.step === step);
+        if (this.o.deadline) {
+          mine = mine.sort(byValuePerByte);
+          if (step === 'data') this.planDeadline(this.o.deadline, mine, started);
+        }
+        await this.runFileStep(step, mine);
       }
       this.checkCancel();
       await this.finalPass();
@@ -969,6 +1027,35 @@ export class Salvager {
     }
   }
 
+  /** States, before the bulk data starts, whether it will be saved before the rental ends, and names what will not. */
+  private planDeadline(at: Date, data: SalvageItem[], started: { ms: number; bytes: number }): void {
+    const m = this.manifest;
+    const moved = m.stats.bytesTransferred - started.bytes;
+    const secs = (Date.now() - started.ms) / 1000;
+    // Too little has travelled (or too briefly) to tell a rate from it.
+    const rate = moved >= 64 * 1024 && secs >= 0.2 ? moved / secs : null;
+    const plan = planAgainstDeadline(
+      data.filter((i) => i.status === 'pending'),
+      at,
+      Date.now(),
+      rate,
+    );
+    m.deadline = plan;
+    this.save(true);
+    const names = plan.wontMakeIt
+      .slice(0, 3)
+      .map((w) => w.remotePath.split('/').pop())
+      .join(', ');
+    const msg =
+      plan.fits === true
+        ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min: the remaining ${formatBytes(plan.remainingBytes)} need about ${plan.etaS} s — everything will be saved in time`
+        : plan.fits === null
+          ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min; the transfer rate is not known yet (most valuable first)`
+          : `The rental ends ${plan.secondsLeft > 0 ? `in ${Math.round(plan.secondsLeft / 60)} min` : '— it is already over'}: ${plan.wontMakeIt.length} file(s), ${formatBytes(plan.wontMakeIt.reduce((a, b) => a + b.size, 0))}, will not make it (${names}${plan.wontMakeIt.length > 3 ? ', …' : ''}); the most valuable go first`;
+    this.log.warn(msg);
+    this.progress('data', msg);
+  }
+
   private async runFileStep(step: StepId, files: SalvageItem[]): Promise<void> {
     const m = this.manifest;
     const gitItems = step === 'configs' ? m.items.filter((i) => i.kind === 'git-state' && i.selected && i.status === 'pending') : [];
@@ -1053,8 +1140,10 @@ export class Salvager {
     type Job = { kind: 'one'; item: SalvageItem } | { kind: 'append'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
     const jobs: Job[] = [
       ...appends.map((item): Job => ({ kind: 'append', item })),
-      ...big.map((item): Job => ({ kind: 'one', item })),
+      // With a deadline, value per byte: the small files (already sorted) before the large ones.
+      ...(this.o.deadline ? [] : big.map((item): Job => ({ kind: 'one', item }))),
       ...batches.map((items): Job => ({ kind: 'batch', items })),
+      ...(this.o.deadline ? big.map((item): Job => ({ kind: 'one', item })) : []),
     ];
     const title = step === 'final' ? 'Final pass' : STEPS.find((s) => s.id === step)!.title;
     const onBytes = (n: number) => {
@@ -1463,6 +1552,18 @@ export function renderSalvageReport(m: SalvageManifest): string {
   }
   for (const d of m.reasonDetails ?? []) L.push(`- **${d.code}**: ${mdCell(d.message)}`);
   if (m.reasonDetails?.length) L.push('');
+  if (m.deadline) {
+    const d = m.deadline;
+    L.push(
+      `## ⏱ Rental deadline ${d.at}`,
+      '',
+      `- Planned with ${d.secondsLeft > 0 ? `${Math.round(d.secondsLeft / 60)} min left` : 'the rental already over'}: ${formatBytes(d.remainingBytes)} of bulk data, most valuable per byte first (scripts, configs, progress, logs, then data, smaller first)`,
+      `- Measured rate: ${d.rateBps ? `${formatBytes(d.rateBps)}/s, about ${d.etaS} s for the bulk data` : 'not known yet'}; ${d.fits === true ? 'everything fits in time' : d.fits === false ? `${d.wontMakeIt.length} file(s) were not expected to make it:` : 'whether it fits could not be told'}`,
+    );
+    for (const w of d.wontMakeIt.slice(0, 50)) L.push(`  - ${code(w.remotePath)} (${formatBytes(w.size)})`);
+    if (d.wontMakeIt.length > 50) L.push(`  - … and ${d.wontMakeIt.length - 50} more`);
+    L.push('');
+  }
   const jobWeights = m.items.filter((i) => i.jobWeights && !i.selected);
   if (jobWeights.length) {
     L.push('> ⚠️ **Weights the job wrote are left on the node** (above the size threshold; they cannot be downloaded again):', '>');

@@ -135,7 +135,10 @@ export async function salvageSettings(
   deps: Services,
   node: NodeSpec,
 ): Promise<
-  | Pick<SalvageOptions, 'node' | 'transport' | 'base' | 'roots' | 'addRoots' | 'redact' | 'gitignore' | 'sizeThreshold' | 's3' | 'log'>
+  | Pick<
+      SalvageOptions,
+      'node' | 'transport' | 'base' | 'roots' | 'addRoots' | 'redact' | 'gitignore' | 'sizeThreshold' | 's3' | 'log' | 'deadline'
+    >
   | undefined
 > {
   const ws = vscode.workspace.workspaceFolders?.[0];
@@ -152,6 +155,9 @@ export async function salvageSettings(
   if (s3Url && !s3u)
     void vscode.window.showWarningMessage(`GPU Sessions: gpuSessions.salvage.s3Url "${s3Url}" is not s3://bucket/prefix; S3 is skipped.`);
   const endpoint = cfg<string>('salvage.s3Endpoint', '') || undefined;
+  // The node's rental deadline (Set Rental Deadline…): most valuable per byte first, what will not make it named.
+  const deadlineSetting = (cfg<Record<string, string>>('rentalDeadlines', {}) ?? {})[node.name];
+  const deadline = deadlineSetting ? new Date(deadlineSetting) : null;
   return {
     node: node.name,
     transport: deps.transportFor(node),
@@ -163,6 +169,7 @@ export async function salvageSettings(
     sizeThreshold: cfg<number>('salvage.sizeThresholdMiB', 256) * 1048576,
     s3: s3u ? { ...s3u, endpoint, forcePathStyle: endpoint ? true : undefined, mappings: cfg('salvage.s3Mappings', []) } : null,
     log: deps.log,
+    deadline: deadline && !Number.isNaN(deadline.getTime()) ? deadline : null,
   };
 }
 
