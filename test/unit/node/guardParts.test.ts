@@ -8,7 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ServerStateMachine } from '../../../src/core/sglang/serverState';
 import { parseLostGpus } from '../../../src/core/node/nvidiaSmi';
-import { WatchEconomics, deadlineAt, formatDuration, perMillion } from '../../../src/core/node/spend';
+import { WatchEconomics, deadlineAt, perMillion } from '../../../src/core/node/spend';
+import { formatDuration } from '../../../src/core/util/format';
 import { HistoryStore, historyFileName } from '../../../src/core/node/history';
 import type { GuardSample } from '../../../src/core/node/guard';
 
