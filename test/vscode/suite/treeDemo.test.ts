@@ -183,7 +183,10 @@ describe('the demo node: rental countdown, and no planted secret anywhere in the
       assert.ok(!s.args.some((a) => SECRETS.some((k) => a.includes(k))), 'argv redacted where it enters the process');
       // Its log prints its ServerArgs (api_key included), as SGLang does; then a crash line naming the key.
       await waitFor('its log printed the key', () => readFileSync(logFile, 'utf8').includes(API_KEY), 30_000);
-      await waitFor('the monitor follows it', () => api.live.live(DEMO)?.servers.some((x) => x.port === port), 30_000);
+      // Ready ("Started server process" resets a server's crash state, so the crash line comes after it).
+      await waitFor('the server ready', () => readFileSync(logFile, 'utf8').includes('The server is fired up and ready to roll'), 60_000);
+      // The guard judges it (lines of a log reach its state machine once the guard has seen the probe listing it).
+      await waitFor('the guard judges it', () => api.live.live(DEMO)?.servers.find((x) => x.port === port)?.state, 30_000);
     });
 
     it('after a crash line with the key and the token: no secret in any tree item, log line, notification or Show Node Details', async () => {
@@ -193,7 +196,12 @@ describe('the demo node: rental countdown, and no planted secret anywhere in the
       );
       await waitFor(
         'the crash under the node',
-        () => api.live.live(DEMO)?.problems?.some((p) => p.port === port && p.to === 'crashed'),
+        () => {
+          const l = api.live.live(DEMO);
+          if (l?.problems?.some((p) => p.port === port && p.to === 'crashed')) return true;
+          const s = l?.servers.find((x) => x.port === port);
+          throw new Error(`state ${s?.state} (${s?.stateReason}), health ${s?.health}, tail error ${l?.tailError}`);
+        },
         45_000,
         500,
       );
