@@ -66,7 +66,8 @@ Global options:
   --known-hosts FILE    known_hosts file to check and append to (default ~/.ssh/known_hosts)
   --identity FILE       private key to try first (repeatable)
   --accept-new          accept and record an unknown host key (a changed key is always refused)
-  --roots DIR,...       directories to scan for artifacts (default: the remote home)
+  --roots DIR,...       directories to scan for artifacts (default: the home, the user's provider volumes
+                        such as /workspace or /data, and the SGLang servers' working directories)
   --timeout SECONDS     connect timeout (default 15)
   -v, --verbose         log connection details to stderr
   -h, --help            this help

@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { GuardTransition } from '../core/node/guard';
 import { isOkValue } from '../core/node/guard';
 import { shq } from '../core/remote/quote';
+import { redactOutput } from '../core/util/redact';
 import type { Transport } from '../core/ssh/transport';
 import { cfg } from './config';
 import { Disposables } from './disposable';
@@ -89,7 +90,7 @@ export class Alerts extends Disposables {
     }
     this.recent.push(now);
     const where = t.port !== undefined ? `:${t.port}` : t.gpu !== undefined ? `GPU ${t.gpu}` : (t.mount ?? '');
-    const text = `${t.node}${where ? ` ${where}` : ''}: ${t.to}${t.class ? ` (${t.class})` : ''} — ${t.message.slice(0, 300)}`;
+    const text = `${t.node}${where ? ` ${where}` : ''}: ${t.to}${t.class ? ` (${t.class})` : ''} — ${redactOutput(t.message).slice(0, 300)}`;
     const actions: string[] = [];
     if (t.logFile) actions.push('Open Log');
     if (t.to === 'done' || t.to === 'crashed' || t.to === 'deadline-near') actions.push('Salvage Node');

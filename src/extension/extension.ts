@@ -15,7 +15,7 @@ import { announceVanished } from './commands/keepSalvaged';
 import { Alerts } from './alerts';
 import { Dashboards } from './dashboard';
 import { LiveMonitors } from './liveMonitors';
-import { channelLogger } from './log';
+import { RecentLines, channelLogger } from './log';
 import { LogViews } from './logView';
 import { NodeList, fleetOptions } from './nodeList';
 import { NodeResolver } from './resolve';
@@ -33,13 +33,16 @@ export interface GpuSessionsApi {
   tree: NodesTreeProvider;
   reloadNodes(): void;
   demo(): DemoHandle | undefined;
+  /** The last lines written to the GPU Sessions output channel (already redacted), for tests. */
+  logText(): string;
 }
 
 export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const store = new DisposableStore();
   context.subscriptions.push(store);
   const channel = store.add(vscode.window.createOutputChannel('GPU Sessions', { log: true }));
-  const log = channelLogger(channel);
+  const recentLog = new RecentLines();
+  const log = channelLogger(channel, recentLog);
   const demo = store.add(new DemoNode());
   const connections = store.add(
     new Connections({ secrets: context.secrets, log, demo, resolveHop: (spec): NodeSpec | undefined => nodes.resolveHop(spec) }),
@@ -57,6 +60,8 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const logViews = store.add(new LogViews());
   const live = store.add(new LiveMonitors(fleet, (n) => (fleet.node(n) ? transportFor(n) : undefined), tree, status, log));
   tree.liveFor = (n) => live.live(n);
+  tree.deadlineFor = (n) => live.deadlineOf(n);
+  tree.groupsFor = (ns) => nodes.group(ns);
   live.historyDir = vscode.Uri.joinPath(context.globalStorageUri, 'history').fsPath;
   const dashboards = store.add(
     new Dashboards(context.extensionUri, {
@@ -104,7 +109,16 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   log.info(`GPU Sessions activated: ${fleet.nodes().length} node(s).`);
   const alerts = store.add(new Alerts((n) => (fleet.node(n) ? transportFor(n) : undefined), docs));
   live.alerts = alerts;
-  return { fleet, tree, alerts, live, dashboards, reloadNodes: () => nodes.reload(), demo: () => demo.current };
+  return {
+    fleet,
+    tree,
+    alerts,
+    live,
+    dashboards,
+    reloadNodes: () => nodes.reload(),
+    demo: () => demo.current,
+    logText: () => recentLog.text(),
+  };
 }
 
 export function deactivate(): void {

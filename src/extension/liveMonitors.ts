@@ -8,7 +8,7 @@ import { NodeGuard } from '../core/node/guard';
 import { NodeLive, NodeMonitor } from '../core/node/monitor';
 import type { Alerts } from './alerts';
 import { HistoryStore } from '../core/node/history';
-import { Deadline, Spend, WatchEconomics } from '../core/node/spend';
+import { Deadline, Spend, WatchEconomics, deadlineAt } from '../core/node/spend';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '../core/ssh/transport';
 import type { Logger } from '../core/util/logger';
@@ -122,21 +122,39 @@ export class LiveMonitors extends Disposables {
     return parts.join('\n');
   }
 
-  private economicsFor(node: string): WatchEconomics | null {
+  /** The node's price and rental deadline from settings (gpuSessions.pricePerHour, nodePricePerHour, rentalDeadlines). */
+  private rentalOf(node: string): { price: number | null; deadline: Date | null; deadlineRaw: string; leadMin: number } {
     const prices = cfg<Record<string, number>>('nodePricePerHour', {}) ?? {};
     const price = typeof prices[node] === 'number' ? prices[node] : cfg<number | null>('pricePerHour', null);
     const deadlines = cfg<Record<string, string>>('rentalDeadlines', {}) ?? {};
     const d = deadlines[node] ? new Date(deadlines[node]) : null;
-    const lead = cfg<number>('deadlineWarningMinutes', 30) ?? 30;
-    if ((price === null || price === undefined || !(price >= 0)) && !(d && !Number.isNaN(d.getTime()))) return null;
-    const key = `${price}|${deadlines[node] ?? ''}|${lead}`;
+    const leadMin = cfg<number>('deadlineWarningMinutes', 30) ?? 30;
+    return {
+      price: price === null || price === undefined || !(price >= 0) ? null : price,
+      deadline: d && !Number.isNaN(d.getTime()) ? d : null,
+      deadlineRaw: deadlines[node] ?? '',
+      leadMin,
+    };
+  }
+
+  /**
+   * The node's rental deadline now (for the countdown row): seconds left at `now`, not at the last sample, and
+   * the job's ETA from the live guard (as `watch --deadline` computes it). undefined when no deadline is set.
+   */
+  deadlineOf(node: string, now = Date.now()): { deadline: Deadline; leadS: number } | undefined {
+    const r = this.rentalOf(node);
+    if (!r.deadline) return undefined;
+    const job = this.guards.get(node)?.sample().job;
+    return { deadline: deadlineAt(r.deadline, now, job?.state === 'running' ? job.etaS : null), leadS: r.leadMin * 60 };
+  }
+
+  private economicsFor(node: string): WatchEconomics | null {
+    const { price, deadline, deadlineRaw, leadMin } = this.rentalOf(node);
+    if (price === null && !deadline) return null;
+    const key = `${price}|${deadlineRaw}|${leadMin}`;
     const cur = this.economics.get(node);
     if (cur && cur.key === key) return cur.e;
-    const e = new WatchEconomics({
-      pricePerHour: price ?? null,
-      deadline: d && !Number.isNaN(d.getTime()) ? d : null,
-      leadMs: lead * 60_000,
-    });
+    const e = new WatchEconomics({ pricePerHour: price, deadline, leadMs: leadMin * 60_000 });
     this.economics.set(node, { key, e });
     return e;
   }

@@ -7,7 +7,8 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { Fleet } from '../core/node/fleet';
 import type { NodeSpec } from '../core/ssh/config';
-import { NodeListing, listNodes, resolveNode } from '../core/ssh/nodes';
+import { GroupedNodes, groupNodes, treeGrouping } from '../core/ssh/groups';
+import { NodeListing, defaultSshConfigFile, listNodes, resolveNode } from '../core/ssh/nodes';
 import { LOCAL_NODE_NAME } from '../core/ssh/pool';
 import type { Logger } from '../core/util/logger';
 import { cfg, expandHome } from './config';
@@ -32,9 +33,20 @@ export class NodeList {
     return this.listing ? resolveNode(spec, this.listing) : undefined;
   }
 
+  /** The main ssh config file (gpuSessions.sshConfigFile, else ~/.ssh/config). */
+  private rootConfigFile(): string {
+    const file = cfg<string>('sshConfigFile', '');
+    return file ? expandHome(file) : defaultSshConfigFile();
+  }
+
+  /** The tree's top level: flat, or grouped by Included ssh config file / gpuSessions.nodes[].group. */
+  group(nodes: NodeSpec[]): GroupedNodes {
+    return groupNodes(nodes, { mode: treeGrouping(cfg<string>('tree.grouping', 'configFile')), rootConfigFile: this.rootConfigFile() });
+  }
+
   reload(): void {
     const file = cfg<string>('sshConfigFile', '');
-    const current = listNodes({ sshConfigFile: file ? expandHome(file) : undefined, settingsNodes: cfg<unknown[]>('nodes', []) });
+    const current = listNodes({ sshConfigFile: this.rootConfigFile(), settingsNodes: cfg<unknown[]>('nodes', []) });
     this.listing = current;
     for (const d of current.diagnostics) this.log.warn(`${d.file}:${d.line}: ${d.message}`);
     // A missing ~/.ssh/config is normal (nodes may come from settings): log it, do not nag. A missing

@@ -27,6 +27,7 @@ export class NodeResolver {
     if (typeof arg === 'string') return arg;
     if (!isTreeNode(arg)) return undefined;
     if (arg.type === 'node') return arg.node.name;
+    if (arg.type === 'nodeGroup') return undefined;
     return opts.nodeElementOnly ? undefined : arg.node;
   }
 

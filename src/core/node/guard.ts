@@ -16,7 +16,7 @@
 import { EventEmitter } from 'node:events';
 import * as posixPath from 'node:path/posix';
 import { formatBytes } from '../util/format';
-import { redactText } from '../util/redact';
+import { redactOutput } from '../util/redact';
 import type { FailureClass } from '../sglang/logLines';
 import { ServerStateMachine, ServerStateName, ServerStateTuning, StateVerdict, isBadState, median } from '../sglang/serverState';
 import type { NodeMonitor } from './monitor';
@@ -400,7 +400,7 @@ export class NodeGuard {
         from: prev.value,
         to: v.value,
         ...(v.class ? { class: v.class } : {}),
-        message: redactText(v.message).slice(0, 2000),
+        message: redactOutput(v.message).slice(0, 2000),
       } as GuardTransition;
       emitted.push(t);
     }
@@ -421,7 +421,7 @@ export class NodeGuard {
         out.push({
           key: k,
           to: v.value,
-          message: redactText(v.message).slice(0, 500),
+          message: redactOutput(v.message).slice(0, 500),
           ...(v.class ? { class: v.class } : {}),
           ...(v.extra?.port !== undefined ? { port: v.extra.port, logFile: v.extra.logFile ?? null } : {}),
         });
@@ -443,7 +443,7 @@ export class NodeGuard {
           pid: info?.pid ?? null,
           logFile: info?.logFile ?? null,
           state: v.state,
-          reason: redactText(v.reason).slice(0, 500),
+          reason: redactOutput(v.reason).slice(0, 500),
           class: isBadState(v.state) ? v.class : null,
           health: this.monitor.healthOf(port).result?.health ?? 'unknown',
           ...f,

@@ -82,6 +82,8 @@ export interface ProbeOptions {
   artifacts?: boolean;
   /** Read these progress files in the same exec (see progressScript). */
   progress?: { progressPath: string | null; donePath: string | null };
+  /** Provider volumes scanned besides the home when no roots are given (default PROBE_VOLUMES; tests use temp folders). */
+  volumes?: string[];
 }
 
 /**
@@ -174,6 +176,47 @@ export function scopeServers<T extends { cwd: string | null; logFile: string | n
   return servers.filter((s) => under(s.cwd) || under(s.logFile));
 }
 
+/** Provider volumes where rented nodes keep the work (RunPod's /workspace, /data, /scratch, …); salvage adds /mnt/*. */
+export const DEFAULT_VOLUMES = ['/workspace', '/data', '/scratch', '/ephemeral', '/mnt/*'];
+/** The probe runs every refresh: no /mnt/* (a dataset mount can be huge); salvage, run once, looks there too. */
+export const PROBE_VOLUMES = DEFAULT_VOLUMES.filter((v) => !v.includes('*'));
+
+/**
+ * The artifact scan: each root as one `find`, an `R` record per folder scanned and an `E` record per root that
+ * is missing. With `evidence` (no explicit roots), besides the home: provider volumes that exist and are the
+ * user's (owned or writable), and the working directories of the user's SGLang servers; a folder inside one
+ * already scanned is skipped, system folders never count. Off on the demo node (it shares this machine).
+ */
+function artifactScanScript(roots: string, evidence: boolean, volumes: string[], depth: number, prune: string, names: string): string {
+  const vols = volumes.map(shq).join(' ');
+  return `gs_scan() {
+  [ -d "$1" ] || { printf 'E\\t0\\t0\\t%s\\000' "$1"; return; }
+  printf '%s\\n' "$1" >>"$T/roots"; printf 'R\\t0\\t0\\t%s\\000' "$1"
+  find "$1" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
+}
+gs_covered() {
+  case "$1" in /|/usr|/usr/*|/etc|/etc/*|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/run|/run/*|/var|/var/*|/bin|/sbin|/lib|/lib*|/boot|/boot/*|*'
+'*) return 0 ;; esac
+  [ -f "$T/roots" ] || return 1
+  while IFS= read -r x; do case "$1/" in "$x"/*) return 0 ;; esac; done <"$T/roots"
+  return 1
+}
+{
+for r in ${roots}; do gs_scan "$r"; done
+if ${evidence ? 'true' : 'false'} && [ -z "\${${SIM_SCOPE_VAR}:-}" ]; then
+  for v in ${vols || ':'}; do
+    [ -d "$v" ] && { [ -O "$v" ] || [ -w "$v" ]; } && ! gs_covered "$v" && gs_scan "$v"
+  done
+  for d in /proc/[0-9]*; do
+    [ -O "$d" ] || continue
+    grep -q -a 'sglang' "$d/cmdline" 2>/dev/null || continue
+    c=$(readlink "$d/cwd" 2>/dev/null) || continue
+    [ -n "$c" ] && ! gs_covered "$c" && gs_scan "$c"
+  done
+fi
+}`;
+}
+
 export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string {
   const roots = (opts.roots && opts.roots.length ? opts.roots : ['~']).map(remoteRootExpr).join(' ');
   const depth = Math.max(1, Math.min(32, Math.floor(opts.maxDepth ?? 6)));
@@ -206,10 +249,7 @@ ${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}`
     : ''
 }
 sec artifacts
-for r in ${opts.artifacts === false ? '' : roots}; do
-  [ -d "$r" ] || { printf 'E\\t0\\t0\\t%s\\000' "$r"; continue; }
-  find "$r" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
-done | head -z -n ${max + 1} 2>/dev/null
+${opts.artifacts === false ? ':' : artifactScanScript(roots, !(opts.roots && opts.roots.length), opts.volumes ?? PROBE_VOLUMES, depth, prune, names)} | head -z -n ${max + 1} 2>/dev/null
 wait
 sec gpus; cat "$T/q" 2>/dev/null
 sec gpusrc; cat "$T/qrc" 2>/dev/null
@@ -232,9 +272,13 @@ export function classifyArtifact(p: string): ArtifactKind | null {
   return null;
 }
 
-export function parseArtifacts(section: string, max: number): { artifacts: Artifact[]; truncated: boolean; missingRoots: string[] } {
+export function parseArtifacts(
+  section: string,
+  max: number,
+): { artifacts: Artifact[]; truncated: boolean; missingRoots: string[]; scanned: string[] } {
   const artifacts: Artifact[] = [];
   const missingRoots: string[] = [];
+  const scanned: string[] = [];
   const recs = section.split('\0').filter((r) => r.length > 0 && r !== '\n');
   let count = 0;
   for (const rec of recs) {
@@ -247,6 +291,10 @@ export function parseArtifacts(section: string, max: number): { artifacts: Artif
     const p = r.slice(t3 + 1);
     if (tag === 'E') {
       missingRoots.push(p);
+      continue;
+    }
+    if (tag === 'R') {
+      scanned.push(p);
       continue;
     }
     count++;
@@ -268,7 +316,7 @@ export function parseArtifacts(section: string, max: number): { artifacts: Artif
     });
   }
   artifacts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { artifacts, truncated: count > max, missingRoots };
+  return { artifacts, truncated: count > max, missingRoots, scanned };
 }
 
 function firstLine(s: string | undefined): string | null {
@@ -374,7 +422,7 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
     artifacts: arts.artifacts,
     artifactsTruncated: arts.truncated,
     homeDir: (s.get('home') ?? '').trim() || null,
-    roots: opts.roots && opts.roots.length ? opts.roots : ['~'],
+    roots: arts.scanned.length ? arts.scanned : opts.roots && opts.roots.length ? opts.roots : ['~'],
     probedAt: new Date().toISOString(),
     durationMs,
   };

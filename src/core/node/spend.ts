@@ -4,6 +4,7 @@
  * used by `gpu-sessions watch --price-per-hour --deadline` and by the extension.
  * Nothing here imports vscode.
  */
+import { formatDuration } from '../util/format';
 import type { GuardSample, GuardTransition } from './guard';
 
 export interface SpendOptions {
@@ -39,33 +40,41 @@ export interface Deadline {
   message: string;
 }
 
-/** "1 h 20 min", "45 min", "30 s". */
-export function formatDuration(s: number): string {
-  const a = Math.abs(Math.round(s));
-  if (a < 60) return `${a} s`;
-  const h = Math.floor(a / 3600);
-  const m = Math.floor((a % 3600) / 60);
-  if (h >= 48) return `${Math.floor(h / 24)} d ${h % 24} h`;
-  return h ? `${h} h ${m} min` : `${m} min`;
-}
-
 /** USD per million tokens from a spend and a token count over the same period. */
 export function perMillion(usd: number, tokens: number): number | null {
   return tokens > 0 ? (usd / tokens) * 1e6 : null;
+}
+
+/** "the rental ends in 1 h 12 min" / "the rental ended 5 min ago". */
+export function rentalPhrase(secondsLeft: number): string {
+  return secondsLeft > 0 ? `the rental ends in ${formatDuration(secondsLeft)}` : `the rental ended ${formatDuration(secondsLeft)} ago`;
+}
+
+/** "at the current rate the job ends 1 h 20 min after the rental" (or "… before it"); null when the ETA is unknown. */
+export function jobPhrase(jobOverrunS: number | null): string | null {
+  if (jobOverrunS === null) return null;
+  return jobOverrunS > 0
+    ? `at the current rate the job ends ${formatDuration(jobOverrunS)} after the rental`
+    : `at the current rate the job ends ${formatDuration(-jobOverrunS)} before it`;
 }
 
 /** The deadline figures at `now`. */
 export function deadlineAt(at: Date, now: number, jobEtaS: number | null): Deadline {
   const secondsLeft = Math.round((at.getTime() - now) / 1000);
   const overrun = jobEtaS === null ? null : Math.round(jobEtaS - secondsLeft);
-  let message =
-    secondsLeft > 0 ? `the rental ends in ${formatDuration(secondsLeft)}` : `the rental ended ${formatDuration(secondsLeft)} ago`;
-  if (overrun !== null)
-    message +=
-      overrun > 0
-        ? `; at the current rate the job ends ${formatDuration(overrun)} after the rental`
-        : `; at the current rate the job ends ${formatDuration(-overrun)} before it`;
+  const job = jobPhrase(overrun);
+  const message = rentalPhrase(secondsLeft) + (job ? `; ${job}` : '');
   return { at: at.toISOString(), secondsLeft, jobEta: jobEtaS === null ? null : Math.round(jobEtaS), jobOverrunS: overrun, message };
+}
+
+/** The countdown row under a node: "Rental ends in 1 h 12 min", the job's ETA against it, and whether to warn. */
+export function deadlineRow(d: Deadline, leadS: number): { label: string; detail: string | null; state: 'ok' | 'near' | 'ended' } {
+  const phrase = rentalPhrase(d.secondsLeft).replace(/^the r/, 'R');
+  return {
+    label: phrase,
+    detail: jobPhrase(d.jobOverrunS),
+    state: d.secondsLeft <= 0 ? 'ended' : d.secondsLeft <= leadS ? 'near' : 'ok',
+  };
 }
 
 /** Follows one node's samples: integrates tokens, computes spend and the deadline, says when it is near. */

@@ -11,7 +11,7 @@
  * parent; system folders never count. `roots` replaces the whole list, `addRoots` adds to it.
  */
 import type { RemoteOperation } from '../remote/operation';
-import { ArtifactKind, classifyArtifact, remoteRootExpr } from '../node/probe';
+import { ArtifactKind, DEFAULT_VOLUMES, classifyArtifact, remoteRootExpr } from '../node/probe';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
 import { SglangServer, findServers } from '../sglang/serverArgv';
@@ -205,8 +205,6 @@ export function isSystemDir(p: string): boolean {
 
 /** Entries of /dev/shm that are shared-memory segments of NCCL, torch, MPI (not files of value). */
 const SHM_SKIP = ['sem.*', 'nccl*', 'torch_*', 'psm_*', 'cuda*', '__KMP*', '*.lock', 'mp-*', 'pym-*'];
-
-export const DEFAULT_VOLUMES = ['/workspace', '/data', '/scratch', '/ephemeral', '/mnt/*'];
 
 export interface ListingOptions {
   /** Replace the folder list entirely (`--roots`). `~` and `~/x` are the remote home. */

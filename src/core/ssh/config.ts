@@ -37,6 +37,8 @@ export interface NodeSpec {
   proxyCommand?: string;
   /** `IdentitiesOnly yes`: offer only the configured identities (agent keys only when they match one). */
   identitiesOnly?: boolean;
+  /** The tree group of a settings entry (`gpuSessions.nodes[].group`); ssh config nodes group by `sourceFile`. */
+  group?: string;
 }
 
 /** A problem in a config file. `line` is 1-based; 0 means the file as a whole. `message` has no file:line prefix. */
@@ -808,7 +810,7 @@ function computeNode(
 // ---------------------------------------------------------------------------------------------------------------
 
 /**
- * Validates one `gpuSessions.nodes` entry `{name, host, user?, port?, identityFile?, proxyJump?, roots?}`.
+ * Validates one `gpuSessions.nodes` entry `{name, host, user?, port?, identityFile?, proxyJump?, roots?, group?}`.
  * `identityFile` may be a string or an array of strings; `~` is expanded. The error names the bad field.
  */
 export function nodeFromSetting(x: unknown): { node?: NodeSpec; error?: string } {
@@ -878,7 +880,15 @@ export function nodeFromSetting(x: unknown): { node?: NodeSpec; error?: string }
     roots = (o.roots as string[]).map((r) => r.trim());
   }
 
+  let group: string | undefined;
+  if (o.group !== undefined && o.group !== null && o.group !== '') {
+    if (typeof o.group !== 'string' || !o.group.trim() || /[\x00-\x1f\x7f]/.test(o.group))
+      return { error: `group: expected a group name for the tree, got ${show(o.group)}` };
+    group = o.group.trim();
+  }
+
   const node: NodeSpec = { name, host, port, identityFiles, source: 'settings' };
+  if (group !== undefined) node.group = group;
   if (user !== undefined) node.user = user;
   if (proxyJump !== undefined) node.proxyJump = proxyJump;
   if (roots !== undefined) node.roots = roots;

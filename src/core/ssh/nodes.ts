@@ -16,8 +16,10 @@ export function defaultSshConfigFile(): string {
   return path.join(os.homedir(), '.ssh', 'config');
 }
 
-export function listNodes(opts: { sshConfigFile?: string; settingsNodes?: unknown[]; extra?: NodeSpec[] } = {}): NodeListing {
-  const config = loadSshConfig(opts.sshConfigFile ?? defaultSshConfigFile());
+export function listNodes(
+  opts: { sshConfigFile?: string; settingsNodes?: unknown[]; extra?: NodeSpec[]; homeDir?: string } = {},
+): NodeListing {
+  const config = loadSshConfig(opts.sshConfigFile ?? defaultSshConfigFile(), opts.homeDir ? { homeDir: opts.homeDir } : {});
   const diagnostics = [...config.diagnostics];
   const byName = new Map<string, NodeSpec>();
   for (const n of config.nodes) byName.set(n.name, n);

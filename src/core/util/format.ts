@@ -1,4 +1,4 @@
-/** Human-readable sizes, shared by the CLI, the reports and the tree. */
+/** Human-readable sizes and durations, shared by the CLI, the reports and the tree. */
 export function formatBytes(n: number): string {
   if (!Number.isFinite(n) || n < 1024) return `${n} B`;
   const u = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
@@ -9,4 +9,14 @@ export function formatBytes(n: number): string {
     i++;
   }
   return `${v.toFixed(v >= 100 ? 0 : 1)} ${u[i]}`;
+}
+
+/** "1 h 20 min", "45 min", "30 s", "3 d 4 h" (the sign is dropped: say "ago" / "after" around it). */
+export function formatDuration(s: number): string {
+  const a = Math.abs(Math.round(s));
+  if (a < 60) return `${a} s`;
+  const h = Math.floor(a / 3600);
+  const m = Math.floor((a % 3600) / 60);
+  if (h >= 48) return `${Math.floor(h / 24)} d ${h % 24} h`;
+  return h ? `${h} h ${m} min` : `${m} min`;
 }

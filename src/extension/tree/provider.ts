@@ -5,6 +5,9 @@
 import * as vscode from 'vscode';
 import type { Fleet } from '../../core/node/fleet';
 import type { NodeLive } from '../../core/node/monitor';
+import type { Deadline } from '../../core/node/spend';
+import type { NodeSpec } from '../../core/ssh/config';
+import type { GroupedNodes } from '../../core/ssh/groups';
 import type { SalvageVerdicts } from '../salvageVerdicts';
 import { artifactItem } from './items/artifact';
 import { errorItem } from './items/error';
@@ -13,6 +16,7 @@ import { groupChildren, groupItem } from './items/group';
 import { infoItem } from './items/info';
 import { kindChildren, kindItem } from './items/kind';
 import { liveRows, nodeChildren, nodeItem } from './items/node';
+import { nodeGroupItem } from './items/nodeGroup';
 import { serverItem } from './items/server';
 import type { TreeContext, TreeNode } from './types';
 import { redactOutput } from '../../core/util/redact';
@@ -38,6 +42,10 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   private readonly nodeItems = new Map<string, TreeNode>();
   /** Live figures per node (log stats, health, progress), supplied by the extension. */
   liveFor: (node: string) => NodeLive | undefined = () => undefined;
+  /** The rental deadline of a node now (LiveMonitors.deadlineOf), supplied by the extension. */
+  deadlineFor: (node: string) => { deadline: Deadline; leadS: number } | undefined = () => undefined;
+  /** How the top level is grouped (setting gpuSessions.tree.grouping), supplied by the extension; flat until then. */
+  groupsFor: (nodes: NodeSpec[]) => GroupedNodes = (nodes) => ({ top: nodes, groups: [] });
 
   constructor(
     readonly fleet: Fleet,
@@ -87,6 +95,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
 
   private buildTreeItem(el: TreeNode): vscode.TreeItem {
     switch (el.type) {
+      case 'nodeGroup':
+        return nodeGroupItem(el);
       case 'node':
         return nodeItem(el, this);
       case 'error':
@@ -108,12 +118,22 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
 
   getChildren(el?: TreeNode): TreeNode[] {
     if (!el) {
-      const items = this.fleet.nodes().map((node): TreeNode => ({ type: 'node', node }));
+      // One element per node, kept by name: a node inside a group is refreshed through the same object.
       this.nodeItems.clear();
-      for (const it of items) if (it.type === 'node') this.nodeItems.set(it.node.name, it);
-      return items;
+      const nodeEl = (node: NodeSpec) => {
+        const it = { type: 'node' as const, node };
+        this.nodeItems.set(node.name, it);
+        return it;
+      };
+      const g = this.groupsFor(this.fleet.nodes());
+      return [
+        ...g.top.map(nodeEl),
+        ...g.groups.map((x): TreeNode => ({ type: 'nodeGroup', key: x.key, label: x.label, file: x.file, nodes: x.nodes.map(nodeEl) })),
+      ];
     }
     switch (el.type) {
+      case 'nodeGroup':
+        return el.nodes;
       case 'node': {
         const kids = nodeChildren(el, this);
         const rows = kids.filter((k) => k.type === 'info' && k.live);

@@ -1,17 +1,30 @@
-/** The elements of the Nodes tree: Node → GPUs · Servers · Artifacts (grouped by kind). */
+/** The elements of the Nodes tree: [Node group →] Node → GPUs · Servers · Artifacts (grouped by kind). */
 import type { Artifact, ArtifactKind } from '../../core/node/probe';
 import type { GpuInfo } from '../../core/node/nvidiaSmi';
 import type { NodeLive } from '../../core/node/monitor';
+import type { Deadline } from '../../core/node/spend';
 import type { SglangServer } from '../../core/sglang/serverArgv';
 import type { NodeSpec } from '../../core/ssh/config';
 import type { Fleet } from '../../core/node/fleet';
 import type { SalvageVerdicts } from '../salvageVerdicts';
 
 export type TreeNode =
+  /** Nodes of one Included ssh config file or one gpuSessions.nodes[].group (core/ssh/groups.ts). */
+  | { type: 'nodeGroup'; key: string; label: string; file?: string; nodes: { type: 'node'; node: NodeSpec }[] }
   | { type: 'node'; node: NodeSpec }
   | { type: 'error'; node: string; code: string; message: string }
-  /** `live`: a row of live figures (generation progress), re-rendered in place from the latest figures. */
-  | { type: 'info'; node: string; label: string; detail?: string; icon?: string; live?: 'progress' | 'done' | 'salvage' }
+  /** `live`: a row of live figures (generation progress, the rental countdown, Keep Node Salvaged), re-rendered in place. */
+  | {
+      type: 'info';
+      node: string;
+      label: string;
+      detail?: string;
+      icon?: string;
+      /** a theme colour id for the icon */
+      color?: string;
+      tooltip?: string;
+      live?: 'progress' | 'done' | 'deadline' | 'salvage';
+    }
   | { type: 'group'; node: string; group: 'gpus' | 'servers' | 'artifacts' }
   | { type: 'gpu'; node: string; gpu: GpuInfo }
   | { type: 'server'; node: string; server: SglangServer }
@@ -25,6 +38,8 @@ export interface TreeContext {
   readonly fleet: Fleet;
   readonly verdicts: SalvageVerdicts;
   liveFor(node: string): NodeLive | undefined;
+  /** The rental deadline now (seconds left at this moment) and the warning lead time; undefined when none is set. */
+  deadlineFor(node: string): { deadline: Deadline; leadS: number } | undefined;
 }
 
 export const ERROR_TITLE: Record<string, string> = {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -118,6 +118,56 @@ describe('probe', () => {
       assert.deepEqual(res.gpus, []);
     } finally {
       rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it("with no roots given, scans the home, provider volumes of the user and SGLang servers' working directories (once each)", async function () {
+    this.timeout(20000);
+    const base = mkdtempSync(path.join(os.tmpdir(), 'gs-probe-ev-'));
+    const home = path.join(base, 'home');
+    const vol = path.join(base, 'workspace');
+    const work = path.join(base, 'job');
+    const nested = path.join(vol, 'run1');
+    for (const d of [home, vol, work, nested]) mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(home, 'notes.log'), 'x\n');
+    writeFileSync(path.join(vol, 'progress.json'), '{}\n');
+    writeFileSync(path.join(work, 'launch_tuned.sh'), '#!/bin/sh\n');
+    const argv = ['-c', 'import time; time.sleep(30)', '-m', 'sglang.launch_server', '--port', '39124'];
+    const servers = [spawn('python3', argv, { cwd: work, stdio: 'ignore' }), spawn('python3', argv, { cwd: nested, stdio: 'ignore' })];
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const op = probeOperation('local', { volumes: [vol, path.join(base, 'missing-volume')], maxDepth: 4 });
+      const r = spawnSync('/bin/sh', ['-c', op.command], { input: op.stdin, env: { ...process.env, HOME: home, PATH: '/usr/bin:/bin' } });
+      const res = op.parse({ stdout: r.stdout, stderr: r.stderr, code: r.status, truncated: false });
+      const mine = res.roots.filter((x) => x.startsWith(base));
+      assert.deepEqual(mine, [home, vol, work], 'the home, the volume, the outside working directory; the nested one is covered');
+      const found = res.artifacts.map((a) => a.path);
+      for (const f of [path.join(home, 'notes.log'), path.join(vol, 'progress.json'), path.join(work, 'launch_tuned.sh')])
+        assert.ok(found.includes(f), `${f} in ${JSON.stringify(found)}`);
+      // explicit roots replace the evidence
+      const op2 = probeOperation('local', { roots: [home], volumes: [vol] });
+      const r2 = spawnSync('/bin/sh', ['-c', op2.command], {
+        input: op2.stdin,
+        env: { ...process.env, HOME: home, PATH: '/usr/bin:/bin' },
+      });
+      assert.deepEqual(op2.parse({ stdout: r2.stdout, stderr: r2.stderr, code: r2.status, truncated: false }).roots, [home]);
+    } finally {
+      for (const s of servers) s.kill('SIGKILL');
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('every option combination gives a script /bin/sh accepts (sh -n)', () => {
+    const combos = [
+      {},
+      { artifacts: false },
+      { roots: ['/x', '~/y'] },
+      { volumes: [] },
+      { artifacts: false, progress: { progressPath: '/p.json', donePath: null } },
+    ];
+    for (const o of combos) {
+      const r = spawnSync('/bin/sh', ['-n'], { input: probeOperation('n', o).command });
+      assert.equal(r.status, 0, `${JSON.stringify(o)}: ${r.stderr}`);
     }
   });
 

@@ -1,4 +1,4 @@
-/** A line of information (connecting…, generation progress, no GPUs, nothing found). */
+/** A line of information (connecting…, generation progress, the rental countdown, no GPUs, nothing found). */
 import * as vscode from 'vscode';
 import type { TreeContext, TreeNodeOf } from '../types';
 import { liveRows } from './node';
@@ -10,7 +10,8 @@ export function infoItem(el: TreeNodeOf<'info'>, ctx: TreeContext): vscode.TreeI
   const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
   if (el.live) item.id = `${el.node}:live:${el.live}`;
   item.description = row.detail;
-  item.iconPath = new vscode.ThemeIcon(row.icon ?? 'info');
+  item.iconPath = new vscode.ThemeIcon(row.icon ?? 'info', row.color ? new vscode.ThemeColor(row.color) : undefined);
+  if (row.tooltip) item.tooltip = row.tooltip;
   item.contextValue = 'info';
   return item;
 }

@@ -1,7 +1,6 @@
 /** Keep Node Salvaged's row under a node: "synced 40 s ago · 1.2 MiB at risk" (a live row, re-rendered in place). */
-import { formatDuration } from '../../../core/node/spend';
 import { atRiskBytes } from '../../../core/salvage/watch';
-import { formatBytes } from '../../../core/util/format';
+import { formatBytes, formatDuration } from '../../../core/util/format';
 import type { TreeContext, TreeNode } from '../types';
 
 export function keepSalvagedRows(name: string, ctx: TreeContext, now = Date.now()): TreeNode[] {

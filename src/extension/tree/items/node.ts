@@ -3,6 +3,8 @@ import * as vscode from 'vscode';
 import { visible } from '../../../core/util/terminal';
 import type { NodeStatus } from '../../../core/node/fleet';
 import type { ProbeResult } from '../../../core/node/probe';
+import { deadlineRow } from '../../../core/node/spend';
+import { formatDuration } from '../../../core/util/format';
 import { eta as formatEta } from '../../statusBar';
 import { keepSalvagedRows } from './keepSalvaged';
 import { ERROR_TITLE, TreeContext, TreeNode, TreeNodeOf } from '../types';
@@ -30,12 +32,11 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
   item.id = `node:${el.node.name}`;
   const v = ctx.verdicts.get(el.node.name);
   const money = ctx.liveFor(el.node.name);
+  const dl = ctx.deadlineFor(el.node.name)?.deadline;
   item.description =
     nodeDescription(p, st) +
     (money?.spend ? ` · $${money.spend.total.toFixed(2)}` : '') +
-    (money?.deadline
-      ? ` · ${money.deadline.secondsLeft > 0 ? `ends in ${Math.round(money.deadline.secondsLeft / 60)} min` : 'rental ended'}`
-      : '') +
+    (dl ? ` · ${dl.secondsLeft > 0 ? `ends in ${formatDuration(dl.secondsLeft)}` : 'rental ended'}` : '') +
     (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
   item.contextValue = st.state === 'error' ? 'node.error' : st.state === 'ok' ? 'node.ok' : 'node';
   item.iconPath =
@@ -103,7 +104,29 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
   return out;
 }
 
-/** The generation-progress rows of a node (progress.json, .done_indices), from the live monitor. */
+/** The rental countdown (gpuSessions.rentalDeadlines): a warning under the lead time, the job's ETA against it. */
+function deadlineRows(name: string, ctx: TreeContext): TreeNode[] {
+  const d = ctx.deadlineFor(name);
+  if (!d) return [];
+  const r = deadlineRow(d.deadline, d.leadS);
+  const at = new Date(d.deadline.at);
+  return [
+    {
+      type: 'info',
+      node: name,
+      live: 'deadline',
+      label: r.label,
+      detail: r.detail ?? undefined,
+      icon: r.state === 'ok' ? 'watch' : r.state === 'near' ? 'warning' : 'error',
+      color: r.state === 'near' ? 'list.warningForeground' : r.state === 'ended' ? 'errorForeground' : undefined,
+      tooltip:
+        `Rental of ${name} ends ${at.toLocaleString()} (gpuSessions.rentalDeadlines)\n${d.deadline.message}\n` +
+        `Warning ${formatDuration(d.leadS)} before the end (gpuSessions.deadlineWarningMinutes), with Salvage Node.`,
+    },
+  ];
+}
+
+/** The live rows of a node: what is not OK, the rental countdown, generation progress (progress.json, .done_indices). */
 export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
   const out: TreeNode[] = [];
   const live = ctx.liveFor(name);
@@ -116,6 +139,7 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
       detail: pb.message,
       icon: pb.to === 'crashed' || pb.to === 'gpu-lost' || pb.to === 'unreachable' ? 'error' : 'warning',
     });
+  out.push(...deadlineRows(name, ctx));
   const pr = live?.progress?.progress;
   const di = live?.progress?.doneIndices;
   if (pr && pr.ok) {
