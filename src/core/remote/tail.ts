@@ -204,24 +204,24 @@ export function tailArgName(file: string): string {
 }
 
 /**
- * The remote POSIX sh command of a tail session. Prints the prologue line, then execs GNU tail on the
- * files and the sentinel. Every path is shq-quoted; numbers are validated integers.
- */
-/**
  * The last `lines` lines of one file, once (`gpu-sessions tail` without --follow). Output beyond 64 MiB is
  * cut and the result says so (`truncated`): the caller prints what came and a note.
  */
-export function lastLinesOperation(file: string, lines: number): RemoteOperation<ExecResult> {
+export function lastLinesOperation(file: string, lines: number, timeoutMs = 120_000): RemoteOperation<ExecResult> {
   return {
     name: 'tail',
     command: `LC_ALL=C exec tail -n ${lines} -- ${shq(tailArgName(file))}`,
-    timeoutMs: 120_000,
+    timeoutMs,
     maxOutputBytes: 64 * 1024 * 1024,
     acceptTruncated: true,
     parse: (r) => r,
   };
 }
 
+/**
+ * The remote POSIX sh command of a tail session. Prints the prologue line, then execs GNU tail on the
+ * files and the sentinel. Every path is shq-quoted; numbers are validated integers.
+ */
 export function buildTailCommand(files: string[], backlog: TailBacklog): string {
   const q = files.map((f) => shq(tailArgName(f)));
   const int = (x: number) => String(Math.max(0, Math.floor(Number.isFinite(x) ? x : 0)));
