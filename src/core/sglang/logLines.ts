@@ -997,6 +997,14 @@ function isErrorMessage(m: string): boolean {
   return (hasRror || m.indexOf('Exception: ') >= 0) && containsExceptionName(m);
 }
 
+/**
+ * The one restart detector: a classified line that starts a new server process ("Started server process
+ * [pid]"); the figures and readiness of the previous process no longer count.
+ */
+export function isRestartLine(c: ClassifiedLine): boolean {
+  return c.kind === 'startup' && c.message.indexOf('Started server process') >= 0;
+}
+
 /** Classify one log line. Never throws. */
 export function classifyLine(line: string): ClassifiedLine {
   try {
@@ -1314,7 +1322,7 @@ export class LogSummarizer {
         this.ready = true;
         return;
       case 'startup':
-        if (c.message.indexOf('Started server process') >= 0) this.ready = false;
+        if (isRestartLine(c)) this.ready = false;
         return;
       default:
         return;
