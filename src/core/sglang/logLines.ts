@@ -468,7 +468,10 @@ function boundedIndexOf(s: string, ch: string, from: number, maxDist: number): n
 // ---------------------------------------------------------------------------------------------------------
 // Stat line body
 
-/** Known key → slot (numeric, so assignment is a switch over direct property stores). */
+/**
+ * Known key → slot (numeric, so assignment is a switch over direct property stores). The one table of stat
+ * keys: the byte-level fast path (logFast.ts) takes the canonical subset of it.
+ */
 const S_GEN = 0,
   S_INPUT = 1,
   S_RUNNING = 2,
@@ -485,7 +488,17 @@ const S_GEN = 0,
   S_CACHE_HIT_RATE = 13,
   S_GRAPH = 14;
 
-const KNOWN_KEYS: Array<[string, number]> = [
+/** The slots the fast path stores or checks (it reads them once into local constants). */
+export const STAT_SLOTS = {
+  gen: S_GEN,
+  running: S_RUNNING,
+  queue: S_QUEUE,
+  tokenUsage: S_TOKEN_USAGE,
+  acceptLen: S_ACCEPT_LEN,
+  graph: S_GRAPH,
+} as const;
+
+export const KNOWN_KEYS: ReadonlyArray<readonly [string, number]> = [
   ['gen throughput (token/s)', S_GEN],
   ['input throughput (token/s)', S_INPUT],
   ['#running-req', S_RUNNING],
@@ -596,7 +609,8 @@ function storeSlot(rec: StatRecord, slot: number, x: number | null, hybrid: Arra
   }
 }
 
-function newRecord(kind: 'decode' | 'prefill'): StatRecord {
+/** An empty stat record (every field null), the start of every parsed stat line. */
+export function newStatRecord(kind: 'decode' | 'prefill'): StatRecord {
   return {
     kind,
     time: null,
@@ -836,7 +850,7 @@ function parseStatFrom(s: string): { stat: StatRecord; msgStart: number } | null
   // findStatKeyword is an indexOf(' batch') scan: the cheap prefilter that rejects most non-stat lines
   const kw = findStatKeyword(s);
   if (kw) {
-    const rec = newRecord(kw.kind);
+    const rec = newStatRecord(kw.kind);
     if (kw.mixedFrom >= 0) {
       // "mixed #running-req: 3" → the decode requests mixed into this prefill batch
       const inner = s.slice(kw.mixedFrom, kw.mixedTo).trim();
@@ -856,7 +870,7 @@ function parseStatFrom(s: string): { stat: StatRecord; msgStart: number } | null
     // early 2024: "#running-req: 1, #token: 90, token usage: 0.00, gen throughput (token/s): 40.65, #queue-req: 0"
     const m = skipWrappers(s, 0);
     if (s.startsWith('#running-req: ', m)) {
-      const rec = newRecord('decode');
+      const rec = newStatRecord('decode');
       if (parseBody(s, m, ', ', rec) > 0 && rec.genThroughput !== null) {
         const h = parseHeaderBefore(s, m);
         rec.time = h.time;
