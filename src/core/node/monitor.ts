@@ -22,7 +22,7 @@ import type { ProbeResult } from './probe';
 import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
 import { newNonce } from '../remote/sections';
 import { RemoteTail, untailablePath } from '../remote/tail';
-import { StatsTracker } from '../sglang/liveStats';
+import { StatsTracker, formatLoad } from '../sglang/liveStats';
 import type { Transport } from '../ssh/transport';
 
 export type { DoneIndicesSummary, NodeProgress };
@@ -95,10 +95,6 @@ export interface NodeLive {
   /** With a price per hour / rental deadline set (core/node/spend.ts). */
   spend?: { perHour: number; total: number; outputTokens: number; perMillionTokens: number | null; since: string };
   deadline?: { at: string; secondsLeft: number; jobEta: number | null; jobOverrunS: number | null; message: string };
-}
-
-function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
 }
 
 /** Follows one node. Call update(probe) after every probe; dispose() stops the tail channel. */
@@ -259,7 +255,7 @@ export class NodeMonitor {
         gen = m.genThroughput;
         run = m.runningReqs ?? 0;
         queue = m.queueReqs ?? 0;
-        text = `${fmtInt(gen)} tok/s · ${fmtInt(run)} run · ${fmtInt(queue)} queue${m.specAcceptLength ? ` · accept ${m.specAcceptLength.toFixed(2)}` : ''}`;
+        text = formatLoad(gen, run, queue, m.specAcceptLength || null);
         source = 'metrics';
       }
       return {

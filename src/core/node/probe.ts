@@ -5,7 +5,7 @@
  * that carry a per-probe nonce, so no file name can forge a section.
  */
 import { shq } from '../remote/quote';
-import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
+import { firstLine, sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 
 export { splitSections };
 import type { RemoteOperation } from '../remote/operation';
@@ -287,14 +287,6 @@ export function parseDf(text: string): DiskInfo[] {
     disks.push({ filesystem: fs, sizeKiB: Number(f[1]), usedKiB: Number(f[2]), availKiB: Number(f[3]), mount });
   }
   return disks;
-}
-
-function firstLine(s: string | undefined): string | null {
-  const l = (s ?? '')
-    .split('\n')
-    .map((x) => x.trim())
-    .find((x) => x.length > 0);
-  return l ?? null;
 }
 
 function num(s: string | undefined | null): number | null {

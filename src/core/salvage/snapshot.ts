@@ -16,7 +16,7 @@ import { runOperation } from '../remote/operation';
 import { GpuState, classifySmiFailure } from '../node/nvidiaSmi';
 import { parseFlags, sglangLaunchIndex } from '../sglang/serverArgv';
 import { DiskInfo, parseDf } from '../node/probe';
-import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
+import { firstLine, sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
 import { REDACTED, isSecretName, redactArgv, redactEnv, redactText, redactValue, scrubKnownSecrets } from '../util/redact';
 import type { Transport } from '../ssh/transport';
@@ -323,14 +323,6 @@ sec end
 }
 
 // ------------------------------------------------------------------------------------ parsing
-
-function firstLine(s: string | undefined): string | null {
-  const l = (s ?? '')
-    .split('\n')
-    .map((x) => x.trim())
-    .find((x) => x.length > 0);
-  return l ?? null;
-}
 
 function intOrNull(s: string | undefined | null): number | null {
   if (s === undefined || s === null) return null;

@@ -7,7 +7,14 @@
  *
  * This module must not import `vscode`.
  */
+import { formatCount } from '../util/format';
 import { StatRecord, classifyLine, isRestartLine, rankLabel } from './logLines';
+
+/** One server's load, "1,987 tok/s · 32 run · 0 queue · accept 2.71", from its log or its /metrics. */
+export function formatLoad(genThroughput: number, running: number, queue: number, acceptLen: number | null): string {
+  const s = `${formatCount(genThroughput)} tok/s · ${formatCount(running)} run · ${formatCount(queue)} queue`;
+  return acceptLen !== null ? `${s} · accept ${acceptLen.toFixed(2)}` : s;
+}
 
 /** A rank whose latest decode line is older than this counts 0 in totals. */
 export const RANK_STALE_MS = 120_000;
@@ -188,8 +195,7 @@ export class StatsTracker {
       } else head = s.ready ? 'ready · no decode lines yet' : `${s.lines.toLocaleString('en-US')} lines · not ready yet`;
       return [head, ...tail].join(' · ');
     }
-    const parts = [`${Math.round(f.genThroughput).toLocaleString('en-US')} tok/s`, `${f.runningReqs} run`, `${f.queueReqs} queue`];
-    if (f.acceptN > 0) parts.push(`accept ${(f.acceptSum / f.acceptN).toFixed(2)}`);
+    const parts = [formatLoad(f.genThroughput, f.runningReqs, f.queueReqs, f.acceptN > 0 ? f.acceptSum / f.acceptN : null)];
     if (f.ranks > 1) parts.push(`${f.ranks} ranks`);
     return [...parts, ...tail].join(' · ');
   }

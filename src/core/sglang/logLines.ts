@@ -1158,26 +1158,8 @@ export function lineHeader(line: string): { time: string | null; ranks: Record<s
 // ---------------------------------------------------------------------------------------------------------
 // JSON record for the CLI contract
 
-export interface StatJsonRecord {
-  kind: 'decode' | 'prefill';
-  time: string | null;
-  rank: string;
-  ranks: Record<string, number>;
-  genThroughput: number | null;
-  inputThroughput: number | null;
-  runningReqs: number | null;
-  queueReqs: number | null;
-  tokenUsage: number | null;
-  acceptLen: number | null;
-  acceptRate: number | null;
-  cudaGraph: boolean | null;
-  numTokens: number | null;
-  newSeq: number | null;
-  newTokens: number | null;
-  cachedTokens: number | null;
-  cacheHitRate: number | null;
-  extra: Record<string, string | number | boolean>;
-}
+/** A StatRecord as JSON (`parse-log --json`): the same fields, `rank` always present. */
+export type StatJsonRecord = Omit<StatRecord, 'rank'> & { rank: string };
 
 /** Plain JSON-safe object (no NaN/Infinity, fresh copies) with a fixed key order. */
 export function toJsonRecord(stat: StatRecord): StatJsonRecord {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { RANK_STALE_MS, StatsTracker, sumFreshRanks } from '../../../src/core/sglang/liveStats';
+import { RANK_STALE_MS, StatsTracker, formatLoad, sumFreshRanks } from '../../../src/core/sglang/liveStats';
 import type { StatRecord } from '../../../src/core/sglang/logLines';
 
 describe('liveStats: StatsTracker', () => {
@@ -85,5 +85,12 @@ describe('liveStats: sumFreshRanks (the one per-rank total)', () => {
     );
     const t = st.serverTotal('a.log');
     assert.deepEqual([t.genThroughput, t.runningReqs, t.queueReqs, t.ranks], [30, 10, 1, 2]);
+  });
+});
+
+describe('liveStats: formatLoad (the one "tok/s · run · queue" text)', () => {
+  it('rounds, groups thousands, and adds the accept length only when there is one', () => {
+    assert.equal(formatLoad(1987.4, 32, 0, 2.714), '1,987 tok/s · 32 run · 0 queue · accept 2.71');
+    assert.equal(formatLoad(12345.6, 1024, 3, null), '12,346 tok/s · 1,024 run · 3 queue');
   });
 });
