@@ -41,6 +41,21 @@ export class LiveMonitors extends Disposables {
     this.register(toDisposable(() => this.monitors.forEach((m) => m.dispose())));
     this.register(toDisposable(() => this.guards.forEach((g) => g.dispose())));
     this.register(toDisposable(fleet.onDidChange((name) => this.onFleetChange(name))));
+    // The guard judges after every probe. The tree's auto-refresh runs only while the view is visible;
+    // alerts must not depend on that: probe each followed node whose last probe is older than the interval.
+    const timer = setInterval(() => this.pollGuards(), 5000);
+    this.register(toDisposable(() => clearInterval(timer)));
+  }
+
+  private pollGuards(): void {
+    const secs = cfg<number>('alerts.pollIntervalSeconds', 20);
+    if (!(secs > 0)) return;
+    for (const name of this.monitors.keys()) {
+      const st = this.fleet.status(name);
+      if (st.state === 'probing' || !this.fleet.node(name)) continue;
+      if (Date.now() - (st.updatedAt ?? 0) < secs * 1000 - 1000) continue;
+      void this.fleet.refresh(name).catch(() => undefined);
+    }
   }
 
   /** The connections were reset (settings changed): the monitors' channels are gone, follow again over new ones. */
@@ -48,6 +63,7 @@ export class LiveMonitors extends Disposables {
     const names = [...this.monitors.keys()];
     this.monitors.forEach((m) => m.dispose());
     this.monitors.clear();
+    // (the guards keep their states and attach to the new monitors: no alert is repeated)
     for (const n of names) if (this.fleet.node(n)) this.onFleetChange(n);
   }
 
@@ -180,6 +196,10 @@ export class LiveMonitors extends Disposables {
         this.record(name);
       });
       this.monitors.set(name, m);
+      const kept = this.guards.get(name);
+      if (kept) kept.attach(m);
+    }
+    if (!this.guards.has(name)) {
       const g = new NodeGuard(name, m);
       g.onTransition((tr) => {
         this.log.info(

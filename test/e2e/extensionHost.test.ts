@@ -100,6 +100,9 @@ describe('e2e: extension-host tests (test/vscode) in code-server', function () {
     await b.page.screenshot({ path: path.join(RESULTS, 'host-suite-workbench.png'), timeout: 15_000 }).catch(() => undefined);
     log(`extension-host output: ${writeResult('host-suite.log', lines.join('\n') + '\n')}`);
     log(`extension-host suite exit code ${code} after ${elapsed(t)}`);
+    // The extension's own output channel, for whoever reads a failure (CI keeps test-results/).
+    const ext = cs!.extensionLog(5000);
+    if (ext) log(`extension output channel: ${writeResult('host-suite-extension.log', ext.tail + '\n')}`);
     assert.equal(code, 0, `extension-host suite failed (exit ${code}); last output:\n${lines.slice(-30).join('\n')}`);
     assert.ok(
       lines.some((l) => /passing/.test(l)),

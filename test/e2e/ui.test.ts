@@ -402,10 +402,7 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     );
   });
 
-  // KNOWN BUG (skipped so the rest of the suite gates CI): on the demo node the final catch-up pass after "Stop the
-  // SGLang servers" sees append channels close without an exit status, so the verdict is unsafe. Real sshd is covered
-  // by test/integration/salvageTrust.test.ts. Re-enable once fixed.
-  it.skip('"GPU Sessions: Salvage Node" → review → progress → SALVAGE.md, files in the workspace, verdict', async function () {
+  it('"GPU Sessions: Salvage Node" → review → progress → SALVAGE.md, files in the workspace, verdict', async function () {
     needsDemo(this);
     const t = Date.now();
     // Close the editors so the report's tab is the one that appears.

@@ -50,6 +50,11 @@ case "$*" in
 esac
 exec /usr/bin/tar "$@"
 `;
+// The listing runs `find` from PATH: with its mode file, a forged git-repository record (path with `..`) comes first.
+const FIND_WRAPPER = `#!/bin/sh
+if [ -f "$HOME/.evil/find-mode" ]; then printf 'G\\t1\\t0\\t0\\t%s/tarjob/../../../etc\\000' "$HOME"; fi
+exec /usr/bin/find "$@"
+`;
 // Only the download stream (exec'd straight from sshd's shell), not the hashing pipeline, gets the extra bytes.
 const HEAD_WRAPPER = `#!/bin/sh
 if [ -f "$HOME/.evil/head-mode" ] && [ "$1" = "-c" ] && [ "$(cat /proc/$PPID/comm 2>/dev/null)" = "sshd" ]; then
@@ -88,6 +93,8 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
         mkdirSync(path.join(home, '.ssh'), { recursive: true });
         writeFileSync(path.join(home, '.ssh', 'environment'), `PATH=${home}/evilbin:/usr/local/bin:/usr/bin:/bin\n`);
         mkdirSync(path.join(home, '.evil'), { recursive: true });
+        // Attack 11: a find wrapper that slips a forged git-repository record with `..` into the listing.
+        writeFileSync(path.join(home, 'evilbin', 'find'), FIND_WRAPPER, { mode: 0o755 });
         mkdirSync(path.join(home, 'tarjob'), { recursive: true });
         writeFileSync(path.join(home, 'tarjob', 'x.log'), 'seven!\n');
         writeFileSync(path.join(home, 'tarjob', 'big.log'), Buffer.alloc(5 * 1024 * 1024, 0x61));
@@ -303,6 +310,25 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
       sim.sshd.writeSshConfig();
       agent.kill();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('attack 11: a forged git-repository record whose path holds `..` fails that item; the rest of the plan is salvaged', async () => {
+    setMode('find-mode', 'on');
+    try {
+      const { m, dir } = await salvageTarjob('attack11');
+      const forged = m.items.filter((i) => i.remotePath.includes('/../'));
+      assert.equal(forged.length, 1, `the forged record is in the plan: ${JSON.stringify(m.items.map((i) => [i.kind, i.remotePath]))}`);
+      assert.equal(forged[0].kind, 'git-state');
+      assert.equal(forged[0].status, 'failed', JSON.stringify(forged[0]));
+      assert.match(forged[0].reason ?? '', /\.\./);
+      const small = m.items.find((i) => i.remotePath === path.join(sim.home, 'tarjob', 'x.log'));
+      assert.equal(small?.status, 'verified', JSON.stringify(small));
+      assert.equal(readFileSync(path.join(dir, small!.localPath!), 'utf8'), 'seven!\n');
+      for (const f of walk(dir))
+        assert.ok(path.resolve(f).startsWith(path.resolve(dir) + path.sep), `written outside the run folder: ${f}`);
+    } finally {
+      setMode('find-mode', null);
     }
   });
 

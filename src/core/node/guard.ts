@@ -151,7 +151,7 @@ export class NodeGuard {
 
   constructor(
     readonly node: string,
-    readonly monitor: NodeMonitor,
+    private monitor: NodeMonitor,
     private readonly guardOpts: GuardOptions = {},
   ) {
     this.now = guardOpts.now ?? Date.now;
@@ -160,6 +160,17 @@ export class NodeGuard {
       diskMinBytes: guardOpts.diskMinBytes ?? 10 * 1024 ** 3,
       settleMs: guardOpts.settleMs ?? 1000,
     };
+    this.offLine = monitor.onLine((file, line) => this.feedLine(file, line));
+  }
+
+  /**
+   * Follow another monitor of the same node (its connection was replaced), keeping every state: a server that
+   * crashed before stays crashed, with no second alert, and nothing that was fine is reported again.
+   */
+  attach(monitor: NodeMonitor): void {
+    if (monitor === this.monitor) return;
+    this.offLine?.();
+    this.monitor = monitor;
     this.offLine = monitor.onLine((file, line) => this.feedLine(file, line));
   }
 

@@ -59,6 +59,18 @@ export function openStream(t: Transport, op: StreamOperation, signal?: AbortLike
   return t.stream(op.command, { stdin: op.stdin, signal });
 }
 
+/**
+ * Why a stream that reads a file ended badly, in words: killed by a signal, a channel that closed without any
+ * exit status (the connection dropped), or the node's own exit status and stderr.
+ */
+export function streamExitReason(done: { code: number | null; signal?: string }, stderr: string): string {
+  const msg = stderr.trim().split('\n').slice(-3).join(' ');
+  if (done.code === null && done.signal)
+    return `the command reading the file on the node was killed by ${done.signal}${msg ? `: ${msg}` : ''}`;
+  if (done.code === null) return 'the connection dropped before the node said the file was read (no exit status); run salvage again';
+  return `the node could not read the file (exit ${done.code}): ${msg || 'no message'}`;
+}
+
 /** Last lines of stderr for an error message ("exit 3: tail: cannot open …"). */
 export function stderrTail(r: ExecResult, lines = 3, clean?: (s: string) => string): string {
   const s = r.stderr.toString('utf8').trim().split('\n').slice(-lines).join(' ');

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { openStream } from '../remote/operation';
+import { openStream, streamExitReason } from '../remote/operation';
 import { shq } from '../remote/quote';
 import { KnownHostsStore } from '../ssh/knownHosts';
 import { SshConnectRecipe, SshTransport } from '../ssh/transport';
@@ -119,7 +119,7 @@ function fetchRole(init: Extract<WorkerInit, { role: 'fetch' }>): void {
         id,
         got,
         retry: false,
-        message: `the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`,
+        message: streamExitReason(done, stderr),
       });
     else
       post({

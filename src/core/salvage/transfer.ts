@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { RemoteOperation, StreamOperation, openStream, runOperation } from '../remote/operation';
+import { RemoteOperation, StreamOperation, openStream, runOperation, streamExitReason } from '../remote/operation';
 import { shq } from '../remote/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import { TarReader } from '../remote/tar';
@@ -400,7 +400,7 @@ export async function downloadOne(
         md5: null,
         remoteSha256: null,
         bytes: w.bytes,
-        reason: `the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`,
+        reason: streamExitReason(done, stderr),
       };
     }
   } catch (e) {
@@ -655,16 +655,9 @@ export async function downloadAppend(
       if (stderr.length < 2000) stderr += b.toString();
     });
     const done = await s.done;
-    // Some SSH servers close the channel without an exit status once `head` has sent every byte: all of the
-    // range arrived, and the whole-file hash below still decides whether the copy is the node's.
-    const complete = done.code === null && appended === m - n;
-    if (done.code !== 0 && !complete) {
+    if (done.code !== 0) {
       w.discard();
-      // A channel cut short (no exit status) is not the file's fault: have the caller fetch the file whole instead.
-      return fail(`the node could not read the file (exit ${done.code}): ${stderr.trim() || 'no message'}`, {
-        appended,
-        prefixChanged: done.code === null,
-      });
+      return fail(streamExitReason(done, stderr), { appended });
     }
   } catch (e) {
     w.discard();

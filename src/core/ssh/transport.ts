@@ -22,6 +22,13 @@ import type { NodeSpec } from './config';
 import { ProxyProcess, expandProxyCommand, spawnProxyCommand } from './proxyCommand';
 import { Logger, nullLogger } from '../util/logger';
 
+/** What a channel's exit-status / exit-signal said; `received` stays false when the channel closed without one. */
+interface ChannelExit {
+  received: boolean;
+  code: number | null;
+  signal?: string;
+}
+
 export interface AbortLike {
   readonly aborted: boolean;
   addEventListener(type: 'abort', fn: () => void, opts?: { once?: boolean }): void;
@@ -753,16 +760,31 @@ export class SshTransport extends BaseTransport {
     });
   }
 
-  private async openExec(command: string): Promise<{ ch: ClientChannel; release: () => void }> {
+  /**
+   * Opens an exec channel. The exit status is recorded from the exec callback on, synchronously: ssh2 parses
+   * every packet of a received chunk in one go, so a quick command's data, exit-status, EOF and CLOSE can all be
+   * handled before the code awaiting this promise runs; a listener attached there would miss the `exit` event and
+   * read a finished command as a dropped channel (exit null).
+   */
+  private async openExec(command: string): Promise<{ ch: ClientChannel; release: () => void; exit: ChannelExit }> {
     for (let attempt = 0; ; attempt++) {
       const client = await this.connect();
       const release = await this.channels.acquire();
       try {
+        const exit: ChannelExit = { received: false, code: null };
         const ch = await new Promise<ClientChannel>((resolve, reject) => {
-          client.exec(command, (err, ch) => (err ? reject(err) : resolve(ch)));
+          client.exec(command, (err, ch) => {
+            if (err) return reject(err);
+            ch.once('exit', (code: number | null, sig?: string) => {
+              exit.received = true;
+              exit.code = code;
+              exit.signal = sig ?? undefined;
+            });
+            resolve(ch);
+          });
         });
         ch.once('close', release);
-        return { ch, release };
+        return { ch, release, exit };
       } catch (e) {
         release();
         const msg = errorMessage(e);
@@ -790,12 +812,9 @@ export class SshTransport extends BaseTransport {
 
   private async execOnce(command: string, opts: ExecOptions): Promise<ExecResult> {
     if (opts.signal?.aborted) throw new GpuSessionsError('cancelled', 'Cancelled.');
-    const { ch } = await this.openExec(command);
+    const { ch, exit } = await this.openExec(command);
     return new Promise<ExecResult>((resolve, reject) => {
       const c = collect(ch, ch.stderr, opts.maxOutputBytes ?? 64 * 1024 * 1024);
-      let code: number | null = null;
-      let sig: string | undefined;
-      let gotExit = false;
       let finished = false;
       let timer: NodeJS.Timeout | undefined;
       const finish = (err?: Error) => {
@@ -806,7 +825,7 @@ export class SshTransport extends BaseTransport {
         if (err) {
           ch.close();
           reject(err);
-        } else resolve({ stdout: c.stdout(), stderr: c.stderr(), code, signal: sig, truncated: c.truncated() });
+        } else resolve({ stdout: c.stdout(), stderr: c.stderr(), code: exit.code, signal: exit.signal, truncated: c.truncated() });
       };
       const onAbort = () => finish(new GpuSessionsError('cancelled', 'Cancelled.'));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -819,13 +838,8 @@ export class SshTransport extends BaseTransport {
           opts.timeoutMs,
         );
       }
-      ch.on('exit', (c2: number | null, s?: string) => {
-        gotExit = true;
-        code = c2;
-        sig = s ?? undefined;
-      });
       ch.on('close', () => {
-        if (!gotExit) {
+        if (!exit.received) {
           finish(
             new GpuSessionsError('unreachable', `${this.label}: the connection dropped before the command finished.`, { dropped: true }),
           );
@@ -838,15 +852,12 @@ export class SshTransport extends BaseTransport {
   }
 
   async stream(command: string, opts: StreamOptions = {}): Promise<ExecStream> {
-    const { ch } = await this.openExec(command);
-    let code: number | null = null;
-    let sig: string | undefined;
+    const { ch, exit } = await this.openExec(command);
     const done = new Promise<{ code: number | null; signal?: string }>((resolve) => {
-      ch.on('exit', (c: number | null, s?: string) => {
-        code = c;
-        sig = s ?? undefined;
+      ch.on('close', () => {
+        opts.signal?.removeEventListener('abort', close);
+        resolve({ code: exit.code, signal: exit.signal });
       });
-      ch.on('close', () => resolve({ code, signal: sig }));
     });
     const close = () => {
       try {

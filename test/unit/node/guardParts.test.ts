@@ -10,7 +10,10 @@ import { ServerStateMachine } from '../../../src/core/sglang/serverState';
 import { parseLostGpus } from '../../../src/core/node/nvidiaSmi';
 import { WatchEconomics, deadlineAt, formatDuration, perMillion } from '../../../src/core/node/spend';
 import { HistoryStore, historyFileName } from '../../../src/core/node/history';
-import type { GuardSample } from '../../../src/core/node/guard';
+import { GuardSample, GuardTransition, NodeGuard } from '../../../src/core/node/guard';
+import { NodeMonitor } from '../../../src/core/node/monitor';
+import type { ProbeResult } from '../../../src/core/node/probe';
+import type { Transport } from '../../../src/core/ssh/transport';
 
 const decode = (t: string, run: number, gen: number, queue = 0, extra = '') =>
   `[2026-03-01 ${t}] Decode batch, #running-req: ${run}, #token: 9000, token usage: 0.40,${extra} gen throughput (token/s): ${gen.toFixed(2)}, #queue-req: ${queue}, `;
@@ -177,5 +180,46 @@ describe('HistoryStore bounds', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('NodeGuard.attach (a reconnect replaces the monitor)', () => {
+  const file = '/home/u/logs/sglang_gpu0.log';
+  const probe = {
+    servers: [{ port: 30000, pid: 10, logFile: file, modelPath: '/models/m' }],
+    gpus: [],
+    lostGpus: [],
+    disks: [],
+    artifacts: [],
+    progress: null,
+  } as unknown as ProbeResult;
+  const fakeTransport = { label: 'n' } as unknown as Transport;
+
+  it('keeps every state: a crashed server stays crashed, with no second transition', () => {
+    let now = 0;
+    const m1 = new NodeMonitor('n', fakeTransport);
+    const g = new NodeGuard('n', m1, { now: () => now, settleMs: 0 });
+    const seen: GuardTransition[] = [];
+    g.onTransition((t) => seen.push(t));
+    g.update(probe);
+    for (let i = 0; i < 5; i++) {
+      now += 1000;
+      g.feedLine(file, decode('10:00:00', 8, 900));
+    }
+    g.update(probe);
+    g.feedLine(file, '[2026-03-01 10:00:09] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.');
+    now += 2000;
+    g.update(probe);
+    const crashes = () => seen.filter((t) => t.subject === 'server' && t.to === 'crashed');
+    assert.equal(crashes().length, 1, JSON.stringify(seen));
+    const m2 = new NodeMonitor('n', fakeTransport);
+    g.attach(m2);
+    now += 5000;
+    g.update(probe);
+    assert.equal(g.states().get('server:30000'), 'crashed');
+    assert.equal(crashes().length, 1, 'no second alert after the reconnect');
+    g.dispose();
+    m1.dispose();
+    m2.dispose();
   });
 });

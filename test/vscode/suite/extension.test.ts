@@ -352,10 +352,7 @@ describe('GPU Sessions in the extension host', function () {
       assert.ok(existsSync(path.isAbsolute(i.localPath!) ? i.localPath! : path.join(m.dest, i.localPath!)), i.localPath!);
   }
 
-  // KNOWN BUG (skipped so the rest of the suite gates CI): the demo node's SSH server sometimes drops a channel
-  // mid-command ("the connection dropped before the command finished"); watch.test.ts covers the crash transition
-  // over real sshd and the UI suite shows the crashed state. Re-enable once the demo server is fixed.
-  it.skip('a crash shows one notification (class oom) whose Open Log action opens the log at the error line', async () => {
+  it('a crash shows one notification (class oom) whose Open Log action opens the log at the error line', async () => {
     const home = demoHome();
     const server = api.fleet.status(DEMO).probe!.servers.find((s) => s.logFile?.startsWith(home + '/'))!;
     const before = api.alerts.shown.length;
@@ -401,10 +398,7 @@ describe('GPU Sessions in the extension host', function () {
     assert.equal(api.tree.verdicts.get(DEMO)?.verdict, 'unsafe');
   });
 
-  // KNOWN BUG (skipped so the rest of the suite gates CI): on the demo node the final catch-up pass after
-  // --stop-servers sees append channels close without an exit status ("the node could not read the file (exit null)"),
-  // so the verdict is unsafe. Real sshd is covered by test/integration/salvageTrust.test.ts. Re-enable once fixed.
-  it.skip('once the job has finished, gpuSessions.salvageNode says safe and opens SALVAGE.md', async () => {
+  it('once the job has finished, gpuSessions.salvageNode says safe and opens SALVAGE.md', async () => {
     // The simulated node's knob for "the generation job finished" (what the CLI demo does before
     // salvaging): the servers' load drains and their logs go quiet.
     const home = demoHome();
