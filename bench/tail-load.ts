@@ -13,7 +13,8 @@
 import { KnownHostsStore } from '../src/core/ssh/knownHosts';
 import { listNodes } from '../src/core/ssh/nodes';
 import { ConnectionPool } from '../src/core/ssh/pool';
-import { RemoteTail, RingBuffer, StatsTracker } from '../src/core/remote/tail';
+import { RemoteTail, RingBuffer } from '../src/core/remote/tail';
+import { StatsTracker } from '../src/core/sglang/liveStats';
 import { startSimNode, waitFor } from '../test/helpers/simnode';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);

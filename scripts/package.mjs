@@ -68,6 +68,9 @@ const common = {
   target: 'node20',
   format: 'cjs',
   minify,
+  // Libraries compare class names at run time (ssh2's channel cleanup skips a server Session by
+  // `constructor.name === 'Session'`; renamed, the demo node's server threw on every closed connection).
+  keepNames: true,
   sourcemap: false,
   legalComments: 'none',
   logLevel: 'warning',

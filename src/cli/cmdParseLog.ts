@@ -30,6 +30,7 @@ import {
   stripAnsi,
   toJsonRecord,
 } from '../core/sglang/logLines';
+import { formatCount } from '../core/util/format';
 import { FastLogSummarizer } from '../core/sglang/logFast';
 
 export interface ParseLogIo {
@@ -157,7 +158,7 @@ export function errorJsonLine(line: string, message: string, errorClass: string 
   return JSON.stringify({ kind: 'error', time: h.time, rank: h.rank, ranks: h.ranks, errorClass, message, file, lineNo });
 }
 
-const n0 = (x: number | null) => (x === null ? '—' : Math.round(x).toLocaleString('en-US'));
+const n0 = (x: number | null) => (x === null ? '—' : formatCount(x));
 const n1 = (x: number | null) => (x === null ? '—' : x.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 }));
 const n2 = (x: number | null) => (x === null ? '—' : x.toFixed(2));
 

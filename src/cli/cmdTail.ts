@@ -18,7 +18,8 @@ import { errorMessage, exitCodeFor } from '../core/util/errors';
 import { LineSplitter } from '../core/sglang/logLines';
 import { runOperation } from '../core/remote/operation';
 import { plainLogLine } from '../core/util/terminal';
-import { RemoteTail, StatsTracker, lastLinesOperation } from '../core/remote/tail';
+import { RemoteTail, lastLinesOperation } from '../core/remote/tail';
+import { StatsTracker } from '../core/sglang/liveStats';
 import type { Transport } from '../core/ssh/transport';
 
 export interface TailCmdIo {

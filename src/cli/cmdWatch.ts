@@ -13,6 +13,7 @@
  * --until: exit 0 when that happens on any watched node (any = any transition into trouble), 8 if a node
  * becomes unreachable first, 130 on Ctrl-C. Without --until it runs until Ctrl-C (exit 130).
  */
+import { formatCount } from '../core/util/format';
 import { errorMessage } from '../core/util/errors';
 import { GuardSample, GuardTransition, NodeGuard, isOkValue } from '../core/node/guard';
 import { NodeMonitor } from '../core/node/monitor';
@@ -75,7 +76,7 @@ export function formatSample(s: GuardSample): string {
   const gpusOk = s.gpus.filter((g) => g.state === 'ok').length;
   const parts = [
     `${s.servers.length} server${s.servers.length === 1 ? '' : 's'}${states ? ` (${states})` : ''}`,
-    `${Math.round(s.genThroughput).toLocaleString('en-US')} tok/s`,
+    `${formatCount(s.genThroughput)} tok/s`,
     `${s.runningReqs} run`,
     `GPUs ${gpusOk}/${s.gpus.length}`,
   ];

@@ -7,7 +7,8 @@
 import * as vscode from 'vscode';
 import type { GuardTransition } from '../core/node/guard';
 import { isOkValue } from '../core/node/guard';
-import { shq } from '../core/remote/quote';
+import { runOperation } from '../core/remote/operation';
+import { lastLinesOperation } from '../core/remote/tail';
 import { redactOutput } from '../core/util/redact';
 import type { Transport } from '../core/ssh/transport';
 import { cfg } from './config';
@@ -112,7 +113,7 @@ export class Alerts extends Disposables {
   async openLogAt(node: string, file: string, needle: string): Promise<vscode.TextEditor | undefined> {
     const t = this.transportFor(node);
     if (!t) return undefined;
-    const r = await t.exec(`LC_ALL=C exec tail -n 5000 -- ${shq(file)}`, { timeoutMs: 30_000 });
+    const r = await runOperation(t, lastLinesOperation(file, 5000, 30_000));
     const text = r.stdout.toString('utf8');
     const uri = this.docs.put(node, file.replace(/^\/+/, ''), text);
     const doc = await vscode.workspace.openTextDocument(uri);

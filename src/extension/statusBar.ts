@@ -5,11 +5,10 @@
  */
 import * as vscode from 'vscode';
 import type { NodeLive } from '../core/node/monitor';
+import { formatCount } from '../core/util/format';
 import { mdText } from '../core/util/terminal';
 
-function n0(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
+const n0 = formatCount;
 
 export function eta(s: number | null): string {
   if (s === null || !Number.isFinite(s) || s < 0) return '';

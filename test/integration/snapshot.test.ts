@@ -19,13 +19,14 @@ import { EnvSnapshot, renderSnapshotMarkdown, snapshotOperation, takeSnapshot } 
 import { LocalTransport, SshTransport } from '../../src/core/ssh/transport';
 import { freePort } from '../helpers/sshd';
 import { SimNode, startSimNode, testUser } from '../helpers/simnode';
+import { planted } from '../helpers/planted';
 
 const SECRETS = {
-  HF_TOKEN: 'hf_abcdefghijklmnopqrstuvwxyz0123456789',
-  AWS_ACCESS_KEY_ID: 'AKIAQWERTYUIOPASDFGH',
-  AWS_SECRET_ACCESS_KEY: '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',
+  HF_TOKEN: planted('hf_', 'abcdefghijklmnopqrstuvwxyz0123456789'),
+  AWS_ACCESS_KEY_ID: planted('AKIA', 'QWERTYUIOPASDFGH'),
+  AWS_SECRET_ACCESS_KEY: planted('q8Zr+Xw3Kp9Lm2Nv5Bt', '7Yc1Hd4Gf6Js0Ae/Ui8Oo'),
   WANDB_API_KEY: '3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f01',
-  OPENAI_API_KEY: 'sk-proj-PlantedOpenAiKey0123456789abcdefXYZ',
+  OPENAI_API_KEY: planted('sk-proj-', 'PlantedOpenAiKey0123456789abcdefXYZ'),
   PIP_PASSWORD: 'pipPassw0rd77',
 };
 /** On the servers' command line (`--api-key`), so it is in argv AND in /server_info's `api_key`. */
@@ -235,8 +236,8 @@ describe('environment snapshot on a bare node (missing tools are errors, never f
     child = spawn('sleep', ['60'], {
       env: {
         PATH: '/usr/bin:/bin',
-        HF_TOKEN: 'hf_zyxwvutsrqponmlkjihgfedcba9876543210',
-        GH_TOKEN: 'ghp_plantedplantedplantedplanted12345678',
+        HF_TOKEN: planted('hf_', 'zyxwvutsrqponmlkjihgfedcba9876543210'),
+        GH_TOKEN: planted('ghp_', 'plantedplantedplantedplanted12345678'),
       },
       stdio: 'ignore',
     });

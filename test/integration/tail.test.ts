@@ -7,7 +7,8 @@ import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
 import { listNodes } from '../../src/core/ssh/nodes';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { cmdTail } from '../../src/cli/cmdTail';
-import { RemoteTail, StatsTracker, TailEvent, TailOptions } from '../../src/core/remote/tail';
+import { RemoteTail, TailEvent, TailOptions } from '../../src/core/remote/tail';
+import { StatsTracker } from '../../src/core/sglang/liveStats';
 import type { SshTransport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode, waitFor, testUser } from '../helpers/simnode';
 

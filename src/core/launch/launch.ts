@@ -17,10 +17,11 @@ import { GpuSessionsError, errorMessage } from '../util/errors';
 import { authHeaders, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { procRecordsLoop } from '../node/probe';
+import { RemoteOperation, runOperation } from '../remote/operation';
 import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
 import { SglangServer, decodeHexField, findServers, parseProcRecords } from '../sglang/serverArgv';
-import type { AbortLike, Transport } from '../ssh/transport';
+import type { AbortLike, ExecResult, Transport } from '../ssh/transport';
 import {
   DEFAULT_PYTHON,
   LaunchProfile,
@@ -295,6 +296,29 @@ export function parsePreflightOutput(
 }
 
 /**
+ * The preflight as a described operation. Output cut at its bound lacks the end marker, which the parser
+ * turns into a refusal ("did not complete") like any other cut-off run.
+ */
+export function preflightOperation(
+  profile: LaunchProfile,
+  gpus: number[] | 'all',
+  nodeLabel: string,
+  opts: { override?: boolean; timeoutMs?: number } = {},
+): RemoteOperation<PreflightResult> {
+  const n = nonce();
+  return {
+    name: 'preflight',
+    command: 'sh -s',
+    stdin: buildPreflightScript(n, profile),
+    timeoutMs: opts.timeoutMs ?? 150_000,
+    maxOutputBytes: 8 * 1024 * 1024,
+    acceptTruncated: true,
+    idempotent: true,
+    parse: (r) => parsePreflightOutput(r.stdout.toString('utf8'), n, profile, gpus, nodeLabel, Boolean(opts.override)),
+  };
+}
+
+/**
  * Checks before a launch, in ONE exec: the instances' ports are free, the GPUs exist and hold no compute
  * process (unless `override`), the model path is present (an HF repo id only warns), workDir exists, and the
  * interpreter (after venv and env) can `import sglang`.
@@ -305,28 +329,27 @@ export async function preflight(
   gpus: number[] | 'all' = profile.gpus,
   opts: PreflightOptions = {},
 ): Promise<PreflightResult> {
-  const n = nonce();
-  const r = await t.exec('sh -s', {
-    stdin: buildPreflightScript(n, profile),
-    timeoutMs: opts.timeoutMs ?? 150_000,
-    signal: opts.signal,
-    maxOutputBytes: 8 * 1024 * 1024,
-    retryOnDrop: true,
-  });
-  return parsePreflightOutput(r.stdout.toString('utf8'), n, profile, gpus, t.label, Boolean(opts.override));
+  return runOperation(t, preflightOperation(profile, gpus, t.label, opts), opts.signal);
 }
 
 // ------------------------------------------------------------------------------------ scripts on the node
 
+/** `~/.gpu-sessions/launch/last.sh` (shown as a diff only: a script cut at 4 MiB is shown as far as it came). */
+export function lastScriptOperation(): RemoteOperation<string | null> {
+  return {
+    name: 'last-script',
+    command: `cat "$HOME"/${shq(LAUNCH_DIR + '/last.sh')} 2>/dev/null`,
+    timeoutMs: 30_000,
+    maxOutputBytes: 4 * 1024 * 1024,
+    acceptTruncated: true,
+    idempotent: true,
+    parse: (r) => (r.code === 0 ? r.stdout.toString('utf8') : null),
+  };
+}
+
 /** The node's last launched script (`~/.gpu-sessions/launch/last.sh`), or null. */
 export async function readLastScript(t: Transport, signal?: AbortLike): Promise<string | null> {
-  const r = await t.exec(`cat "$HOME"/${shq(LAUNCH_DIR + '/last.sh')} 2>/dev/null`, {
-    timeoutMs: 30_000,
-    signal,
-    maxOutputBytes: 4 * 1024 * 1024,
-    retryOnDrop: true,
-  });
-  return r.code === 0 ? r.stdout.toString('utf8') : null;
+  return runOperation(t, lastScriptOperation(), signal);
 }
 
 export function scriptFileName(profile: LaunchProfile, fallbackName: string | undefined, now = new Date()): string {
@@ -337,13 +360,26 @@ export function scriptFileName(profile: LaunchProfile, fallbackName: string | un
   return `${stamp}-${profileName(profile, fallbackName)}.sh`;
 }
 
-/** Upload through stdin (never on a command line); returns the remote path and the previous last.sh. */
-export async function uploadScript(
-  t: Transport,
+/** A remote write that failed: "<node>: could not <what>: <stderr or exit N>". */
+function writeFailed(nodeLabel: string, what: string, r: ExecResult): GpuSessionsError {
+  return new GpuSessionsError('remote-failed', `${nodeLabel}: could not ${what}: ${r.stderr.toString('utf8').trim() || `exit ${r.code}`}`);
+}
+
+/** `GS-PATH <path>` then, when there was one, `GS-PREV` and the previous last.sh. */
+export function parseUploadOutput(r: ExecResult, nodeLabel: string, fileName: string): { path: string; previous: string | null } {
+  const out = r.stdout.toString('utf8');
+  const m = /^GS-PATH (.*)\n/.exec(out);
+  if (r.code !== 0 || !m) throw writeFailed(nodeLabel, `write the launch script to ~/${LAUNCH_DIR}/${fileName}`, r);
+  const rest = out.slice(m[0].length);
+  return { path: m[1], previous: rest.startsWith('GS-PREV\n') ? rest.slice('GS-PREV\n'.length) : null };
+}
+
+/** Writes the script (on stdin, never on a command line) to `~/.gpu-sessions/launch/<fileName>`. */
+export function uploadScriptOperation(
   fileName: string,
   script: string,
-  signal?: AbortLike,
-): Promise<{ path: string; previous: string | null }> {
+  nodeLabel: string,
+): RemoteOperation<{ path: string; previous: string | null }> {
   if (!/^[A-Za-z0-9._-]+$/.test(fileName)) throw new GpuSessionsError('usage', `Bad script file name ${JSON.stringify(fileName)}.`);
   const body =
     'umask 022; d="$HOME/' +
@@ -351,36 +387,67 @@ export async function uploadScript(
     '"; mkdir -p "$d" || exit 3; f="$d/$1"; ' +
     'cat > "$f.tmp" && mv -f "$f.tmp" "$f" && chmod 755 "$f" || exit 3; ' +
     'printf "GS-PATH %s\\n" "$f"; if [ -f "$d/last.sh" ]; then printf "GS-PREV\\n"; cat "$d/last.sh"; fi';
-  const r = await t.exec(`sh -c ${shq(body)} sh ${shq(fileName)}`, { stdin: script, timeoutMs: 60_000, signal });
-  const out = r.stdout.toString('utf8');
-  const m = /^GS-PATH (.*)\n/.exec(out);
-  if (r.code !== 0 || !m)
-    throw new GpuSessionsError(
-      'remote-failed',
-      `${t.label}: could not write the launch script to ~/${LAUNCH_DIR}/${fileName}: ${r.stderr.toString('utf8').trim() || `exit ${r.code}`}`,
-    );
-  const rest = out.slice(m[0].length);
-  return { path: m[1], previous: rest.startsWith('GS-PREV\n') ? rest.slice('GS-PREV\n'.length) : null };
+  return {
+    name: 'upload-script',
+    command: `sh -c ${shq(body)} sh ${shq(fileName)}`,
+    stdin: script,
+    timeoutMs: 60_000,
+    maxOutputBytes: 64 * 1024 * 1024,
+    parse: (r) => parseUploadOutput(r, nodeLabel, fileName),
+  };
 }
 
-/** Run an uploaded script; it prints GS-STARTED lines and returns at once (the servers are detached). Copies it to last.sh. */
-export async function runScript(
+/** Upload through stdin (never on a command line); returns the remote path and the previous last.sh. */
+export async function uploadScript(
   t: Transport,
   fileName: string,
+  script: string,
   signal?: AbortLike,
-): Promise<{ started: Map<number, number>; errors: string[]; code: number | null; output: string }> {
-  const body =
-    'd="$HOME/' +
-    LAUNCH_DIR +
-    '"; f="$d/$1"; sh "$f" </dev/null; rc=$?; ' +
-    'cp -f "$f" "$d/last.sh.tmp" && mv -f "$d/last.sh.tmp" "$d/last.sh"; exit $rc';
-  const r = await t.exec(`sh -c ${shq(body)} sh ${shq(fileName)}`, { timeoutMs: 120_000, signal });
+): Promise<{ path: string; previous: string | null }> {
+  return runOperation(t, uploadScriptOperation(fileName, script, t.label), signal);
+}
+
+export interface ScriptRun {
+  /** port → pid, from the script's `GS-STARTED <port> <pid>` lines. */
+  started: Map<number, number>;
+  errors: string[];
+  code: number | null;
+  output: string;
+}
+
+/** What a launch script printed: `GS-STARTED <port> <pid>` per instance, `GS-ERROR <why>` lines. */
+export function parseRunOutput(r: ExecResult): ScriptRun {
   const out = r.stdout.toString('utf8');
   const err = r.stderr.toString('utf8');
   const started = new Map<number, number>();
   for (const m of out.matchAll(/^GS-STARTED (\d+) (\d+)$/gm)) started.set(Number(m[1]), Number(m[2]));
   const errors = [...(out + '\n' + err).matchAll(/^GS-ERROR (.*)$/gm)].map((m) => m[1]);
   return { started, errors, code: r.code, output: (out + err).trim() };
+}
+
+/**
+ * Runs an uploaded script and copies it to last.sh. The servers are detached by then, so output past the
+ * bound is read as far as it came (the GS-STARTED lines come first) rather than losing their pids.
+ */
+export function runScriptOperation(fileName: string): RemoteOperation<ScriptRun> {
+  const body =
+    'd="$HOME/' +
+    LAUNCH_DIR +
+    '"; f="$d/$1"; sh "$f" </dev/null; rc=$?; ' +
+    'cp -f "$f" "$d/last.sh.tmp" && mv -f "$d/last.sh.tmp" "$d/last.sh"; exit $rc';
+  return {
+    name: 'run-script',
+    command: `sh -c ${shq(body)} sh ${shq(fileName)}`,
+    timeoutMs: 120_000,
+    maxOutputBytes: 64 * 1024 * 1024,
+    acceptTruncated: true,
+    parse: parseRunOutput,
+  };
+}
+
+/** Run an uploaded script; it prints GS-STARTED lines and returns at once (the servers are detached). Copies it to last.sh. */
+export async function runScript(t: Transport, fileName: string, signal?: AbortLike): Promise<ScriptRun> {
+  return runOperation(t, runScriptOperation(fileName), signal);
 }
 
 // ------------------------------------------------------------------------------------ waiting
@@ -467,7 +534,7 @@ export interface WaitOptions {
   fatalGraceMs?: number;
 }
 
-interface PollState {
+export interface PollState {
   alive: boolean;
   readyLine: string;
   tail: string[];
@@ -500,6 +567,21 @@ export function parsePollOutput(text: string, n: string, count: number): PollSta
     });
   }
   return out;
+}
+
+/** One polling round for all instances; a round cut short (no end marker) parses to null: try the next one. */
+export function pollOperation(items: Array<{ pid: number; logFile: string }>): RemoteOperation<PollState[] | null> {
+  const n = nonce();
+  return {
+    name: 'launch-poll',
+    command: 'sh -s',
+    stdin: buildPollScript(n, items),
+    timeoutMs: 30_000,
+    maxOutputBytes: 4 * 1024 * 1024,
+    acceptTruncated: true,
+    idempotent: true,
+    parse: (r) => parsePollOutput(r.stdout.toString('utf8'), n, items.length),
+  };
 }
 
 export interface LaunchProgress {
@@ -535,20 +617,9 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
   let lastTails = new Map<number, string[]>();
   while (pending().length) {
     const list = pending();
-    const n = nonce();
     let states: PollState[] | null = null;
     try {
-      const r = await t.exec('sh -s', {
-        stdin: buildPollScript(
-          n,
-          list.map((i) => ({ pid: i.pid!, logFile: i.logFile })),
-        ),
-        timeoutMs: 30_000,
-        signal: opts.signal,
-        maxOutputBytes: 4 * 1024 * 1024,
-        retryOnDrop: true,
-      });
-      states = parsePollOutput(r.stdout.toString('utf8'), n, list.length);
+      states = await runOperation(t, pollOperation(list.map((i) => ({ pid: i.pid!, logFile: i.logFile }))), opts.signal);
     } catch (e) {
       if (e instanceof GpuSessionsError && e.code === 'cancelled') throw e;
       if (Date.now() > deadline) break;
@@ -740,24 +811,31 @@ function mergePreflights(list: PreflightResult[]): PreflightResult {
 /** Supplies a secret's value by name (environment, --secret NAME=@FILE, SecretStorage); undefined when it has none. */
 export type SecretSource = (name: string) => string | undefined | Promise<string | undefined>;
 
+/** Stores one secret in `~/.gpu-sessions/secrets/<name>` (directory 0700, file 0600); the value travels on stdin. */
+export function writeSecretOperation(name: string, value: string, nodeLabel: string): RemoteOperation<void> {
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(name)) throw new GpuSessionsError('usage', `Bad secret name ${JSON.stringify(name)}.`);
+  const body =
+    'umask 077; d="$HOME/' +
+    SECRETS_DIR +
+    '"; mkdir -p "$d" && chmod 700 "$d" && cat > "$d/$1.tmp" && chmod 600 "$d/$1.tmp" && mv -f "$d/$1.tmp" "$d/$1" || exit 3';
+  return {
+    name: 'write-secret',
+    command: `sh -c ${shq(body)} sh ${shq(name)}`,
+    stdin: value,
+    timeoutMs: 30_000,
+    maxOutputBytes: 1024 * 1024,
+    parse: (r) => {
+      if (r.code !== 0) throw writeFailed(nodeLabel, `store the secret ${name} in ~/${SECRETS_DIR}/`, r);
+    },
+  };
+}
+
 /**
  * Write the secrets a launch script reads into `~/.gpu-sessions/secrets/<name>` (directory 0700, files 0600),
  * each value over stdin: never on a command line, never in the script.
  */
 export async function writeSecrets(t: Transport, values: Map<string, string>, signal?: AbortLike): Promise<void> {
-  for (const [name, value] of values) {
-    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(name)) throw new GpuSessionsError('usage', `Bad secret name ${JSON.stringify(name)}.`);
-    const body =
-      'umask 077; d="$HOME/' +
-      SECRETS_DIR +
-      '"; mkdir -p "$d" && chmod 700 "$d" && cat > "$d/$1.tmp" && chmod 600 "$d/$1.tmp" && mv -f "$d/$1.tmp" "$d/$1" || exit 3';
-    const r = await t.exec(`sh -c ${shq(body)} sh ${shq(name)}`, { stdin: value, timeoutMs: 30_000, signal });
-    if (r.code !== 0)
-      throw new GpuSessionsError(
-        'remote-failed',
-        `${t.label}: could not store the secret ${name} in ~/${SECRETS_DIR}/: ${r.stderr.toString('utf8').trim() || `exit ${r.code}`}`,
-      );
-  }
+  for (const [name, value] of values) await runOperation(t, writeSecretOperation(name, value, t.label), signal);
 }
 
 /** How to supply a secret, for messages (redactOutput keeps `NAME=…` and `NAME=@FILE`: placeholders, not values). */
@@ -1013,17 +1091,24 @@ export function parseScanOutput(text: string, n: string): ServerScan {
   return { servers, ownUid: /^\d+$/.test(me) ? Number(me) : null, procs };
 }
 
-/** The node's SGLang servers with owner, process group and environment, in ONE exec. */
-export async function scanServers(t: Transport, signal?: AbortLike): Promise<ServerScan> {
+/** The server scan; the parser refuses output without its end marker (a run cut short or cut at the bound). */
+export function scanOperation(): RemoteOperation<ServerScan> {
   const n = nonce();
-  const r = await t.exec('sh -s', {
+  return {
+    name: 'server-scan',
+    command: 'sh -s',
     stdin: buildScanScript(n),
     timeoutMs: 60_000,
-    signal,
     maxOutputBytes: 16 * 1024 * 1024,
-    retryOnDrop: true,
-  });
-  return parseScanOutput(r.stdout.toString('utf8'), n);
+    acceptTruncated: true,
+    idempotent: true,
+    parse: (r) => parseScanOutput(r.stdout.toString('utf8'), n),
+  };
+}
+
+/** The node's SGLang servers with owner, process group and environment, in ONE exec. */
+export async function scanServers(t: Transport, signal?: AbortLike): Promise<ServerScan> {
+  return runOperation(t, scanOperation(), signal);
 }
 
 // ------------------------------------------------------------------------------------ stop
@@ -1082,6 +1167,18 @@ export function logDrainReading(line: string, state: LogDrainState, now: number,
   return running ?? (line ? null : 1);
 }
 
+/** The latest decode line (with `#running-req`) in the last 2 MiB of a server's log; '' when there is none. */
+export function lastDecodeLineOperation(logFile: string): RemoteOperation<string> {
+  return {
+    name: 'last-decode-line',
+    command: `tail -c 2097152 ${shq(logFile)} 2>/dev/null | grep -a -F -e '#running-req' | grep -a -F -e 'Decode' | tail -n 1`,
+    timeoutMs: 20_000,
+    maxOutputBytes: 4 * 1024 * 1024,
+    idempotent: true,
+    parse: (r) => r.stdout.toString('utf8').trim(),
+  };
+}
+
 /** Running + queued requests now, from the first source that answers; null when none does. */
 async function loadNow(
   t: Transport,
@@ -1117,11 +1214,8 @@ async function loadNow(
   };
   const tryLog = async (): Promise<number | null> => {
     if (!srv.logFile) return null;
-    const r = await t.exec(
-      `tail -c 2097152 ${shq(srv.logFile)} 2>/dev/null | grep -a -F -e '#running-req' | grep -a -F -e 'Decode' | tail -n 1`,
-      { timeoutMs: 20_000, retryOnDrop: true },
-    );
-    return logDrainReading(r.stdout.toString('utf8').trim(), state, Date.now(), quietMs);
+    const line = await runOperation(t, lastDecodeLineOperation(srv.logFile));
+    return logDrainReading(line, state, Date.now(), quietMs);
   };
   const order: Array<[DrainSource, () => Promise<number | null>]> = [
     ['metrics', tryMetrics],
@@ -1161,6 +1255,44 @@ if alive; then kill -KILL ${killAll} 2>/dev/null; echo GS-KILLED; j=0; while ali
 ${!opts.group && opts.descendants.length ? `kill -KILL ${opts.descendants.join(' ')} 2>/dev/null` : ''}
 if alive; then echo GS-ALIVE; else echo GS-GONE; fi
 `;
+}
+
+export interface KillOutcome {
+  /** Why kill itself failed (`GS-KILL-FAILED <why>`); null when it could signal. */
+  failed: string | null;
+  /** The process was gone before anything was sent. */
+  goneBefore: boolean;
+  /** SIGTERM was not enough: SIGKILL was sent. */
+  killed: boolean;
+  /** The process is gone now. */
+  gone: boolean;
+}
+
+/** The markers buildKillScript prints. */
+export function parseKillOutput(r: ExecResult): KillOutcome {
+  const out = r.stdout.toString('utf8');
+  const failed = /GS-KILL-FAILED ?(.*)/.exec(out);
+  return {
+    failed: failed ? failed[1].trim() || 'kill failed' : null,
+    goneBefore: /GS-GONE-BEFORE/.test(out),
+    killed: /GS-KILLED/.test(out),
+    gone: /GS-GONE/.test(out),
+  };
+}
+
+/** SIGTERM (the group), wait up to termTimeoutMs, SIGKILL. Not idempotent: never retried on a dropped connection. */
+export function killOperation(
+  pid: number,
+  opts: { group: boolean; descendants: number[]; termTimeoutMs: number },
+): RemoteOperation<KillOutcome> {
+  return {
+    name: 'kill',
+    command: 'sh -s',
+    stdin: buildKillScript(pid, opts),
+    timeoutMs: opts.termTimeoutMs + 30_000,
+    maxOutputBytes: 1024 * 1024,
+    parse: parseKillOutput,
+  };
 }
 
 function descendantsOf(pid: number, procs: Map<number, { ppid: number }>): number[] {
@@ -1260,15 +1392,14 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
   const group = srv.pgid === srv.pid;
   const termTimeoutMs = opts.termTimeoutMs ?? 30_000;
   say(`stopping pid ${srv.pid} on port ${opts.port} (SIGTERM${group ? ' to its process group' : ''})…`);
-  const script = buildKillScript(srv.pid, { group, descendants: group ? [] : descendantsOf(srv.pid, scan.procs), termTimeoutMs });
-  const r = await t.exec('sh -s', { stdin: script, timeoutMs: termTimeoutMs + 30_000, signal: opts.signal });
-  const out = r.stdout.toString('utf8');
-  const failed = /GS-KILL-FAILED ?(.*)/.exec(out);
-  if (failed)
-    return result({ drain, group, message: `Could not signal pid ${srv.pid} on ${t.label}: ${failed[1].trim() || 'kill failed'}` });
-  const gone = /GS-GONE/.test(out);
-  const killed = /GS-KILLED/.test(out);
-  const sig: StopResult['signal'] = /GS-GONE-BEFORE/.test(out) ? null : killed ? 'SIGKILL' : 'SIGTERM';
+  const k = await runOperation(
+    t,
+    killOperation(srv.pid, { group, descendants: group ? [] : descendantsOf(srv.pid, scan.procs), termTimeoutMs }),
+    opts.signal,
+  );
+  if (k.failed !== null) return result({ drain, group, message: `Could not signal pid ${srv.pid} on ${t.label}: ${k.failed}` });
+  const { gone, killed } = k;
+  const sig: StopResult['signal'] = k.goneBefore ? null : killed ? 'SIGKILL' : 'SIGTERM';
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   const msg = !gone
     ? `pid ${srv.pid} on port ${opts.port} is still alive after SIGTERM and SIGKILL.`

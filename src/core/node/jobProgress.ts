@@ -148,58 +148,58 @@ function secondsOf(v: unknown, factor: number): number | null {
 }
 
 /**
+ * Visits every character of a JSON text outside its strings (an opening quote included); `visit` returns how
+ * many of the following characters to skip. Returns whether a string is still open at the end.
+ */
+function scanOutsideJsonStrings(text: string, visit: (i: number, c: number) => number | void): boolean {
+  let inStr = false;
+  let esc = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inStr) {
+      if (esc) esc = false;
+      else if (c === 92) esc = true;
+      else if (c === 34) inStr = false;
+      continue;
+    }
+    i += visit(i, c) || 0;
+    if (c === 34) inStr = true;
+  }
+  return inStr;
+}
+
+/**
  * Is `text` a JSON document cut short? Walks strings/escapes and bracket depth; a document whose brackets or
  * string are still open at the end (or that ends right after ':' / ',') is truncated.
  */
 function truncatedJson(text: string): boolean {
   let depth = 0;
-  let inStr = false;
-  let esc = false;
   let last = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inStr) {
-      if (esc) esc = false;
-      else if (c === 92) esc = true;
-      else if (c === 34) inStr = false;
-      continue;
-    }
-    if (c === 34) inStr = true;
-    else if (c === 123 || c === 91) depth++;
+  const openString = scanOutsideJsonStrings(text, (_i, c) => {
+    if (c === 123 || c === 91) depth++;
     else if (c === 125 || c === 93) depth--;
     if (c > 32) last = c;
-  }
-  return inStr || depth > 0 || last === 58 || last === 44;
+  });
+  return openString || depth > 0 || last === 58 || last === 44;
 }
 
 /** Python's json.dump writes NaN / Infinity / -Infinity; turn them (outside strings) into null. */
 function pythonJsonToStrict(text: string): string {
   let out = '';
-  let inStr = false;
-  let esc = false;
   let from = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inStr) {
-      if (esc) esc = false;
-      else if (c === 92) esc = true;
-      else if (c === 34) inStr = false;
-      continue;
-    }
-    if (c === 34) {
-      inStr = true;
-      continue;
-    }
-    let word = '';
-    if (text.startsWith('NaN', i)) word = 'NaN';
-    else if (text.startsWith('-Infinity', i)) word = '-Infinity';
-    else if (text.startsWith('Infinity', i)) word = 'Infinity';
-    if (word) {
-      out += text.slice(from, i) + 'null';
-      i += word.length - 1;
-      from = i + 1;
-    }
-  }
+  scanOutsideJsonStrings(text, (i) => {
+    const word = text.startsWith('NaN', i)
+      ? 'NaN'
+      : text.startsWith('-Infinity', i)
+        ? '-Infinity'
+        : text.startsWith('Infinity', i)
+          ? 'Infinity'
+          : '';
+    if (!word) return 0;
+    out += text.slice(from, i) + 'null';
+    from = i + word.length;
+    return word.length - 1;
+  });
   return from === 0 ? text : out + text.slice(from);
 }
 

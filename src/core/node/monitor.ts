@@ -21,7 +21,8 @@ import type { SglangServer } from '../sglang/serverArgv';
 import type { ProbeResult } from './probe';
 import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
 import { newNonce } from '../remote/sections';
-import { RemoteTail, StatsTracker, untailablePath } from '../remote/tail';
+import { RemoteTail, untailablePath } from '../remote/tail';
+import { StatsTracker, formatLoad } from '../sglang/liveStats';
 import type { Transport } from '../ssh/transport';
 
 export type { DoneIndicesSummary, NodeProgress };
@@ -94,10 +95,6 @@ export interface NodeLive {
   /** With a price per hour / rental deadline set (core/node/spend.ts). */
   spend?: { perHour: number; total: number; outputTokens: number; perMillionTokens: number | null; since: string };
   deadline?: { at: string; secondsLeft: number; jobEta: number | null; jobOverrunS: number | null; message: string };
-}
-
-function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
 }
 
 /** Follows one node. Call update(probe) after every probe; dispose() stops the tail channel. */
@@ -248,17 +245,17 @@ export class NodeMonitor {
       let text = '';
       let source: ServerLive['source'] = 'none';
       if (fromLog) {
-        const tot = this.totalFor(s.logFile!);
-        gen = tot.gen;
-        run = tot.run;
-        queue = tot.queue;
+        const tot = this.stats.serverTotal(s.logFile!);
+        gen = tot.genThroughput;
+        run = tot.runningReqs;
+        queue = tot.queueReqs;
         text = this.stats.describe(s.logFile!);
         source = 'log';
       } else if (m && m.genThroughput !== null) {
         gen = m.genThroughput;
         run = m.runningReqs ?? 0;
         queue = m.queueReqs ?? 0;
-        text = `${fmtInt(gen)} tok/s · ${fmtInt(run)} run · ${fmtInt(queue)} queue${m.specAcceptLength ? ` · accept ${m.specAcceptLength.toFixed(2)}` : ''}`;
+        text = formatLoad(gen, run, queue, m.specAcceptLength || null);
         source = 'metrics';
       }
       return {
@@ -282,24 +279,6 @@ export class NodeMonitor {
       progress: this.progress,
       tailError: this.tailError,
     };
-  }
-
-  /** Sum over the DP ranks of one server's latest decode lines (fresh ones only, like StatsTracker.total). */
-  private totalFor(file: string): { gen: number; run: number; queue: number } {
-    const st = this.stats.stats(file);
-    if (!st) return { gen: 0, run: 0, queue: 0 };
-    const now = Date.now();
-    let gen = 0;
-    let run = 0;
-    let queue = 0;
-    for (const [rank, rec] of st.ranks) {
-      const seen = st.rankSeenAt.get(rank) ?? 0;
-      if (now - seen > 120_000) continue;
-      gen += rec.genThroughput ?? 0;
-      run += rec.runningReqs ?? 0;
-      queue += rec.queueReqs ?? 0;
-    }
-    return { gen, run, queue };
   }
 
   dispose(): void {

@@ -5,7 +5,7 @@
  * that carry a per-probe nonce, so no file name can forge a section.
  */
 import { shq } from '../remote/quote';
-import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
+import { firstLine, sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 
 export { splitSections };
 import type { RemoteOperation } from '../remote/operation';
@@ -319,12 +319,22 @@ export function parseArtifacts(
   return { artifacts, truncated: count > max, missingRoots, scanned };
 }
 
-function firstLine(s: string | undefined): string | null {
-  const l = (s ?? '')
-    .split('\n')
-    .map((x) => x.trim())
-    .find((x) => x.length > 0);
-  return l ?? null;
+/**
+ * `df -kP` → the node's disks: real filesystems, plus /dev/shm (models are often staged there) and the root
+ * mount whatever it is (a container's root is an overlay, and that is where the job writes). Other pseudo
+ * filesystems (tmpfs, devtmpfs, overlay, proc, sysfs, cgroup…) are left out.
+ */
+export function parseDf(text: string): DiskInfo[] {
+  const disks: DiskInfo[] = [];
+  for (const l of text.split('\n').slice(1)) {
+    const f = l.trim().split(/\s+/);
+    if (f.length < 6 || !/^\d+$/.test(f[1])) continue;
+    const fs = f[0];
+    const mount = f.slice(5).join(' ');
+    if (/^(tmpfs|devtmpfs|overlay|shm|udev|none|proc|sysfs|cgroup)/.test(fs) && mount !== '/dev/shm' && mount !== '/') continue;
+    disks.push({ filesystem: fs, sizeKiB: Number(f[1]), usedKiB: Number(f[2]), availKiB: Number(f[3]), mount });
+  }
+  return disks;
 }
 
 function num(s: string | undefined | null): number | null {
@@ -346,14 +356,7 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
   const mem = s.get('mem') ?? '';
   const memTotal = /MemTotal:\s*(\d+)/.exec(mem);
   const memAvail = /MemAvailable:\s*(\d+)/.exec(mem);
-  const disks: DiskInfo[] = [];
-  for (const l of (s.get('disks') ?? '').split('\n').slice(1)) {
-    const f = l.trim().split(/\s+/);
-    if (f.length < 6 || !/^\d+$/.test(f[1])) continue;
-    const fs = f[0];
-    if (/^(tmpfs|devtmpfs|overlay|shm|udev|none|proc|sysfs|cgroup)/.test(fs) && !/\/dev\/shm$/.test(f.slice(5).join(' '))) continue;
-    disks.push({ filesystem: fs, sizeKiB: Number(f[1]), usedKiB: Number(f[2]), availKiB: Number(f[3]), mount: f.slice(5).join(' ') });
-  }
+  const disks = parseDf(s.get('disks') ?? '');
 
   const qText = s.get('gpus') ?? '';
   const qrc = num(firstLine(s.get('gpusrc')));

@@ -33,6 +33,15 @@ export function splitSections(text: string, nonce: string): Map<string, string> 
   return out;
 }
 
+/** The first non-blank line of a section, trimmed; null when it has none (or is absent). */
+export function firstLine(section: string | undefined): string | null {
+  const l = (section ?? '')
+    .split('\n')
+    .map((x) => x.trim())
+    .find((x) => x.length > 0);
+  return l ?? null;
+}
+
 export interface SectionedSpec<T> {
   name: string;
   /** For the error when the run was cut off: "<what> did not complete on <node> (exit N: stderr)". */

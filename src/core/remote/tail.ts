@@ -62,14 +62,12 @@
  * open could be skipped.
  * Measured (bench/tail-load.ts, 8 tails x 2,000 lines/s, loopback sshd, two forced drops): 0 lines lost.
  *
- * `StatsTracker` turns SGLang log lines into per-server figures: node throughput is the SUM over
- * servers (files) and DP ranks of the latest decode `gen throughput`, not an average; a rank whose last
- * decode line is older than `staleMs` contributes 0.
+ * The lines it delivers are turned into live figures by `StatsTracker` (src/core/sglang/liveStats.ts).
  *
  * This module must not import `vscode`.
  */
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { LineSplitter, StatRecord, classifyLine, isTruncatedLine, rankLabel } from '../sglang/logLines';
+import { LineSplitter, isTruncatedLine } from '../sglang/logLines';
 import { RemoteOperation, openStream } from './operation';
 import { shq } from './quote';
 import type { ExecResult, ExecStream, Transport } from '../ssh/transport';
@@ -204,24 +202,24 @@ export function tailArgName(file: string): string {
 }
 
 /**
- * The remote POSIX sh command of a tail session. Prints the prologue line, then execs GNU tail on the
- * files and the sentinel. Every path is shq-quoted; numbers are validated integers.
- */
-/**
  * The last `lines` lines of one file, once (`gpu-sessions tail` without --follow). Output beyond 64 MiB is
  * cut and the result says so (`truncated`): the caller prints what came and a note.
  */
-export function lastLinesOperation(file: string, lines: number): RemoteOperation<ExecResult> {
+export function lastLinesOperation(file: string, lines: number, timeoutMs = 120_000): RemoteOperation<ExecResult> {
   return {
     name: 'tail',
     command: `LC_ALL=C exec tail -n ${lines} -- ${shq(tailArgName(file))}`,
-    timeoutMs: 120_000,
+    timeoutMs,
     maxOutputBytes: 64 * 1024 * 1024,
     acceptTruncated: true,
     parse: (r) => r,
   };
 }
 
+/**
+ * The remote POSIX sh command of a tail session. Prints the prologue line, then execs GNU tail on the
+ * files and the sentinel. Every path is shq-quoted; numbers are validated integers.
+ */
 export function buildTailCommand(files: string[], backlog: TailBacklog): string {
   const q = files.map((f) => shq(tailArgName(f)));
   const int = (x: number) => String(Math.max(0, Math.floor(Number.isFinite(x) ? x : 0)));
@@ -1138,185 +1136,4 @@ function fmtBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Live statistics
-
-export interface ServerStats {
-  file: string;
-  /** latest decode record per rank label ("" for a server without rank tags) */
-  ranks: Map<string, StatRecord>;
-  /** when each rank's latest decode line was fed (ms since epoch) */
-  rankSeenAt: Map<string, number>;
-  /** when the last line of any kind was fed */
-  lastLineAt: number | null;
-  /** readiness line seen and no restart since */
-  ready: boolean;
-  /** error and traceback lines */
-  errors: number;
-  lastError: string | null;
-  lines: number;
-}
-
-export interface StatsTrackerOptions {
-  /** A rank whose last decode line is older than this contributes 0. Default 120 s. */
-  staleMs?: number;
-  /** Clock (tests). */
-  now?: () => number;
-  /** Bound on rank labels kept per file (hostile input). Default 1024. */
-  maxRanksPerFile?: number;
-}
-
-export interface StatsTotal {
-  /** sum over files and ranks of the latest decode gen throughput (fresh ones only) */
-  genThroughput: number;
-  runningReqs: number;
-  queueReqs: number;
-  /** files with at least one fresh decode line */
-  servers: number;
-}
-
-/** Per-server live figures from SGLang log lines (fed by RemoteTail events). */
-export class StatsTracker {
-  private readonly servers = new Map<string, ServerStats>();
-  private readonly staleMs: number;
-  private readonly now: () => number;
-  private readonly maxRanks: number;
-
-  constructor(opts: StatsTrackerOptions = {}) {
-    this.staleMs = opts.staleMs ?? 120_000;
-    this.now = opts.now ?? Date.now;
-    this.maxRanks = Math.max(1, opts.maxRanksPerFile ?? 1024);
-  }
-
-  feed(file: string, line: string): void {
-    let s = this.servers.get(file);
-    if (!s) {
-      s = { file, ranks: new Map(), rankSeenAt: new Map(), lastLineAt: null, ready: false, errors: 0, lastError: null, lines: 0 };
-      this.servers.set(file, s);
-    }
-    const now = this.now();
-    s.lastLineAt = now;
-    s.lines++;
-    const c = classifyLine(line);
-    switch (c.kind) {
-      case 'decode': {
-        const st = c.stat!;
-        const label = st.rank ?? rankLabel(st.ranks);
-        s.ranks.delete(label); // re-insert: Map order = least recently updated first
-        s.ranks.set(label, st);
-        s.rankSeenAt.set(label, now);
-        if (s.ranks.size > this.maxRanks) {
-          const oldest = s.ranks.keys().next().value as string;
-          s.ranks.delete(oldest);
-          s.rankSeenAt.delete(oldest);
-        }
-        return;
-      }
-      case 'ready':
-        s.ready = true;
-        return;
-      case 'startup':
-        if (c.message.indexOf('Started server process') >= 0) {
-          // a (re)start: figures of the previous process no longer count
-          s.ready = false;
-          s.ranks.clear();
-          s.rankSeenAt.clear();
-        }
-        return;
-      case 'error':
-      case 'traceback':
-        s.errors++;
-        s.lastError = c.message.length > 500 ? c.message.slice(0, 500) + '…' : c.message;
-        return;
-      default:
-        return;
-    }
-  }
-
-  stats(file: string): ServerStats | undefined {
-    return this.servers.get(file);
-  }
-
-  files(): string[] {
-    return [...this.servers.keys()];
-  }
-
-  forget(file: string): void {
-    this.servers.delete(file);
-  }
-
-  clear(): void {
-    this.servers.clear();
-  }
-
-  /** Node totals: throughput SUMMED over files and ranks (latest decode line each), stale ranks count 0. */
-  total(): StatsTotal {
-    const now = this.now();
-    let gen = 0;
-    let running = 0;
-    let queue = 0;
-    let servers = 0;
-    for (const s of this.servers.values()) {
-      const f = this.fresh(s, now);
-      if (f.ranks === 0) continue;
-      servers++;
-      gen += f.gen;
-      running += f.running;
-      queue += f.queue;
-    }
-    return { genThroughput: gen, runningReqs: running, queueReqs: queue, servers };
-  }
-
-  /** One line for a server, e.g. "1,987 tok/s · 32 run · 0 queue · accept 2.71". */
-  describe(file: string): string {
-    const s = this.servers.get(file);
-    if (!s) return 'no lines yet';
-    const now = this.now();
-    const f = this.fresh(s, now);
-    const tail: string[] = [];
-    if (s.errors) tail.push(`${s.errors} error${s.errors === 1 ? '' : 's'}`);
-    if (f.ranks === 0) {
-      let head: string;
-      if (s.ranks.size > 0) {
-        const last = Math.max(...s.rankSeenAt.values());
-        head = `idle · no decode line for ${fmtAge(now - last)}`;
-      } else head = s.ready ? 'ready · no decode lines yet' : `${s.lines.toLocaleString('en-US')} lines · not ready yet`;
-      return [head, ...tail].join(' · ');
-    }
-    const parts = [`${Math.round(f.gen).toLocaleString('en-US')} tok/s`, `${f.running} run`, `${f.queue} queue`];
-    if (f.acceptN > 0) parts.push(`accept ${(f.acceptSum / f.acceptN).toFixed(2)}`);
-    if (f.ranks > 1) parts.push(`${f.ranks} ranks`);
-    return [...parts, ...tail].join(' · ');
-  }
-
-  private fresh(s: ServerStats, now: number) {
-    let gen = 0;
-    let running = 0;
-    let queue = 0;
-    let ranks = 0;
-    let acceptSum = 0;
-    let acceptN = 0;
-    for (const [label, rec] of s.ranks) {
-      const at = s.rankSeenAt.get(label) ?? 0;
-      if (now - at > this.staleMs) continue;
-      ranks++;
-      gen += rec.genThroughput ?? 0;
-      running += rec.runningReqs ?? 0;
-      queue += rec.queueReqs ?? 0;
-      if (rec.acceptLen !== null) {
-        acceptSum += rec.acceptLen;
-        acceptN++;
-      }
-    }
-    return { gen, running, queue, ranks, acceptSum, acceptN };
-  }
-}
-
-function fmtAge(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 120) return `${s} s`;
-  if (s < 7200) return `${Math.round(s / 60)} min`;
-  return `${Math.round(s / 3600)} h`;
 }

@@ -15,8 +15,8 @@ import type { RemoteOperation } from '../remote/operation';
 import { runOperation } from '../remote/operation';
 import { GpuState, classifySmiFailure } from '../node/nvidiaSmi';
 import { parseFlags, sglangLaunchIndex } from '../sglang/serverArgv';
-import type { DiskInfo } from '../node/probe';
-import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
+import { DiskInfo, parseDf } from '../node/probe';
+import { firstLine, sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
 import { REDACTED, isSecretName, redactArgv, redactEnv, redactText, redactValue, scrubKnownSecrets } from '../util/redact';
 import type { Transport } from '../ssh/transport';
@@ -324,14 +324,6 @@ sec end
 
 // ------------------------------------------------------------------------------------ parsing
 
-function firstLine(s: string | undefined): string | null {
-  const l = (s ?? '')
-    .split('\n')
-    .map((x) => x.trim())
-    .find((x) => x.length > 0);
-  return l ?? null;
-}
-
 function intOrNull(s: string | undefined | null): number | null {
   if (s === undefined || s === null) return null;
   const t = s.trim();
@@ -413,19 +405,6 @@ export function parseSmiQ(text: string): {
     }
   }
   return { driverVersion, cudaVersion, attachedGpus: attached, gpus };
-}
-
-export function parseDf(text: string): DiskInfo[] {
-  const disks: DiskInfo[] = [];
-  for (const l of text.split('\n').slice(1)) {
-    const f = l.trim().split(/\s+/);
-    if (f.length < 6 || !/^\d+$/.test(f[1])) continue;
-    const fs = f[0];
-    const mount = f.slice(5).join(' ');
-    if (/^(tmpfs|devtmpfs|overlay|shm|udev|none|proc|sysfs|cgroup)/.test(fs) && !/^\/dev\/shm$/.test(mount) && mount !== '/') continue;
-    disks.push({ filesystem: fs, sizeKiB: Number(f[1]), usedKiB: Number(f[2]), availKiB: Number(f[3]), mount });
-  }
-  return disks;
 }
 
 /** NUL-separated /proc/PID/environ → object (the first `=` separates; entries without one are skipped). */

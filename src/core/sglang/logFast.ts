@@ -7,36 +7,31 @@
 // the fixtures and on generated logs, whole summaries and record by record).
 //
 // This module must not import `vscode`.
-import { LogSummarizer, LogSummarizerOptions, LogSummary, StatRecord, rankLabel } from './logLines';
+import { KNOWN_KEYS, LogSummarizer, LogSummarizerOptions, LogSummary, STAT_SLOTS, StatRecord, newStatRecord, rankLabel } from './logLines';
 
-// Known keys of the canonical lines → record field. Anything else: full parser.
-const F_RUNNING = 1,
-  F_TOKEN = 2,
-  F_USAGE = 3,
-  F_ACCEPT_LEN = 4,
-  F_ACCEPT_RATE = 5,
-  F_GRAPH = 6,
-  F_GEN = 7,
-  F_QUEUE = 8,
-  F_NEW_SEQ = 9,
-  F_NEW_TOKEN = 10,
-  F_CACHED = 11,
-  F_INPUT = 12;
+const { gen: S_GEN, running: S_RUNNING, queue: S_QUEUE, tokenUsage: S_TOKEN_USAGE, acceptLen: S_ACCEPT_LEN, graph: S_GRAPH } = STAT_SLOTS;
 
-const KEYS: Array<[string, number]> = [
-  ['#running-req', F_RUNNING],
-  ['#token', F_TOKEN],
-  ['token usage', F_USAGE],
-  ['accept len', F_ACCEPT_LEN],
-  ['accept rate', F_ACCEPT_RATE],
-  ['cuda graph', F_GRAPH],
-  ['gen throughput (token/s)', F_GEN],
-  ['#queue-req', F_QUEUE],
-  ['#new-seq', F_NEW_SEQ],
-  ['#new-token', F_NEW_TOKEN],
-  ['#cached-token', F_CACHED],
-  ['input throughput (token/s)', F_INPUT],
+/** The keys of the canonical lines (their slots come from the full parser's table). Anything else: full parser. */
+const FAST_KEYS = [
+  '#running-req',
+  '#token',
+  'token usage',
+  'accept len',
+  'accept rate',
+  'cuda graph',
+  'gen throughput (token/s)',
+  '#queue-req',
+  '#new-seq',
+  '#new-token',
+  '#cached-token',
+  'input throughput (token/s)',
 ];
+const SLOT_OF = new Map(KNOWN_KEYS);
+const KEYS: Array<[string, number]> = FAST_KEYS.map((k) => {
+  const slot = SLOT_OF.get(k);
+  if (slot === undefined) throw new Error(`logFast: ${k} is not a known stat key`);
+  return [k, slot];
+});
 const KEY_BYTES: Uint8Array[] = [];
 const KEY_FIELDS: number[] = [];
 /** Key indexes by their first byte: a key is matched in place (followed by ": "), never scanned for or sliced. */
@@ -60,29 +55,6 @@ function digit(c: number): boolean {
 function eqBytes(b: Uint8Array, at: number, k: Uint8Array): boolean {
   for (let i = 0; i < k.length; i++) if (b[at + i] !== k[i]) return false;
   return true;
-}
-
-function newRecord(kind: 'decode' | 'prefill'): StatRecord {
-  return {
-    kind,
-    time: null,
-    ranks: {},
-    rank: '',
-    genThroughput: null,
-    inputThroughput: null,
-    runningReqs: null,
-    queueReqs: null,
-    tokenUsage: null,
-    acceptLen: null,
-    acceptRate: null,
-    cudaGraph: null,
-    numTokens: null,
-    newSeq: null,
-    newTokens: null,
-    cachedTokens: null,
-    cacheHitRate: null,
-    extra: {},
-  };
 }
 
 /** Caches of the fast path (the rank-tag part and the last timestamp repeat from line to line). */
@@ -141,14 +113,14 @@ export class FastStatParser {
       kind = 'prefill';
       j += PREFILL.length;
     } else return null;
-    const rec = newRecord(kind);
+    const rec = newStatRecord(kind);
     let pairs = 0;
     while (j < e) {
       // a known key followed by ": "
       const c0 = b[j];
       if (c0 >= 128) return null;
       const cands = KEYS_BY_FIRST[c0];
-      let field = 0;
+      let field = -1;
       for (let q = 0; q < cands.length; q++) {
         const kb = KEY_BYTES[cands[q]];
         const at = j + kb.length;
@@ -158,9 +130,9 @@ export class FastStatParser {
           break;
         }
       }
-      if (field === 0) return null;
+      if (field < 0) return null;
       const va = j;
-      if (field === F_GRAPH) {
+      if (field === S_GRAPH) {
         if (b[j] === 84 && b[j + 1] === 114 && b[j + 2] === 117 && b[j + 3] === 101) j += 4;
         else if (b[j] === 70 && b[j + 1] === 97 && b[j + 2] === 108 && b[j + 3] === 115 && b[j + 4] === 101) j += 5;
         else return null;
@@ -183,19 +155,19 @@ export class FastStatParser {
         // Only what the summary reads is stored (each stored double is an allocation); the other known keys are
         // validated and skipped, and left null in the record.
         switch (field) {
-          case F_RUNNING:
+          case S_RUNNING:
             rec.runningReqs = x;
             break;
-          case F_USAGE:
+          case S_TOKEN_USAGE:
             rec.tokenUsage = x;
             break;
-          case F_ACCEPT_LEN:
+          case S_ACCEPT_LEN:
             rec.acceptLen = x;
             break;
-          case F_GEN:
+          case S_GEN:
             rec.genThroughput = x;
             break;
-          case F_QUEUE:
+          case S_QUEUE:
             rec.queueReqs = x;
             break;
         }

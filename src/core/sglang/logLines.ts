@@ -468,7 +468,10 @@ function boundedIndexOf(s: string, ch: string, from: number, maxDist: number): n
 // ---------------------------------------------------------------------------------------------------------
 // Stat line body
 
-/** Known key → slot (numeric, so assignment is a switch over direct property stores). */
+/**
+ * Known key → slot (numeric, so assignment is a switch over direct property stores). The one table of stat
+ * keys: the byte-level fast path (logFast.ts) takes the canonical subset of it.
+ */
 const S_GEN = 0,
   S_INPUT = 1,
   S_RUNNING = 2,
@@ -485,7 +488,17 @@ const S_GEN = 0,
   S_CACHE_HIT_RATE = 13,
   S_GRAPH = 14;
 
-const KNOWN_KEYS: Array<[string, number]> = [
+/** The slots the fast path stores or checks (it reads them once into local constants). */
+export const STAT_SLOTS = {
+  gen: S_GEN,
+  running: S_RUNNING,
+  queue: S_QUEUE,
+  tokenUsage: S_TOKEN_USAGE,
+  acceptLen: S_ACCEPT_LEN,
+  graph: S_GRAPH,
+} as const;
+
+export const KNOWN_KEYS: ReadonlyArray<readonly [string, number]> = [
   ['gen throughput (token/s)', S_GEN],
   ['input throughput (token/s)', S_INPUT],
   ['#running-req', S_RUNNING],
@@ -596,7 +609,8 @@ function storeSlot(rec: StatRecord, slot: number, x: number | null, hybrid: Arra
   }
 }
 
-function newRecord(kind: 'decode' | 'prefill'): StatRecord {
+/** An empty stat record (every field null), the start of every parsed stat line. */
+export function newStatRecord(kind: 'decode' | 'prefill'): StatRecord {
   return {
     kind,
     time: null,
@@ -836,7 +850,7 @@ function parseStatFrom(s: string): { stat: StatRecord; msgStart: number } | null
   // findStatKeyword is an indexOf(' batch') scan: the cheap prefilter that rejects most non-stat lines
   const kw = findStatKeyword(s);
   if (kw) {
-    const rec = newRecord(kw.kind);
+    const rec = newStatRecord(kw.kind);
     if (kw.mixedFrom >= 0) {
       // "mixed #running-req: 3" → the decode requests mixed into this prefill batch
       const inner = s.slice(kw.mixedFrom, kw.mixedTo).trim();
@@ -856,7 +870,7 @@ function parseStatFrom(s: string): { stat: StatRecord; msgStart: number } | null
     // early 2024: "#running-req: 1, #token: 90, token usage: 0.00, gen throughput (token/s): 40.65, #queue-req: 0"
     const m = skipWrappers(s, 0);
     if (s.startsWith('#running-req: ', m)) {
-      const rec = newRecord('decode');
+      const rec = newStatRecord('decode');
       if (parseBody(s, m, ', ', rec) > 0 && rec.genThroughput !== null) {
         const h = parseHeaderBefore(s, m);
         rec.time = h.time;
@@ -995,6 +1009,14 @@ function isErrorMessage(m: string): boolean {
   const hasRror = m.indexOf('rror') >= 0;
   if (hasRror) for (const mark of ERROR_MARKS_RROR) if (m.indexOf(mark) >= 0) return true;
   return (hasRror || m.indexOf('Exception: ') >= 0) && containsExceptionName(m);
+}
+
+/**
+ * The one restart detector: a classified line that starts a new server process ("Started server process
+ * [pid]"); the figures and readiness of the previous process no longer count.
+ */
+export function isRestartLine(c: ClassifiedLine): boolean {
+  return c.kind === 'startup' && c.message.indexOf('Started server process') >= 0;
 }
 
 /** Classify one log line. Never throws. */
@@ -1136,26 +1158,8 @@ export function lineHeader(line: string): { time: string | null; ranks: Record<s
 // ---------------------------------------------------------------------------------------------------------
 // JSON record for the CLI contract
 
-export interface StatJsonRecord {
-  kind: 'decode' | 'prefill';
-  time: string | null;
-  rank: string;
-  ranks: Record<string, number>;
-  genThroughput: number | null;
-  inputThroughput: number | null;
-  runningReqs: number | null;
-  queueReqs: number | null;
-  tokenUsage: number | null;
-  acceptLen: number | null;
-  acceptRate: number | null;
-  cudaGraph: boolean | null;
-  numTokens: number | null;
-  newSeq: number | null;
-  newTokens: number | null;
-  cachedTokens: number | null;
-  cacheHitRate: number | null;
-  extra: Record<string, string | number | boolean>;
-}
+/** A StatRecord as JSON (`parse-log --json`): the same fields, `rank` always present. */
+export type StatJsonRecord = Omit<StatRecord, 'rank'> & { rank: string };
 
 /** Plain JSON-safe object (no NaN/Infinity, fresh copies) with a fixed key order. */
 export function toJsonRecord(stat: StatRecord): StatJsonRecord {
@@ -1314,7 +1318,7 @@ export class LogSummarizer {
         this.ready = true;
         return;
       case 'startup':
-        if (c.message.indexOf('Started server process') >= 0) this.ready = false;
+        if (isRestartLine(c)) this.ready = false;
         return;
       default:
         return;

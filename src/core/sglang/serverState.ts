@@ -19,7 +19,8 @@
  *
  * Nothing here imports vscode.
  */
-import { FailureClass, StatRecord, classifyLine, isKvPressureStat, rankLabel } from './logLines';
+import { FailureClass, StatRecord, classifyLine, isKvPressureStat, isRestartLine, rankLabel } from './logLines';
+import { RANK_STALE_MS, sumFreshRanks } from './liveStats';
 import type { MetricsSummary } from './endpoints';
 
 export type ServerStateName = 'starting' | 'ready' | 'serving' | 'idle' | 'stalled' | 'unhealthy' | 'crashed';
@@ -155,7 +156,7 @@ export class ServerStateMachine {
       this.ready = true;
       return;
     }
-    if (c.kind === 'startup' && c.message.indexOf('Started server process') >= 0) {
+    if (isRestartLine(c)) {
       this.restarted();
       return;
     }
@@ -215,7 +216,7 @@ export class ServerStateMachine {
   }
 
   private updateImbalance(now: number): void {
-    const fresh = [...this.ranks.values()].filter((r) => now - r.at < 120_000);
+    const fresh = [...this.ranks.values()].filter((r) => now - r.at <= RANK_STALE_MS);
     if (fresh.length < 2) {
       for (const r of this.ranks.values()) r.slowSince = null;
       return;
@@ -299,9 +300,7 @@ export class ServerStateMachine {
 
   /** Sum over the DP ranks of the latest decode throughput (ranks silent for 2 minutes count 0). */
   genThroughput(now: number): number {
-    let g = 0;
-    for (const r of this.ranks.values()) if (now - r.at < 120_000) g += r.stat.genThroughput ?? 0;
-    return g;
+    return sumFreshRanks(this.ranks.values(), now).genThroughput;
   }
 
   /** Latest per-rank figures, for samples. */
@@ -312,29 +311,17 @@ export class ServerStateMachine {
     tokenUsage: number | null;
     acceptLen: number | null;
   } {
-    let run = 0;
-    let queue = 0;
+    const t = sumFreshRanks(this.ranks.values(), now);
     let usage: number | null = null;
-    let acc = 0;
-    let accN = 0;
-    for (const r of this.ranks.values()) {
-      if (now - r.at >= 120_000) continue;
-      run += r.stat.runningReqs ?? 0;
-      queue += r.stat.queueReqs ?? 0;
-      if (r.stat.tokenUsage !== null) usage = Math.max(usage ?? 0, r.stat.tokenUsage);
-      if (r.stat.acceptLen !== null) {
-        acc += r.stat.acceptLen;
-        accN++;
-      }
-    }
+    for (const r of this.ranks.values())
+      if (now - r.at <= RANK_STALE_MS && r.stat.tokenUsage !== null) usage = Math.max(usage ?? 0, r.stat.tokenUsage);
     const m = this.lastObs?.metrics;
-    const gen = this.genThroughput(now);
     return {
-      genThroughput: gen || m?.genThroughput || 0,
-      runningReqs: this.ranks.size ? run : (m?.runningReqs ?? 0),
-      queueReqs: this.ranks.size ? queue : (m?.queueReqs ?? 0),
+      genThroughput: t.genThroughput || m?.genThroughput || 0,
+      runningReqs: this.ranks.size ? t.runningReqs : (m?.runningReqs ?? 0),
+      queueReqs: this.ranks.size ? t.queueReqs : (m?.queueReqs ?? 0),
       tokenUsage: usage ?? m?.maxTokenUsage ?? null,
-      acceptLen: accN ? acc / accN : (m?.specAcceptLength ?? null),
+      acceptLen: t.acceptN ? t.acceptSum / t.acceptN : (m?.specAcceptLength ?? null),
     };
   }
 

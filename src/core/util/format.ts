@@ -1,3 +1,8 @@
+/** A count or a rate rounded to a whole number with thousands separators ("1,987"). */
+export function formatCount(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
 /** Human-readable sizes and durations, shared by the CLI, the reports and the tree. */
 export function formatBytes(n: number): string {
   if (!Number.isFinite(n) || n < 1024) return `${n} B`;

@@ -219,9 +219,10 @@ describe('probe', () => {
     assert.equal(p.cudaVersion, '13.0');
     assert.equal(p.gpus.length, 2);
     assert.equal(p.gpus[1].powerW, null);
+    // a container's overlay root is where the job writes: kept (like /dev/shm); other pseudo filesystems are not
     assert.deepEqual(
       p.disks.map((d) => d.mount),
-      ['/data', '/dev/shm'],
+      ['/', '/data', '/dev/shm'],
     );
     assert.equal(p.servers.length, 1);
     assert.equal(p.servers[0].dp, 2);

@@ -7,6 +7,7 @@ import {
   stripAnsi,
   LogSummarizer,
   LineSplitter,
+  isRestartLine,
   isTruncatedLine,
   StatRecord,
 } from '../../../src/core/sglang/logLines';
@@ -549,5 +550,13 @@ describe('logstats: 2024 mixed-chunk prefill and list values', () => {
     assert.equal(s.extra['#running-req per DP'], '[3, 4, 5]');
     assert.equal(s.genThroughput, 10);
     assert.equal(s.queueReqs, 0);
+  });
+});
+
+describe('isRestartLine (the one restart detector)', () => {
+  it('is a "Started server process" startup line and nothing else', () => {
+    assert.equal(isRestartLine(classifyLine('[2026-01-01 00:05:00] INFO:     Started server process [1234]')), true);
+    assert.equal(isRestartLine(classifyLine('[2026-01-01 00:05:00] The server is fired up and ready to roll!')), false);
+    assert.equal(isRestartLine(classifyLine('[2026-01-01 00:05:00] Load weight end. type=Qwen3ForCausalLM')), false);
   });
 });
