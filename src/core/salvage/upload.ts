@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GpuSessionsError, errorMessage } from '../util/errors';
+import { RemoteOperation, runOperation } from '../remote/operation';
 import { shq } from '../remote/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import type { S3Target } from './s3';
@@ -111,14 +112,17 @@ export function buildMd5Script(remotePath: string, range: { offset: number; leng
   ].join('\n');
 }
 
-async function md5FromNode(
-  t: Transport,
-  remotePath: string,
-  range: { offset: number; length: number },
-  signal?: AbortLike,
-): Promise<string | null> {
-  const r = await t.exec('sh -s', { stdin: buildMd5Script(remotePath, range), timeoutMs: 3600_000, signal, maxOutputBytes: 4096 });
-  return r.code === 0 ? parsePutOutput(r.stdout.toString('utf8')).md5 : null;
+/** The MD5 of a file's byte range on the node (null when it cannot be read). */
+export function md5Operation(remotePath: string, range: { offset: number; length: number }): RemoteOperation<string | null> {
+  return {
+    name: 'md5',
+    command: 'sh -s',
+    stdin: buildMd5Script(remotePath, range),
+    timeoutMs: 3600_000,
+    maxOutputBytes: 4096,
+    idempotent: true,
+    parse: (r) => (r.code === 0 ? parsePutOutput(r.stdout.toString('utf8')).md5 : null),
+  };
 }
 
 /**
@@ -150,36 +154,40 @@ export function buildPutScript(remotePath: string, url: string, range: { offset:
   ].join('\n');
 }
 
-function parsePutOutput(out: string): { md5: string | null; etag: string | null; status: number | null } {
+export function parsePutOutput(out: string): { md5: string | null; etag: string | null; status: number | null } {
   const md5 = /^GS-MD5 ([0-9a-f]{32})$/m.exec(out)?.[1] ?? null;
   const statuses = [...out.matchAll(/^HTTP\/[\d.]+ (\d{3})/gm)].map((m) => Number(m[1]));
   const etag = /^etag:\s*"?([^"\r\n]+)"?/im.exec(out)?.[1]?.trim() ?? null;
   return { md5, etag, status: statuses.length ? statuses[statuses.length - 1] : null };
 }
 
-async function putFromNode(
-  t: Transport,
+/** One PUT from the node (a whole file or a part): the ETag S3 returned, checked against the MD5 the node computed. */
+export function putOperation(
   remotePath: string,
   url: string,
   range: { offset: number; length: number } | null,
-  signal?: AbortLike,
-): Promise<{ etag: string }> {
-  const r = await t.exec('sh -s', {
+): RemoteOperation<{ etag: string }> {
+  return {
+    name: 'upload',
+    command: 'sh -s',
     stdin: buildPutScript(remotePath, url, range),
     timeoutMs: 6 * 3600_000,
-    signal,
     maxOutputBytes: 1024 * 1024,
-  });
-  const out = r.stdout.toString('utf8');
-  const p = parsePutOutput(out);
-  if (r.code !== 0 || p.status !== 200)
-    throw new Error(
-      `the node's upload failed (exit ${r.code}${p.status ? `, HTTP ${p.status}` : ''}): ${r.stderr.toString('utf8').trim().split('\n').slice(-2).join(' ') || 'no message'}`,
-    );
-  if (!p.etag || !p.md5 || p.etag.toLowerCase() !== p.md5)
-    throw new Error(`ETag ${p.etag ?? '—'} does not match the MD5 ${p.md5 ?? '—'} of the bytes the node sent`);
-  return { etag: p.etag };
+    parse: (r) => {
+      const p = parsePutOutput(r.stdout.toString('utf8'));
+      if (r.code !== 0 || p.status !== 200)
+        throw new Error(
+          `the node's upload failed (exit ${r.code}${p.status ? `, HTTP ${p.status}` : ''}): ${r.stderr.toString('utf8').trim().split('\n').slice(-2).join(' ') || 'no message'}`,
+        );
+      if (!p.etag || !p.md5 || p.etag.toLowerCase() !== p.md5)
+        throw new Error(`ETag ${p.etag ?? '—'} does not match the MD5 ${p.md5 ?? '—'} of the bytes the node sent`);
+      return { etag: p.etag };
+    },
+  };
 }
+
+const putFromNode = (t: Transport, remotePath: string, url: string, range: { offset: number; length: number } | null, signal?: AbortLike) =>
+  runOperation(t, putOperation(remotePath, url, range), signal);
 
 /** Upload node files to S3 (one by one; parts in order). Never throws for one item: its result says why. */
 export async function uploadFromNode(t: Transport, target: S3Target, items: UploadItem[], o: UploadOptions = {}): Promise<UploadResult[]> {
@@ -225,7 +233,7 @@ export async function uploadFromNode(t: Transport, target: S3Target, items: Uplo
               const length = Math.min(partSize, it.size - offset);
               const had = state.etags[String(i + 1)];
               // A part sent by an earlier run is kept when the node's bytes still hash to its ETag.
-              if (had && (await md5FromNode(t, it.remotePath, { offset, length }, o.signal)) === had.toLowerCase()) {
+              if (had && (await runOperation(t, md5Operation(it.remotePath, { offset, length }), o.signal)) === had.toLowerCase()) {
                 parts.push({ ETag: `"${had}"`, PartNumber: i + 1 });
                 resumed++;
                 continue;
