@@ -12,9 +12,10 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { SimNode, startSimNode } from '../helpers/simnode';
+import { planted } from '../helpers/planted';
 
 const CLI = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
-const SECRET = 'hf_PlantedMcpSecretValue0123456789abcd';
+const SECRET = planted('hf_', 'PlantedMcpSecretValue0123456789abcd');
 
 describe('gpu-sessions mcp over stdio (SDK client)', function () {
   this.timeout(180_000);

@@ -14,9 +14,10 @@ import { findFreePortBlock } from '../../src/sim/demoServer';
 import { validateProfile } from '../../src/core/launch/profile';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { planted } from '../helpers/planted';
 
 const API_KEY = 'gs-test-api-key-4f1c9e2b7a';
-const HF = 'hf_PlantedTokenValue0123456789abcdefXYZ';
+const HF = planted('hf_', 'PlantedTokenValue0123456789abcdefXYZ');
 const ENV_SECRET = 'planted-env-secret-a91b';
 
 describe('secrets never leave in clear; capture reproduces three different servers', function () {

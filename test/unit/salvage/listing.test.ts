@@ -18,6 +18,9 @@ import {
 } from '../../../src/core/salvage/listing';
 import { classifyFile } from '../../../src/core/salvage/salvage';
 import { scanSecrets } from '../../../src/core/salvage/secretScan';
+import { planted } from '../../helpers/planted';
+
+const HF_PLANTED = planted('hf_', 'AbCdEfGhIjKlMnOpQrStUvWxYz012345');
 
 function runListing(o: ListingOptions) {
   const nonce = 'GStest0123456789';
@@ -38,7 +41,7 @@ describe('salvage listing (the real script, run locally)', () => {
     f('notes');
     f('kernels/attn.cu');
     f('.hydra/config.yaml');
-    f('.env', 'HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345\n');
+    f('.env', `HF_TOKEN=${HF_PLANTED}\n`);
     f('__pycache__/a.cpython-311.pyc', 'abc');
     f('venv/lib/python3.11/site-packages/torch/x.py', '12345');
     f('repo/.git/HEAD', 'ref: refs/heads/main\n');
@@ -129,9 +132,7 @@ describe('why a file stays on the node', () => {
   });
 
   it('the secrets scan names lines and kinds, never values', () => {
-    const hits = scanSecrets(
-      'a=1\nexport HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345\nok\naws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEYzz\n',
-    );
+    const hits = scanSecrets(`a=1\nexport HF_TOKEN=${HF_PLANTED}\nok\naws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEYzz\n`);
     assert.deepEqual(hits, [
       { line: 2, kind: 'huggingface-token' },
       { line: 4, kind: 'aws-secret-access-key' },

@@ -6,6 +6,10 @@ import { canonicalFlag, isSecretFlag, resolveFlag } from '../../../src/core/sgla
 import { serverApiKey, serverFromArgv, serverSecrets } from '../../../src/core/sglang/serverArgv';
 import { authHeaders } from '../../../src/core/sglang/endpoints';
 import { redactingIo } from '../../../src/cli/main';
+import { planted } from '../../helpers/planted';
+
+const SK_LIVE = planted('sk-', 'live-abcdefghijklmnopqrstuvwx');
+const HF_PLANTED = planted('hf_', 'abcdefghijklmnopqrstuvwxyz0123456789');
 
 const KEY = 'plain-key-without-any-known-shape-7f3a91';
 const ADMIN = 'admin-secret-value-0c9d2e';
@@ -51,7 +55,7 @@ describe('redaction at the boundary', () => {
     rememberSecret('remembered-secret-123456');
     const seen: string[] = [];
     const io = redactingIo({ out: (s) => seen.push(s), err: (s) => seen.push(s), isTTY: false });
-    io.out('--api-key sk-live-abcdefghijklmnopqrstuvwx and HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n');
+    io.out(`--api-key ${SK_LIVE} and HF_TOKEN=${HF_PLANTED}\n`);
     io.err('boom remembered-secret-123456\n');
     const log = redactingLogger({
       trace: (m) => seen.push(m),
@@ -61,13 +65,7 @@ describe('redaction at the boundary', () => {
     });
     log.warn('export WANDB_API_KEY=0123456789abcdef');
     const all = seen.join('\n');
-    for (const s of [
-      'sk-live-abcdefghijklmnopqrstuvwx',
-      'hf_abcdefghijklmnopqrstuvwxyz0123456789',
-      'remembered-secret-123456',
-      '0123456789abcdef',
-    ])
-      assert.ok(!all.includes(s), `${s} in ${all}`);
+    for (const s of [SK_LIVE, HF_PLANTED, 'remembered-secret-123456', '0123456789abcdef']) assert.ok(!all.includes(s), `${s} in ${all}`);
     assert.match(all, /--api-key <redacted>/);
   });
 

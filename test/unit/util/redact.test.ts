@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { REDACTED, isSecretName, redactArgv, redactEnv, redactText, redactValue, scrubKnownSecrets } from '../../../src/core/util/redact';
+import { planted } from '../../helpers/planted';
 
 // Realistic-looking but fake secret values.
-const HF = 'hf_abcdefghijklmnopqrstuvwxyzABCDEF0123';
-const AKID = 'AKIAIOSFODNN7EXAMPLE';
+const HF = planted('hf_', 'abcdefghijklmnopqrstuvwxyzABCDEF0123');
+const AKID = planted('AKIA', 'IOSFODNN7EXAMPLE');
 const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 const STS = 'IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQDexample0123456789abcdef';
-const OPENAI = 'sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-xyz';
-const OPENAI_OLD = 'sk-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ABCDEFGH';
-const GHP = 'ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
-const GHS = 'ghs_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
-const GH_PAT = 'github_pat_11ABCDEFG0abcdefghijklmn_opqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const OPENAI = planted('sk-proj-', 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-xyz');
+const OPENAI_OLD = planted('sk-', 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ABCDEFGH');
+const GHP = planted('ghp_', 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789');
+const GHS = planted('ghs_', 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789');
+const GH_PAT = planted('github_pat_', '11ABCDEFG0abcdefghijklmn_opqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789');
 const WANDB = '0123456789abcdef0123456789abcdef01234567';
 
 function assertGone(out: string, ...secrets: string[]): void {

@@ -14,11 +14,12 @@ import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
 import { EXTENSION_ID, freePort, waitFor } from '../../e2e/harness';
 import { label, tooltipText } from '../treeText';
+import { planted } from '../../helpers/planted';
 
 const DEMO = 'gpu-demo';
-const API_KEY = 'sk-tree-planted-0d9f3a7c51e4';
+const API_KEY = planted('sk-', 'tree-planted-0d9f3a7c51e4');
 const ADMIN_KEY = 'planted-admin-7e21b9c04d';
-const HF = 'hf_TreePlantedToken0123456789abcdefQ';
+const HF = planted('hf_', 'TreePlantedToken0123456789abcdefQ');
 const SECRETS = [API_KEY, ADMIN_KEY, HF];
 
 describe('the demo node: rental countdown, and no planted secret anywhere in the tree or the log', function () {
