@@ -10,6 +10,7 @@ import { parseS3Url } from '../core/salvage/s3';
 import { SalvageItem, SalvageManifest, Salvager, STEPS } from '../core/salvage/salvage';
 import type { Transport } from '../core/ssh/transport';
 import { bytes } from './format';
+import { keepSalvaged } from '../core/salvage/watch';
 
 export interface SalvageCliOptions {
   dest: string;
@@ -30,6 +31,15 @@ export interface SalvageCliOptions {
   stopWriters?: boolean;
   maxFiles?: number;
   maxDepth?: number;
+  /** Keep the node salvaged: sync every intervalS seconds until Ctrl-C or the node vanishes. */
+  watch?: boolean;
+  intervalS?: number;
+  uploadMissing?: boolean;
+  partSizeMiB?: number;
+  /** How long the node may be unreachable before the last synced state becomes final. */
+  graceS?: number;
+  /** The rental's end: most valuable per byte first, and what will not make it named before the bulk data. */
+  deadline?: Date | null;
 }
 
 export interface Io {
@@ -57,6 +67,8 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
     stopped: m.stopped,
     stats: m.stats,
     listing: m.listing,
+    uploads: m.uploads ?? [],
+    deadline: m.deadline ?? null,
     items: m.items.map((i) => ({
       remotePath: i.remotePath,
       localPath: i.localPath ? `${m.dest}/${i.localPath}` : null,
@@ -102,6 +114,8 @@ function summarizePlan(items: SalvageItem[], m: SalvageManifest): string {
 
 export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOptions, io: Io, signal?: AbortSignal): Promise<number> {
   let s3 = null;
+  if (o.uploadMissing && !o.s3)
+    throw new GpuSessionsError('usage', '--upload-missing needs --s3 s3://bucket/prefix (where the node should upload).');
   if (o.s3) {
     const u = parseS3Url(o.s3);
     if (!u) throw new GpuSessionsError('usage', `--s3 must look like s3://bucket/prefix (got "${o.s3}").`);
@@ -125,11 +139,15 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     stopWriters: o.stopWriters,
     maxFiles: o.maxFiles,
     maxDepth: o.maxDepth,
+    uploadMissing: o.uploadMissing,
+    partSize: o.partSizeMiB ? o.partSizeMiB * 1048576 : undefined,
+    deadline: o.deadline,
     signal,
     onProgress: (p) => {
       if (o.json) return;
       const now = Date.now();
-      if (now - lastLine < 1000 && p.step !== 'verdict') return;
+      // the deadline plan is said once, before the bulk data, and never dropped by the throttle
+      if (now - lastLine < 1000 && p.step !== 'verdict' && !p.message.startsWith('The rental ends')) return;
       lastLine = now;
       io.err(`[${p.step}] ${p.message} — ${p.filesDone}/${p.filesTotal} files, ${bytes(p.bytesDone)}/${bytes(p.bytesTotal)}\n`);
     },
@@ -147,12 +165,17 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     }
   }
   const m = await salvager.execute(items.filter((i) => i.selected).map((i) => i.remotePath));
+  if (o.watch) return watchLoop(salvager, o, io, signal);
   if (o.json) {
     io.out(JSON.stringify(salvageJson(m), null, 2) + '\n');
   } else {
     for (const s of STEPS)
       io.out(`${m.steps[s.id].status.padEnd(8)} ${s.title}${m.steps[s.id].reason ? ` — ${m.steps[s.id].reason}` : ''}\n`);
     io.out(`\nSalvaged into ${m.dest}\n`);
+    if (m.deadline)
+      io.out(
+        `Deadline ${m.deadline.at}: ${m.deadline.fits === true ? 'everything fitted in time' : m.deadline.fits === false ? `${m.deadline.wontMakeIt.length} file(s) were not expected to make it (see SALVAGE.md)` : 'the rate was not known before the bulk data'}\n`,
+      );
     if (m.verdict === 'safe') io.out(`VERDICT: safe to shut down ${m.node}.\n`);
     else {
       io.out(`VERDICT: NOT safe to shut down ${m.node}: ${m.reasons.join(', ')}\n`);
@@ -167,4 +190,43 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     io.out(`Transferred ${m.stats.filesTransferred} file(s), ${bytes(m.stats.bytesTransferred)}.\nReport: ${m.dest}/SALVAGE.md\n`);
   }
   return m.verdict === 'safe' ? 0 : 5;
+}
+
+/** `--watch`: the core loop (core/salvage/watch.ts), its syncs on stderr, the final state on stdout. */
+async function watchLoop(salvager: Salvager, o: SalvageCliOptions, io: Io, signal?: AbortSignal): Promise<number> {
+  const m = salvager.manifest;
+  const intervalS = o.intervalS ?? 60;
+  if (!o.json) io.err(`[watch] keeping ${m.node} salvaged every ${intervalS} s into ${m.dest} (Ctrl-C stops)\n`);
+  const r = await keepSalvaged(salvager, {
+    intervalS,
+    graceS: o.graceS,
+    signal,
+    onSync: (s, x) => {
+      if (!o.json)
+        io.err(
+          `[watch] ${s.lastSyncedAt} synced: ${x.fetchedFiles} file(s), ${bytes(x.fetchedBytes)} fetched (${bytes(x.changedBytes)} had changed)\n`,
+        );
+    },
+    onUnreachable: (_s, msg) => {
+      if (!o.json) io.err(`[watch] ${m.node} not reachable: ${msg}\n`);
+    },
+  });
+  const vanished = r.outcome === 'vanished';
+  if (o.json)
+    io.out(
+      JSON.stringify(
+        {
+          ...salvageJson(m),
+          lastSyncedAt: r.state.lastSyncedAt,
+          atRiskBytes: vanished ? r.atRiskBytes : r.state.unsyncedBytes,
+          syncs: r.state.syncs,
+          vanished,
+          ...(vanished ? {} : { interrupted: true }),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  else io.out(`Watch ended: last synced ${r.state.lastSyncedAt ?? 'never'}; report ${m.dest}/SALVAGE.md\n`);
+  return vanished ? 5 : 130;
 }

@@ -26,7 +26,8 @@ Usage:
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
   gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
                         [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL]
-                        [--max-files N] [--max-depth N] [--yes] [--json]
+                        [--max-files N] [--max-depth N] [--watch [--interval S] [--grace S]]
+                        [--upload-missing [--part-size MiB]] [--deadline ISO] [--yes] [--json]
                                               every file under the work's folders saved byte-exact or listed with
                                               why it stays; check S3; environment; whether NODE is safe to shut
                                               down (exit 5 unsafe: still-running, changed-during-run, ...)
@@ -358,6 +359,15 @@ async function cmdMcp(g: GlobalOpts, io: CliIo): Promise<number> {
   }
 }
 
+/** `--deadline ISO-8601` (watch and salvage): the rental's end; null when not given. */
+function deadlineOption(v: Record<string, unknown>): Date | null {
+  if (v.deadline === undefined) return null;
+  const d = String(v.deadline);
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(d) ? new Date(d) : new Date(NaN);
+  if (Number.isNaN(at.getTime())) usageError(`--deadline is an ISO-8601 time such as 2026-12-02T06:00:00Z (got "${d}").`);
+  return at;
+}
+
 async function cmdWatchMain(
   rest: string[],
   v: Record<string, string | boolean | string[] | undefined>,
@@ -372,12 +382,7 @@ async function cmdWatchMain(
     usageError(`--until must be done, crashed, unhealthy or any (got "${until}").`);
   const price = v['price-per-hour'] !== undefined ? Number(v['price-per-hour']) : null;
   if (price !== null && !(price >= 0 && Number.isFinite(price))) usageError('--price-per-hour is a number of US dollars, e.g. 12.5.');
-  let deadline: Date | null = null;
-  if (v.deadline !== undefined) {
-    const d = String(v.deadline);
-    deadline = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(d) ? new Date(d) : new Date(NaN);
-    if (Number.isNaN(deadline.getTime())) usageError(`--deadline is an ISO-8601 time such as 2026-12-02T06:00:00Z (got "${d}").`);
-  }
+  const deadline = deadlineOption(v);
   const leadMin = v['deadline-lead'] !== undefined ? Number(v['deadline-lead']) : 30;
   if (!(leadMin >= 0)) usageError('--deadline-lead is a number of minutes.');
   const nodes = [...new Set(rest)].map((n) => nodeFor(n, g));
@@ -469,6 +474,10 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         'no-gitignore': { type: 'boolean' },
         'max-files': { type: 'string' },
         'max-depth': { type: 'string' },
+        watch: { type: 'boolean' },
+        'upload-missing': { type: 'boolean' },
+        'part-size': { type: 'string' },
+        grace: { type: 'string' },
         roots: { type: 'string' },
         interval: { type: 'string' },
         until: { type: 'string' },
@@ -611,6 +620,15 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth > 0 && maxDepth <= 32))
           usageError('--max-depth is a whole number from 1 to 32.');
         if (v.drain && !v['stop-servers']) usageError('--drain only applies with --stop-servers (drain the servers, then stop them).');
+        const wInterval = v.interval !== undefined ? Number(v.interval) : undefined;
+        if (wInterval !== undefined && !(wInterval >= 0.5 && wInterval <= 86_400))
+          usageError('--interval is a number of seconds from 0.5 to 86400.');
+        if (wInterval !== undefined && !v.watch) usageError('--interval only applies with --watch.');
+        const partSizeMiB = v['part-size'] !== undefined ? Number(v['part-size']) : undefined;
+        if (partSizeMiB !== undefined && !(partSizeMiB >= 5 && partSizeMiB <= 5120))
+          usageError('--part-size is a number of MiB from 5 to 5120.');
+        const graceS = v.grace !== undefined ? Number(v.grace) : undefined;
+        if (graceS !== undefined && !(graceS > 0)) usageError('--grace is a positive number of seconds.');
         const addRoots = (v['add-root'] ?? []).flatMap((r) => r.split(',')).filter(Boolean);
         for (const r of addRoots)
           if (!r.startsWith('/') && r !== '~' && !r.startsWith('~/'))
@@ -637,6 +655,12 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
               stopWriters: Boolean(v['stop-writers']),
               maxFiles,
               maxDepth,
+              watch: Boolean(v.watch),
+              uploadMissing: Boolean(v['upload-missing']),
+              partSizeMiB,
+              intervalS: wInterval,
+              graceS,
+              deadline: deadlineOption(v),
             },
             io,
             signal,

@@ -10,6 +10,8 @@ import { registerAllCommands } from './commands';
 import { Connections } from './connections';
 import { DemoHandle, DemoNode } from './demo';
 import { DisposableStore, toDisposable } from './disposable';
+import { KeepSalvaged } from './keepSalvaged';
+import { announceVanished } from './commands/keepSalvaged';
 import { Alerts } from './alerts';
 import { Dashboards } from './dashboard';
 import { LiveMonitors } from './liveMonitors';
@@ -79,6 +81,9 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     }),
   );
 
+  const keepSalvaged = store.add(
+    new KeepSalvaged({ verdicts, refresh: (n) => tree.refreshLive(n), log, onVanished: (n, m) => announceVanished(n, m.dest) }),
+  );
   const resolver = new NodeResolver(fleet);
   const services: Services = {
     context,
@@ -94,6 +99,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     verdicts,
     live,
     dashboards,
+    keepSalvaged,
     transportFor,
   };
   const docs = store.add(new ScriptDocuments());

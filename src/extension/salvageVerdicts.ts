@@ -1,5 +1,18 @@
-/** The latest salvage verdict per node (shown on the node in the tree). */
+/** The latest salvage verdict per node (shown on the node in the tree), and Keep Node Salvaged's state. */
 import { EventEmitter } from 'node:events';
+import type { WatchState } from '../core/salvage/watch';
+
+/** Keep Node Salvaged on one node: the first full salvage, then the watch (keepSalvaged.ts drives it). */
+export interface KeepStatus {
+  phase: 'starting' | 'watching' | 'unreachable' | 'vanished';
+  /** The watch's figures (from the core loop), once the first salvage is done. */
+  watch?: WatchState;
+  /** What the first salvage is doing, or why the node is not answering. */
+  message?: string;
+  /** The vanish report's estimate of what was written after the last sync. */
+  lostBytes?: number;
+  dest?: string;
+}
 
 export interface SalvageVerdict {
   verdict: 'safe' | 'unsafe';
@@ -18,6 +31,18 @@ export class SalvageVerdicts {
   set(node: string, v: SalvageVerdict): void {
     this.map.set(node, v);
     this.events.emit('change', node);
+  }
+
+  private readonly keeping = new Map<string, KeepStatus>();
+
+  /** Keep Node Salvaged's state of a node; undefined: off. Changes are shown by the caller (tree.refreshLive). */
+  keep(node: string): KeepStatus | undefined {
+    return this.keeping.get(node);
+  }
+
+  setKeep(node: string, s: KeepStatus | undefined): void {
+    if (s) this.keeping.set(node, s);
+    else this.keeping.delete(node);
   }
 
   onDidChange(fn: (node: string) => void): () => void {

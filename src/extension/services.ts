@@ -6,6 +6,7 @@ import type { Transport } from '../core/ssh/transport';
 import type { Logger } from '../core/util/logger';
 import type { Connections } from './connections';
 import type { DemoNode } from './demo';
+import type { KeepSalvaged } from './keepSalvaged';
 import type { Dashboards } from './dashboard';
 import type { LiveMonitors } from './liveMonitors';
 import type { LogViews } from './logView';
@@ -29,6 +30,8 @@ export interface Services {
   readonly verdicts: SalvageVerdicts;
   readonly live: LiveMonitors;
   readonly dashboards: Dashboards;
+  /** Keep Node Salvaged: the watches running per node. */
+  readonly keepSalvaged: KeepSalvaged;
   /** The pooled transport of a node of the fleet. */
   transportFor(node: NodeSpec | string): Transport;
 }

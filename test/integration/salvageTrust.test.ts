@@ -123,7 +123,11 @@ describe('salvage you can trust (real sshd, work outside the home, live writers)
       timeoutMs: 240_000,
     });
     const rep = JSON.parse(r.stdout);
-    assert.equal(rep.verdict, 'safe', `${JSON.stringify(rep.reasonDetails)} lost: ${JSON.stringify(rep.lost).slice(0, 1000)}`);
+    assert.equal(
+      rep.verdict,
+      'safe',
+      `${JSON.stringify(rep.reasonDetails)} lost: ${JSON.stringify(rep.lost).slice(0, 1000)} stopped: ${JSON.stringify(rep.stopped)} writers-before: ${JSON.stringify(before.writers)}`,
+    );
     assert.equal(r.code, 0);
     assert.deepEqual(rep.reasons, []);
     assert.deepEqual(rep.writers, []);

@@ -217,6 +217,10 @@ export interface ListingOptions {
   volumes?: string[];
   maxDepth?: number;
   maxFiles?: number;
+  /** Paths never listed (the salvage destination, when the node is this machine). */
+  exclude?: string[];
+  /** Processes that are not evidence (this process, when the node is this machine: the demo node). */
+  excludePids?: number[];
 }
 
 function sysCase(): string {
@@ -246,6 +250,7 @@ export LC_ALL=C
 T=$(mktemp -d 2>/dev/null) || { T="/tmp/gs-list.$$"; mkdir -p "$T"; }
 U=$(id -u)
 ME=$$
+EXCL=" ${(o.excludePids ?? []).filter((n) => Number.isInteger(n) && n > 0).join(' ')} "
 : > "$T/c"; : > "$T/servers"; : > "$T/k"; : > "$T/m"
 cand() {
   _c=$3
@@ -293,6 +298,7 @@ sec procs
 for d in /proc/[0-9]*; do
   p=\${d#/proc/}
   if [ "$p" = "$ME" ] || [ "$p" = "$PPID" ]; then continue; fi
+  case "$EXCL" in *" $p "*) continue;; esac
   [ -O "$d" ] && [ -e "$d/exe" ] || continue
   pp=
   while read -r k v; do if [ "$k" = PPid: ]; then pp=$v; break; fi; done < "$d/status" 2>/dev/null
@@ -306,7 +312,7 @@ for d in /proc/[0-9]*; do
     if [ "$dep" = 0 ]; then [ "$nm" = cwd ] && cwd=$tg; continue; fi
     case "$tg" in
       socket:\\[*) i=\${tg#socket:[}; i=\${i%]}; case "$INO" in *" $i "*) q="\${q}n";; esac;;
-      /*) under_base "$tg" && q="\${q}f"; printf '%s\\n' "\${tg%/*}" >> "$T/pc";;
+      /*) if under_base "$tg"; then fl=; while read -r k v; do if [ "$k" = flags: ]; then fl=$v; break; fi; done < "$d/fdinfo/$nm" 2>/dev/null; case "$fl" in *[1235679]) q="\${q}f";; esac; fi; printf '%s\\n' "\${tg%/*}" >> "$T/pc";;
     esac
   done < "$T/fd"
   [ -n "$cwd" ] && under_base "$cwd" && q="\${q}c"
@@ -517,6 +523,9 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
     const c = cacheSet.get(p);
     if (c) Object.assign(c, { files: n || 0, bytes: bytes || 0 });
   }
+  const excluded = (p: string) => (o.exclude ?? []).some((x) => isUnder(p, x));
+  for (let i = files.length - 1; i >= 0; i--) if (excluded(files[i].path)) files.splice(i, 1);
+  for (const k of [...cacheSet.keys()]) if (excluded(k)) cacheSet.delete(k);
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
   // --- servers, writers, model folders

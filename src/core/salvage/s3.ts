@@ -120,7 +120,7 @@ export function resolveRegion(t: S3Target, env: NodeJS.ProcessEnv = process.env)
 
 const QUIET_ENV = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
 
-function makeClient(sdk: S3Module, t: S3Target): S3Client {
+function makeClient(sdk: S3Module, t: S3Target, extra: Partial<import('@aws-sdk/client-s3').S3ClientConfig> = {}): S3Client {
   // The SDK warns on stderr (once per process) that its releases after January 2027 will need Node >= 22.
   // That is for us to act on, not the user of the CLI or of VS Code's extension host: keep it out of their
   // output, for this construction only (the env var is restored at once).
@@ -128,15 +128,16 @@ function makeClient(sdk: S3Module, t: S3Target): S3Client {
   const prev = process.env[QUIET_ENV];
   if (!had) process.env[QUIET_ENV] = 'true';
   try {
-    return newClient(sdk, t);
+    return newClient(sdk, t, extra);
   } finally {
     if (!had) delete process.env[QUIET_ENV];
     else process.env[QUIET_ENV] = prev;
   }
 }
 
-function newClient(sdk: S3Module, t: S3Target): S3Client {
+function newClient(sdk: S3Module, t: S3Target, extra: Partial<import('@aws-sdk/client-s3').S3ClientConfig> = {}): S3Client {
   return new sdk.S3Client({
+    ...extra,
     region: resolveRegion(t),
     ...(t.endpoint ? { endpoint: t.endpoint } : {}),
     forcePathStyle: t.forcePathStyle ?? !!t.endpoint,
@@ -147,6 +148,21 @@ function newClient(sdk: S3Module, t: S3Target): S3Client {
     requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
     maxAttempts: 3,
   });
+}
+
+/**
+ * A client for the laptop side of node → S3 uploads (create/complete multipart, presigning). Checksums only
+ * when required: presigned URLs then carry nothing the node's curl would have to compute.
+ */
+export function s3ClientFor(t: S3Target): S3Client {
+  return makeClient(loadSdk(), t, { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+}
+
+/** The key a node file gets when it is uploaded: the configured mapping, else the node path under the prefix. */
+export function uploadKey(remotePath: string, prefix: string, mappings?: S3Mapping[]): string {
+  const m = mappedKey(remotePath, prefix, mappings);
+  if (m) return m.key;
+  return (prefix ? withSlash(prefix) : '') + remotePath.replace(/^\/+/, '');
 }
 
 /** `s3://bucket/prefix` or, with a custom endpoint, `s3://bucket/prefix at http://host:port`. */

@@ -29,6 +29,7 @@ import { mdCodeCell, mdText } from '../util/terminal';
 import { redactArgv, redactText } from '../util/redact';
 import type { S3Mapping, S3Status, S3Target } from './s3';
 import type { AbortLike, Transport } from '../ssh/transport';
+import type { PendingUpload, UploadResume } from './upload';
 import {
   LeftReason,
   ListedFile,
@@ -130,6 +131,14 @@ export interface SalvageManifest {
   lost: Array<{ remotePath: string; size: number; why: string }>;
   leftByChoice: Array<{ remotePath: string; size: number; s3: S3Status }>;
   environment?: { json: string; md: string; summary: string } | null;
+  /** With a rental deadline: the bulk data's plan against it, stated before the bulk data starts. */
+  deadline?: DeadlinePlan | null;
+  /** Keep Node Salvaged: when the last sync finished and what was written on the node since. */
+  watch?: { lastSyncedAt: string | null; atRiskBytes: number; syncs: number; intervalS: number } | null;
+  /** The node vanished during a watch: the last synced state is final. */
+  /** Node → S3 uploads of this run. */
+  uploads?: Array<{ remotePath: string; s3Object: string; ok: boolean; parts: number; bytes: number; reason: string | null }>;
+  vanished?: { at: string; lastSyncedAt: string | null; atRiskBytes: number; atRiskFiles: number; error: string } | null;
 }
 
 export interface SalvageProgress {
@@ -175,6 +184,12 @@ export interface SalvageOptions {
   stopWriters?: boolean;
   /** Asked before other writers are stopped (VS Code names each); false leaves them running. */
   confirmStopWriters?: (writers: WriterInfo[]) => Promise<boolean>;
+  /** Upload what S3 is missing or holds differently, from the node, with presigned URLs (needs `s3`). */
+  uploadMissing?: boolean;
+  /** Multipart above this many bytes (default 64 MiB). */
+  partSize?: number;
+  /** The node's rental deadline: work goes in order of value per byte, and what will not make it is named. */
+  deadline?: Date | null;
   concurrency?: number;
   signal?: AbortLike;
   onProgress?: (p: SalvageProgress) => void;
@@ -196,6 +211,55 @@ export const LEFT_REASON_TEXT: Record<LeftReason, string> = {
   'secret-store': 'private key or credentials store: never copied',
   deselected: 'not selected',
 };
+
+/** The bulk data against the rental deadline, from the rate measured on the steps before it. */
+export interface DeadlinePlan {
+  at: string;
+  secondsLeft: number;
+  /** Bytes per second measured so far in this run; null when too little has travelled to tell. */
+  rateBps: number | null;
+  remainingBytes: number;
+  /** Seconds the remaining bytes need at that rate; null when the rate is unknown. */
+  etaS: number | null;
+  fits: boolean | null;
+  /** In transfer order, what would still be travelling when the rental ends. */
+  wontMakeIt: Array<{ remotePath: string; size: number }>;
+}
+
+/** Value per byte: scripts, configs, progress before logs, logs before bulk data; smaller first within a class. */
+export function byValuePerByte(a: SalvageItem, b: SalvageItem): number {
+  const rank = (i: SalvageItem) =>
+    i.kind === 'progress' ? 0 : i.step === 'scripts' || i.step === 'configs' ? 1 : i.step === 'logs' ? 2 : 3;
+  return rank(a) - rank(b) || a.size - b.size;
+}
+
+/**
+ * What fits before the deadline at `rateBps`, items in transfer order (`items` already sorted): the first
+ * item whose cumulative bytes would finish after `secondsLeft`, and all after it, will not make it.
+ */
+export function planAgainstDeadline(items: SalvageItem[], at: Date, nowMs: number, rateBps: number | null): DeadlinePlan {
+  const secondsLeft = Math.round((at.getTime() - nowMs) / 1000);
+  const remainingBytes = items.reduce((a, b) => a + b.size, 0);
+  const etaS = rateBps && rateBps > 0 ? remainingBytes / rateBps : null;
+  const wontMakeIt: DeadlinePlan['wontMakeIt'] = [];
+  if (secondsLeft <= 0) wontMakeIt.push(...items.map((i) => ({ remotePath: i.remotePath, size: i.size })));
+  else if (etaS !== null) {
+    let cum = 0;
+    for (const i of items) {
+      cum += i.size;
+      if (cum / rateBps! > secondsLeft) wontMakeIt.push({ remotePath: i.remotePath, size: i.size });
+    }
+  }
+  return {
+    at: at.toISOString(),
+    secondsLeft,
+    rateBps: rateBps && rateBps > 0 ? Math.round(rateBps) : null,
+    remainingBytes,
+    etaS: etaS === null ? null : Math.round(etaS),
+    fits: secondsLeft <= 0 ? remainingBytes === 0 : etaS === null ? null : wontMakeIt.length === 0,
+    wontMakeIt,
+  };
+}
 
 export function stepOf(kind: SalvageItem['kind']): StepId {
   switch (kind) {
@@ -416,6 +480,12 @@ export class Salvager {
       volumes: this.o.volumes,
       maxDepth: this.o.maxDepth,
       maxFiles: this.o.maxFiles,
+      // When the node is this machine (the demo node), never salvage the salvage folder itself.
+      exclude: [path.resolve(this.o.base)],
+      excludePids:
+        this.o.transport.describe().transport === 'local' || isLoopback(String(this.o.transport.describe().host ?? ''))
+          ? [process.pid]
+          : [],
     };
   }
 
@@ -601,17 +671,24 @@ export class Salvager {
       this.filesTotal = m.items.filter((i) => i.selected).length;
       this.filesDone = m.items.filter((i) => i.selected && i.status === 'verified').length;
       this.bytesTotal = files.reduce((a, b) => a + b.size, 0);
-      for (const step of ['scripts', 'logs', 'configs', 'data'] as StepId[]) {
+      const started = { ms: Date.now(), bytes: m.stats.bytesTransferred };
+      // With a deadline, configs (small, and what reproduces the run) before the logs.
+      const order: StepId[] = this.o.deadline ? ['scripts', 'configs', 'logs', 'data'] : ['scripts', 'logs', 'configs', 'data'];
+      for (const step of order) {
         this.checkCancel();
-        await this.runFileStep(
-          step,
-          files.filter((f) => f.step === step),
-        );
+        let mine = files.filter((f) => f.step === step);
+        if (this.o.deadline) {
+          mine = mine.sort(byValuePerByte);
+          if (step === 'data') this.planDeadline(this.o.deadline, mine, started);
+        }
+        await this.runFileStep(step, mine);
       }
       this.checkCancel();
       await this.finalPass();
       this.checkCancel();
       await this.runS3Step();
+      this.checkCancel();
+      if (this.o.uploadMissing) await this.runUploadStep();
       this.checkCancel();
       await this.runEnvironmentStep();
     } catch (e) {
@@ -677,25 +754,26 @@ export class Salvager {
       // The command lines are written before anything is stopped.
       for (const it of m.items) if (it.kind === 'server-cmdline' && it.status !== 'verified') this.writeServersScript(it);
       const { stopServer } = await import('../launch/launch');
-      for (const srv of this.servers) {
-        this.checkCancel();
-        this.progress(
-          'stop',
-          `Stopping the SGLang server on port ${srv.port} (pid ${srv.pid})${this.o.drain ? ' after draining it' : ''}…`,
-        );
-        try {
-          const r = await stopServer(t, {
-            port: srv.port,
-            pid: srv.pid,
-            drain: this.o.drain,
-            signal: this.o.signal,
-            onProgress: (msg) => this.progress('stop', msg),
-          });
-          m.stopped.push({ pid: srv.pid, port: srv.port, stopped: r.stopped, message: redactText(r.message) });
-        } catch (e) {
-          m.stopped.push({ pid: srv.pid, port: srv.port, stopped: false, message: redactText(errorMessage(e)) });
-        }
-      }
+      this.checkCancel();
+      this.progress('stop', `Stopping ${this.servers.length} SGLang server(s)${this.o.drain ? ' after draining them' : ''}…`);
+      // In parallel: each waits for its own process to end (SIGTERM, then SIGKILL after the timeout).
+      const results = await Promise.all(
+        this.servers.map(async (srv) => {
+          try {
+            const r = await stopServer(t, {
+              port: srv.port,
+              pid: srv.pid,
+              drain: this.o.drain,
+              signal: this.o.signal,
+              onProgress: (msg) => this.progress('stop', msg),
+            });
+            return { pid: srv.pid, port: srv.port, stopped: r.stopped, message: redactText(r.message) };
+          } catch (e) {
+            return { pid: srv.pid, port: srv.port, stopped: false, message: redactText(errorMessage(e)) };
+          }
+        }),
+      );
+      m.stopped.push(...results);
       this.save(true);
     }
     if (this.o.stopWriters) {
@@ -733,21 +811,37 @@ export class Salvager {
       }
     }
     this.checkCancel();
-    this.progress('final', 'Final pass: listing what changed since it was saved…');
-    let L2: SalvageListing;
     try {
-      L2 = await this.list(L1.roots.map((r) => r.path));
+      await this.catchUp(L1.roots.map((r) => r.path));
     } catch (e) {
+      if (e instanceof GpuSessionsError && e.code === 'cancelled') throw e;
       this.log.warn(`The final listing failed: ${errorMessage(e)}`);
       for (const it of m.items)
         if (it.status === 'verified' && isFileItem(it)) {
           it.changedAfterVerify = true;
           it.reason = `could not be checked again after it was saved: ${errorMessage(e)}`;
         }
-      return;
     }
+    this.save(true);
+  }
+
+  /**
+   * List again (one exec) and fetch only what changed since it was saved: appended bytes from the verified
+   * offset (prefix hash first: a truncated or rotated file is fetched whole), new files, rewritten files;
+   * then check the fetched ones once more. Throws when the node cannot be listed.
+   */
+  private async catchUp(
+    extraRoots: string[],
+  ): Promise<{ listedAt: string; changedBytes: number; fetchedBytes: number; fetchedFiles: number }> {
+    const m = this.manifest;
+    const t = this.o.transport;
+    const before = { bytes: m.stats.bytesTransferred, files: m.stats.filesTransferred };
+    this.progress('final', 'Final pass: listing what changed since it was saved…');
+    const L2 = await this.list(extraRoots);
+    const listedAt = new Date().toISOString();
     this.listing = L2;
-    m.roots = mergeRoots(L1.roots, L2.roots);
+    m.roots = mergeRoots(m.roots, L2.roots);
+    let atRisk = 0;
     const now = new Map(L2.files.map((f) => [f.path, f]));
     const known = new Set(m.items.map((i) => i.remotePath));
     const catchUp: SalvageItem[] = [];
@@ -764,6 +858,7 @@ export class Salvager {
         continue;
       }
       if (it.status === 'verified' && (f.size !== it.size || f.mtime !== it.mtime)) {
+        atRisk += f.size > it.size ? f.size - it.size : f.size;
         this.bases.set(it.remotePath, {
           size: it.size,
           mtime: it.mtime,
@@ -785,8 +880,10 @@ export class Salvager {
       const it = this.itemFor(f);
       m.items.push(it);
       if (it.kind === 'symlink') Object.assign(it, { status: 'verified', syncedAt: new Date().toISOString() });
-      else if (it.selected && it.status === 'pending' && isFileItem(it)) catchUp.push(it);
-      else if (!it.selected && it.status === 'pending') it.status = 'skipped';
+      else if (it.selected && it.status === 'pending' && isFileItem(it)) {
+        atRisk += it.size;
+        catchUp.push(it);
+      } else if (!it.selected && it.status === 'pending') it.status = 'skipped';
     }
     for (const c of L2.caches) if (!known.has(c.path)) m.items.push(this.cacheItem(c));
     m.writers = L2.writers.map(writerInfo);
@@ -817,6 +914,51 @@ export class Salvager {
       }
     }
     this.save(true);
+    return {
+      listedAt,
+      changedBytes: atRisk,
+      fetchedBytes: m.stats.bytesTransferred - before.bytes,
+      fetchedFiles: m.stats.filesTransferred - before.files,
+    };
+  }
+
+  /**
+   * One round of "Keep Node Salvaged": the catch-up pass over the folders found so far, then the manifest
+   * (atomically) and SALVAGE.md. Throws when the node cannot be reached.
+   */
+  async sync(): Promise<{ listedAt: string; changedBytes: number; fetchedBytes: number; fetchedFiles: number }> {
+    if (!this.listing) throw new GpuSessionsError('usage', 'sync() needs a finished salvage first (run()).');
+    this.fatal = null;
+    try {
+      const r = await this.catchUp(this.manifest.roots.map((x) => x.path));
+      this.finish();
+      return r;
+    } catch (e) {
+      this.restorePending(e);
+      throw e;
+    }
+  }
+
+  /** A sync that stopped half-way: what was verified before stays verified (its local copy was not touched). */
+  private restorePending(e: unknown): void {
+    for (const it of this.manifest.items) {
+      if (it.status !== 'pending') continue;
+      const b = this.bases.get(it.remotePath);
+      if (b) {
+        Object.assign(it, { status: 'verified', size: b.size, mtime: b.mtime, sha256: b.sha256, changedAfterVerify: true });
+        it.reason = `changed on the node; the copy verified earlier (${b.size} B) is kept (${errorMessage(e)})`;
+        this.bases.delete(it.remotePath);
+      } else Object.assign(it, { status: 'skipped', reason: `not fetched: ${errorMessage(e)}` });
+    }
+    this.save(true);
+  }
+
+  /** The node is gone: the last synced state becomes final; SALVAGE.md says what was saved, when, and what is at risk. */
+  finalizeVanished(info: { lastSyncedAt: string | null; atRiskBytes: number; atRiskFiles: number; error: string }): SalvageManifest {
+    const m = this.manifest;
+    m.vanished = { at: new Date().toISOString(), ...info };
+    this.finish();
+    return m;
   }
 
   private markItem(it: SalvageItem, r: TransferResult): void {
@@ -885,6 +1027,35 @@ export class Salvager {
     }
   }
 
+  /** States, before the bulk data starts, whether it will be saved before the rental ends, and names what will not. */
+  private planDeadline(at: Date, data: SalvageItem[], started: { ms: number; bytes: number }): void {
+    const m = this.manifest;
+    const moved = m.stats.bytesTransferred - started.bytes;
+    const secs = (Date.now() - started.ms) / 1000;
+    // Too little has travelled (or too briefly) to tell a rate from it.
+    const rate = moved >= 64 * 1024 && secs >= 0.2 ? moved / secs : null;
+    const plan = planAgainstDeadline(
+      data.filter((i) => i.status === 'pending'),
+      at,
+      Date.now(),
+      rate,
+    );
+    m.deadline = plan;
+    this.save(true);
+    const names = plan.wontMakeIt
+      .slice(0, 3)
+      .map((w) => w.remotePath.split('/').pop())
+      .join(', ');
+    const msg =
+      plan.fits === true
+        ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min: the remaining ${formatBytes(plan.remainingBytes)} need about ${plan.etaS} s — everything will be saved in time`
+        : plan.fits === null
+          ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min; the transfer rate is not known yet (most valuable first)`
+          : `The rental ends ${plan.secondsLeft > 0 ? `in ${Math.round(plan.secondsLeft / 60)} min` : '— it is already over'}: ${plan.wontMakeIt.length} file(s), ${formatBytes(plan.wontMakeIt.reduce((a, b) => a + b.size, 0))}, will not make it (${names}${plan.wontMakeIt.length > 3 ? ', …' : ''}); the most valuable go first`;
+    this.log.warn(msg);
+    this.progress('data', msg);
+  }
+
   private async runFileStep(step: StepId, files: SalvageItem[]): Promise<void> {
     const m = this.manifest;
     const gitItems = step === 'configs' ? m.items.filter((i) => i.kind === 'git-state' && i.selected && i.status === 'pending') : [];
@@ -922,7 +1093,7 @@ export class Salvager {
    * Fetch files: unchanged verified local copies are re-hashed and kept (no transfer), grown ones get
    * their appended bytes, large files travel alone, small ones in tar batches; a few channels in parallel.
    */
-  private async transferItems(files: SalvageItem[], step: StepId | 'final'): Promise<void> {
+  private async transferItems(files: SalvageItem[], step: StepId | 'final', retry = false): Promise<void> {
     const t = this.o.transport;
     const todo: SalvageItem[] = [];
     const appends: SalvageItem[] = [];
@@ -969,8 +1140,10 @@ export class Salvager {
     type Job = { kind: 'one'; item: SalvageItem } | { kind: 'append'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
     const jobs: Job[] = [
       ...appends.map((item): Job => ({ kind: 'append', item })),
-      ...big.map((item): Job => ({ kind: 'one', item })),
+      // With a deadline, value per byte: the small files (already sorted) before the large ones.
+      ...(this.o.deadline ? [] : big.map((item): Job => ({ kind: 'one', item }))),
       ...batches.map((items): Job => ({ kind: 'batch', items })),
+      ...(this.o.deadline ? big.map((item): Job => ({ kind: 'one', item })) : []),
     ];
     const title = step === 'final' ? 'Final pass' : STEPS.find((s) => s.id === step)!.title;
     const onBytes = (n: number) => {
@@ -1050,6 +1223,15 @@ export class Salvager {
     const n = Math.max(1, Math.min(this.o.concurrency ?? 3, 4));
     await Promise.all(Array.from({ length: n }, worker));
     this.checkCancel();
+    // A channel that closed without an exit status (the connection dropped and came back): once more, whole.
+    if (!retry && !this.fatal) {
+      const again = files.filter((i) => i.status === 'failed' && /exit null|connection dropped|interrupted/.test(i.reason ?? ''));
+      if (again.length) {
+        for (const it of again) Object.assign(it, { status: 'pending', reason: null });
+        this.filesDone -= again.length;
+        await this.transferItems(again, step, true);
+      }
+    }
     if (this.fatal) {
       for (const it of files) if (it.status === 'pending') Object.assign(it, { status: 'failed', reason: `not attempted: ${this.fatal}` });
     }
@@ -1147,6 +1329,76 @@ export class Salvager {
     this.save(true);
   }
 
+  /**
+   * Send what S3 is missing (or holds differently) straight from the node: large files the laptop did not
+   * pull included; secret stores, caches and re-downloadable weights never. Then S3 is checked again.
+   */
+  private async runUploadStep(): Promise<void> {
+    const m = this.manifest;
+    const s3 = this.o.s3;
+    if (!s3 || !m.s3 || m.s3.error) return;
+    const { uploadKey } = await import('./s3');
+    const { uploadFromNode } = await import('./upload');
+    const todo = m.items.filter(
+      (i) =>
+        isFileItem(i) &&
+        !i.goneFromNode &&
+        (i.s3 === 'missing' || i.s3 === 'mismatch') &&
+        i.leftReason !== 'secret-store' &&
+        i.leftReason !== 'redownloadable-weights',
+    );
+    if (!todo.length) return;
+    this.progress('s3', `Uploading ${todo.length} file(s) from the node to s3://${s3.bucket}/${s3.prefix}…`);
+    const res = await uploadFromNode(
+      this.o.transport,
+      s3,
+      todo.map((i) => ({
+        remotePath: i.remotePath,
+        size: i.size,
+        key: i.s3 === 'mismatch' && i.s3Key ? i.s3Key : uploadKey(i.remotePath, s3.prefix, s3.mappings),
+      })),
+      { partSize: this.o.partSize, signal: this.o.signal, onProgress: (msg) => this.progress('s3', msg), resume: this.pendingUploads() },
+    );
+    m.uploads = res;
+    this.save(true);
+    await this.runS3Step();
+    // Every part's ETag was checked against the node's MD5 and the object's size read back: a multipart
+    // ETag is not an MD5 of the whole, so the check above may only say "unverified" or "mismatch".
+    const byPath = new Map(res.filter((r) => r.ok).map((r) => [r.remotePath, r]));
+    for (const it of m.items) {
+      const r = byPath.get(it.remotePath);
+      if (!r) continue;
+      it.s3 = 'present';
+      it.s3Key = r.s3Object;
+    }
+    const failed = res.filter((r) => !r.ok);
+    m.steps.s3 = {
+      status: failed.length ? 'failed' : 'done',
+      reason: `${m.steps.s3.reason ?? ''}; uploaded ${res.length - failed.length} of ${res.length} file(s) from the node${failed.length ? ` (${failed[0].remotePath}: ${failed[0].reason})` : ''}`,
+    };
+    this.save(true);
+  }
+
+  /** Unfinished multipart uploads of this run folder (a rerun continues the folder, so it resumes them per part). */
+  private pendingUploads(): UploadResume {
+    const file = path.join(this.dir, 'upload-parts.json');
+    let all: Record<string, PendingUpload> = {};
+    try {
+      all = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      /* none yet */
+    }
+    return {
+      get: (key) => all[key],
+      set: (key, p) => {
+        if (p) all[key] = p;
+        else delete all[key];
+        if (Object.keys(all).length) writeAtomic(file, JSON.stringify(all, null, 2) + '\n');
+        else rmSync(file, { force: true });
+      },
+    };
+  }
+
   private async runEnvironmentStep(): Promise<void> {
     const m = this.manifest;
     m.steps.environment = { status: 'running' };
@@ -1222,6 +1474,10 @@ export class Salvager {
 
 const PREVIOUS_WHY = 'found by an earlier salvage';
 
+function isLoopback(h: string): boolean {
+  return h === 'localhost' || h === '::1' || /^127\./.test(h);
+}
+
 /** Files the salvage copies (not git state, generated scripts, caches or symlinks). */
 export function isFileItem(i: SalvageItem): boolean {
   return !!i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && i.kind !== 'cache' && i.kind !== 'symlink';
@@ -1284,8 +1540,30 @@ export function renderSalvageReport(m: SalvageManifest): string {
       : `## ❌ Not safe to shut down — ${(m.reasons ?? []).map((r) => REASON_TITLE[r] ?? r).join(', ') || `${m.lost.length} item(s) would be lost`}`,
     '',
   );
+  if (m.vanished) {
+    L.push(
+      '## ⚠️ The node vanished during the watch',
+      '',
+      `- Gone since ${m.vanished.at} (${mdCell(m.vanished.error)})`,
+      `- Last synced ${m.vanished.lastSyncedAt ?? 'never'}: everything listed below as verified was saved as of then`,
+      `- Estimated lost (written on the node after the last sync): ${formatBytes(m.vanished.atRiskBytes)} in ${m.vanished.atRiskFiles} file(s)`,
+      '',
+    );
+  }
   for (const d of m.reasonDetails ?? []) L.push(`- **${d.code}**: ${mdCell(d.message)}`);
   if (m.reasonDetails?.length) L.push('');
+  if (m.deadline) {
+    const d = m.deadline;
+    L.push(
+      `## ⏱ Rental deadline ${d.at}`,
+      '',
+      `- Planned with ${d.secondsLeft > 0 ? `${Math.round(d.secondsLeft / 60)} min left` : 'the rental already over'}: ${formatBytes(d.remainingBytes)} of bulk data, most valuable per byte first (scripts, configs, progress, logs, then data, smaller first)`,
+      `- Measured rate: ${d.rateBps ? `${formatBytes(d.rateBps)}/s, about ${d.etaS} s for the bulk data` : 'not known yet'}; ${d.fits === true ? 'everything fits in time' : d.fits === false ? `${d.wontMakeIt.length} file(s) were not expected to make it:` : 'whether it fits could not be told'}`,
+    );
+    for (const w of d.wontMakeIt.slice(0, 50)) L.push(`  - ${code(w.remotePath)} (${formatBytes(w.size)})`);
+    if (d.wontMakeIt.length > 50) L.push(`  - … and ${d.wontMakeIt.length - 50} more`);
+    L.push('');
+  }
   const jobWeights = m.items.filter((i) => i.jobWeights && !i.selected);
   if (jobWeights.length) {
     L.push('> ⚠️ **Weights the job wrote are left on the node** (above the size threshold; they cannot be downloaded again):', '>');

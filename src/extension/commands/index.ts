@@ -11,6 +11,7 @@ import { copyPath } from './copyPath';
 import { openDashboard, setRentalDeadline } from './dashboard';
 import { startDemoNode, stopDemoNode } from './demo';
 import { forgetPassphrases } from './forgetPassphrases';
+import { keepSalvaged } from './keepSalvaged';
 import { launchProfile } from './launchProfile';
 import { openSettings } from './openSettings';
 import { refresh, refreshNode } from './refresh';
@@ -34,6 +35,7 @@ export function allCommands(docs: ScriptDocuments): Command[] {
     tailLog,
     tailAllGpuLogs,
     salvageNode,
+    keepSalvaged,
     launchProfile(docs),
     captureProfile,
     stopServer,

@@ -10,7 +10,8 @@ import { errorMessage } from '../../core/util/errors';
 import { formatBytes as formatSize } from '../../core/util/format';
 import { runOperation } from '../../core/remote/operation';
 import { probeOperation } from '../../core/node/probe';
-import type { SalvageItem, SalvageManifest, WriterInfo } from '../../core/salvage/salvage';
+import type { SalvageItem, SalvageManifest, SalvageOptions, WriterInfo } from '../../core/salvage/salvage';
+import type { NodeSpec } from '../../core/ssh/config';
 import type { RootInfo } from '../../core/salvage/listing';
 import { cfg } from '../config';
 import type { Services } from '../services';
@@ -31,23 +32,10 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
     nodeElementOnly: true,
   });
   if (!node) return undefined;
-  const ws = vscode.workspace.workspaceFolders?.[0];
-  if (!ws) {
-    void vscode.window.showErrorMessage(
-      'GPU Sessions: open a folder first — salvage writes into the workspace (gpuSessions.salvage.folder).',
-    );
-    return undefined;
-  }
-  const folderSetting = cfg<string>('salvage.folder', 'salvage');
-  const base = path.isAbsolute(folderSetting) ? folderSetting : path.join(ws.uri.fsPath, folderSetting);
-  const t = deps.transportFor(node);
+  const settings = await salvageSettings(deps, node);
+  if (!settings) return undefined;
+  const t = settings.transport;
   const { Salvager } = await import('../../core/salvage/salvage');
-  const { parseS3Url } = await import('../../core/salvage/s3');
-  const s3Url = cfg<string>('salvage.s3Url', '');
-  const s3u = s3Url ? parseS3Url(s3Url) : undefined;
-  if (s3Url && !s3u)
-    void vscode.window.showWarningMessage(`GPU Sessions: gpuSessions.salvage.s3Url "${s3Url}" is not s3://bucket/prefix; S3 is skipped.`);
-  const endpoint = cfg<string>('salvage.s3Endpoint', '') || undefined;
 
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Salvaging ${node.name}`, cancellable: true },
@@ -61,13 +49,7 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
         const probe =
           deps.fleet.status(node.name).probe ?? (await runOperation(t, probeOperation(node.name, { roots: node.roots }), ac.signal));
         const salvager = new Salvager({
-          node: node.name,
-          transport: t,
-          base,
-          roots: node.roots,
-          addRoots: cfg<string[]>('salvage.addRoots', []),
-          redact: cfg<boolean>('salvage.redact', false),
-          gitignore: cfg<boolean>('salvage.gitignore', true),
+          ...settings,
           // Read when the salvage reaches its final pass: the review's stop button can still turn them on.
           get stopServers() {
             return stop.servers;
@@ -80,10 +62,7 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
           },
           confirmStopWriters: opts.assumeYes ? undefined : confirmStopWriters,
           servers: probe.servers,
-          sizeThreshold: cfg<number>('salvage.sizeThresholdMiB', 256) * 1048576,
-          s3: s3u ? { ...s3u, endpoint, forcePathStyle: endpoint ? true : undefined, mappings: cfg('salvage.s3Mappings', []) } : null,
           signal: ac.signal,
-          log: deps.log,
           onProgress: (p) => {
             const pct = p.bytesTotal > 0 ? (p.bytesDone / p.bytesTotal) * 100 : 0;
             progress.report({
@@ -148,7 +127,53 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
   );
 }
 
-type Pick = vscode.QuickPickItem & { item?: SalvageItem };
+/**
+ * What every salvage of a node reads from the settings (folder, roots, redaction, S3): one place for
+ * Salvage Node and Keep Node Salvaged. Undefined (after telling the user) when no folder is open.
+ */
+export async function salvageSettings(
+  deps: Services,
+  node: NodeSpec,
+): Promise<
+  | Pick<
+      SalvageOptions,
+      'node' | 'transport' | 'base' | 'roots' | 'addRoots' | 'redact' | 'gitignore' | 'sizeThreshold' | 's3' | 'log' | 'deadline'
+    >
+  | undefined
+> {
+  const ws = vscode.workspace.workspaceFolders?.[0];
+  if (!ws) {
+    void vscode.window.showErrorMessage(
+      'GPU Sessions: open a folder first — salvage writes into the workspace (gpuSessions.salvage.folder).',
+    );
+    return undefined;
+  }
+  const folderSetting = cfg<string>('salvage.folder', 'salvage');
+  const { parseS3Url } = await import('../../core/salvage/s3');
+  const s3Url = cfg<string>('salvage.s3Url', '');
+  const s3u = s3Url ? parseS3Url(s3Url) : undefined;
+  if (s3Url && !s3u)
+    void vscode.window.showWarningMessage(`GPU Sessions: gpuSessions.salvage.s3Url "${s3Url}" is not s3://bucket/prefix; S3 is skipped.`);
+  const endpoint = cfg<string>('salvage.s3Endpoint', '') || undefined;
+  // The node's rental deadline (Set Rental Deadline…): most valuable per byte first, what will not make it named.
+  const deadlineSetting = (cfg<Record<string, string>>('rentalDeadlines', {}) ?? {})[node.name];
+  const deadline = deadlineSetting ? new Date(deadlineSetting) : null;
+  return {
+    node: node.name,
+    transport: deps.transportFor(node),
+    base: path.isAbsolute(folderSetting) ? folderSetting : path.join(ws.uri.fsPath, folderSetting),
+    roots: node.roots,
+    addRoots: cfg<string[]>('salvage.addRoots', []),
+    redact: cfg<boolean>('salvage.redact', false),
+    gitignore: cfg<boolean>('salvage.gitignore', true),
+    sizeThreshold: cfg<number>('salvage.sizeThresholdMiB', 256) * 1048576,
+    s3: s3u ? { ...s3u, endpoint, forcePathStyle: endpoint ? true : undefined, mappings: cfg('salvage.s3Mappings', []) } : null,
+    log: deps.log,
+    deadline: deadline && !Number.isNaN(deadline.getTime()) ? deadline : null,
+  };
+}
+
+type ReviewPick = vscode.QuickPickItem & { item?: SalvageItem };
 
 const LEFT_LABEL: Record<string, string> = {
   large: 'above the size threshold',
@@ -174,7 +199,7 @@ async function review(
     const k = rootOf(i.remotePath);
     groups.set(k, [...(groups.get(k) ?? []), i]);
   }
-  const picks: Pick[] = [];
+  const picks: ReviewPick[] = [];
   for (const r of [...roots.map((x) => x.path), '(other)']) {
     const list = groups.get(r);
     if (!list?.length) continue;
@@ -202,7 +227,7 @@ async function review(
       });
     }
   }
-  const qp = vscode.window.createQuickPick<Pick>();
+  const qp = vscode.window.createQuickPick<ReviewPick>();
   qp.canSelectMany = true;
   qp.ignoreFocusOut = true;
   qp.matchOnDescription = true;

@@ -13,7 +13,7 @@ export type TreeNode =
   | { type: 'nodeGroup'; key: string; label: string; file?: string; nodes: { type: 'node'; node: NodeSpec }[] }
   | { type: 'node'; node: NodeSpec }
   | { type: 'error'; node: string; code: string; message: string }
-  /** `live`: a row of live figures (generation progress, the rental countdown), re-rendered in place from the latest figures. */
+  /** `live`: a row of live figures (generation progress, the rental countdown, Keep Node Salvaged), re-rendered in place. */
   | {
       type: 'info';
       node: string;
@@ -23,7 +23,7 @@ export type TreeNode =
       /** a theme colour id for the icon */
       color?: string;
       tooltip?: string;
-      live?: 'progress' | 'done' | 'deadline';
+      live?: 'progress' | 'done' | 'deadline' | 'salvage';
     }
   | { type: 'group'; node: string; group: 'gpus' | 'servers' | 'artifacts' }
   | { type: 'gpu'; node: string; gpu: GpuInfo }

@@ -6,6 +6,7 @@ import type { ProbeResult } from '../../../core/node/probe';
 import { deadlineRow } from '../../../core/node/spend';
 import { formatDuration } from '../../../core/util/format';
 import { eta as formatEta } from '../../statusBar';
+import { keepSalvagedRows } from './keepSalvaged';
 import { ERROR_TITLE, TreeContext, TreeNode, TreeNodeOf } from '../types';
 
 export function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): string {
@@ -163,5 +164,6 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
       detail: `${di.count.toLocaleString('en-US')} done · highest ${di.highest ?? '—'} · ${di.gaps.toLocaleString('en-US')} gap(s)`,
       icon: 'checklist',
     });
+  out.push(...keepSalvagedRows(name, ctx));
   return out;
 }

@@ -1,0 +1,125 @@
+/**
+ * Keep Node Salvaged inside the real extension host, against the demo node: the toggle turns it on (one
+ * full salvage, then the core watch loop), the node's tree row says "synced N s ago · X at risk", a line
+ * appended on the node reaches the local copy and the manifest counts the syncs; toggled off, the row goes
+ * and the syncs stop. Its own file (and its own demo node) so it does not depend on extension.test.ts.
+ */
+import * as assert from 'node:assert/strict';
+import { appendFileSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { GpuSessionsApi } from '../../../src/extension/extension';
+import type { TreeNode } from '../../../src/extension/tree';
+// Node builtins only at load time (playwright is required lazily there).
+import { waitFor } from '../../e2e/harness';
+
+const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
+const DEMO = 'gpu-demo';
+const INTERVAL_S = 1.5;
+
+type Manifest = {
+  dest: string;
+  watch?: { syncs: number; lastSyncedAt: string | null };
+  items: { status: string; localPath: string | null; remotePath: string; syncedAt?: string }[];
+};
+
+describe('Keep Node Salvaged in the extension host (demo node)', function () {
+  this.timeout(180_000);
+  let api: GpuSessionsApi;
+  let dest = '';
+  const manifest = (): Manifest => JSON.parse(readFileSync(path.join(dest, 'salvage-manifest.json'), 'utf8'));
+
+  /** The Keep Node Salvaged row under the demo node, rendered. */
+  async function keepRow(): Promise<vscode.TreeItem | undefined> {
+    const roots = (await api.tree.getChildren()) ?? [];
+    const node = roots.find((el) => el.type === 'node' && el.node.name === DEMO);
+    if (!node) return undefined;
+    for (const el of ((await api.tree.getChildren(node)) ?? []) as TreeNode[])
+      if (el.type === 'info' && el.live === 'salvage') return api.tree.getTreeItem(el);
+    return undefined;
+  }
+
+  before(async function () {
+    const ext = vscode.extensions.getExtension<GpuSessionsApi>(EXTENSION_ID)!;
+    api = await ext.activate();
+    assert.ok(vscode.workspace.workspaceFolders?.[0], 'a workspace folder is open');
+    assert.equal(await vscode.commands.executeCommand<string>('gpuSessions.startDemoNode'), DEMO);
+    await waitFor('demo probe', () => api.fleet.status(DEMO).state === 'ok' && api.fleet.status(DEMO).probe, 60_000);
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    await vscode.commands.executeCommand('gpuSessions.keepSalvaged', DEMO, { on: false }).then(undefined, () => undefined);
+    await vscode.commands.executeCommand('gpuSessions.stopDemoNode').then(undefined, () => undefined);
+  });
+
+  it('is contributed to the node context menu and the command palette', () => {
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON;
+    assert.ok(pkg.contributes.commands.some((c: { command: string }) => c.command === 'gpuSessions.keepSalvaged'));
+    assert.ok(
+      pkg.contributes.menus['view/item/context'].some(
+        (m: { command: string; when: string }) => m.command === 'gpuSessions.keepSalvaged' && /viewItem =~ \/\^node\//.test(m.when),
+      ),
+    );
+    assert.ok(
+      !(pkg.contributes.menus.commandPalette ?? []).some(
+        (m: { command: string; when: string }) => m.command === 'gpuSessions.keepSalvaged',
+      ),
+      'not hidden from the palette',
+    );
+  });
+
+  it('on: one full salvage, then the row says when it last synced and what is at risk; appended lines arrive', async () => {
+    const t0 = Date.now();
+    const r = await vscode.commands.executeCommand<{ on: boolean; dest?: string }>('gpuSessions.keepSalvaged', DEMO, {
+      on: true,
+      intervalS: INTERVAL_S,
+    });
+    assert.ok(r?.on && r.dest, `turned on: ${JSON.stringify(r)}`);
+    dest = r.dest;
+    console.log(`      first full salvage in ${Date.now() - t0} ms → ${dest}`);
+    const first = await waitFor(
+      'the row',
+      async () => {
+        const it = await keepRow();
+        return it && /^synced \d+ s ago · [\d.]+ (B|KiB|MiB|GiB) at risk$/.test(String(it.description)) ? it : undefined;
+      },
+      30_000,
+    );
+    assert.equal(first.label, 'Kept salvaged');
+    console.log(`      row: ${first.label} — ${first.description}`);
+
+    // A line appended to a log on the node reaches the local copy within a few intervals, verified.
+    const m0 = manifest();
+    const log = m0.items.find((i) => i.status === 'verified' && i.localPath && i.remotePath.endsWith('.log'));
+    assert.ok(log, 'a verified log in the first salvage');
+    const marker = `keep-salvaged marker ${Date.now()}\n`;
+    appendFileSync(log.remotePath, marker);
+    const local = path.isAbsolute(log.localPath!) ? log.localPath! : path.join(dest, log.localPath!);
+    const t1 = Date.now();
+    await waitFor(`the marker in ${local}`, () => readFileSync(local, 'utf8').includes(marker), 10 * INTERVAL_S * 1000 + 30_000);
+    console.log(`      appended line local after ${Date.now() - t1} ms`);
+    const m1 = await waitFor(
+      'manifest syncs ≥ 1',
+      () => {
+        const m = manifest();
+        return (m.watch?.syncs ?? 0) >= 1 ? m : undefined;
+      },
+      30_000,
+    );
+    const item = m1.items.find((i) => i.remotePath === log.remotePath)!;
+    assert.equal(item.status, 'verified', JSON.stringify(item));
+    assert.ok(item.syncedAt, 'syncedAt per item');
+    assert.ok(m1.watch!.lastSyncedAt, 'lastSyncedAt');
+  });
+
+  it('off: the row goes and no sync follows', async () => {
+    const r = await vscode.commands.executeCommand<{ on: boolean }>('gpuSessions.keepSalvaged', DEMO);
+    assert.equal(r?.on, false, 'the toggle turned it off');
+    assert.equal(await keepRow(), undefined, 'no row once off');
+    const syncs = manifest().watch?.syncs ?? 0;
+    await new Promise((res) => setTimeout(res, 3 * INTERVAL_S * 1000));
+    assert.equal(manifest().watch?.syncs ?? 0, syncs, 'no sync after it was turned off');
+    assert.equal(await keepRow(), undefined);
+  });
+});
