@@ -13,8 +13,9 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { planted } from '../helpers/planted';
 
-const HF_TOKEN = 'hf_QwErTyUiOpAsDfGhJkLzXcVbNm0123456789';
+const HF_TOKEN = planted('hf_', 'QwErTyUiOpAsDfGhJkLzXcVbNm0123456789');
 
 interface Item {
   remotePath: string;
