@@ -11,7 +11,7 @@ import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { RemoteOperation, StreamOperation, openStream, runOperation, streamExitReason } from '../remote/operation';
 import { shq } from '../remote/quote';
-import type { AbortLike, Transport } from '../ssh/transport';
+import type { AbortLike, ExecStream, Transport } from '../ssh/transport';
 import { TarReader } from '../remote/tar';
 import { ensureParent, forgetCheckedDirs, insideDest } from './paths';
 import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
@@ -372,12 +372,13 @@ export async function downloadOne(
       return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: p.bytes, reason: p.reason };
     if (p) return { ...w.adopt(p).finish((await hashP).get(item.remotePath) ?? null, item.size), remotePath: item.remotePath };
   }
-  let stderr = '';
   // We stop at the listed length ourselves too (a wrapped `head` on the node may send more) and close the channel.
   let cut = false;
-  try {
-    const s = await openStream(t, headStreamOperation(item.remotePath, n), signal);
-    s.stdout.on('data', (b: Buffer) => {
+  const failed = await streamIntoWriter(
+    t,
+    headStreamOperation(item.remotePath, n),
+    w,
+    (b, s) => {
       if (cut) return;
       if (w.bytes + b.length > n) {
         b = b.subarray(0, n - w.bytes);
@@ -386,22 +387,41 @@ export async function downloadOne(
       }
       w.write(b);
       onBytes(b.length);
-    });
+    },
+    signal,
+    (done) => done.code === 0 || cut,
+  );
+  if (failed !== null)
+    return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: w.bytes, reason: failed };
+  const hashes = await hashP;
+  const r = w.finish(hashes.get(item.remotePath) ?? null, item.size);
+  return { ...r, remotePath: item.remotePath };
+}
+
+/**
+ * Runs a stream operation into a writer: stdout to `onData`, the first 2,000 characters of stderr kept. A run
+ * that `accept` refuses (default: exit status 0) discards the writer and returns why; a throw or a cancel
+ * discards it and throws. null: the bytes are in the writer.
+ */
+async function streamIntoWriter(
+  t: Transport,
+  op: StreamOperation,
+  w: { discard(): void },
+  onData: (b: Buffer, s: ExecStream) => void,
+  signal: AbortLike | undefined,
+  accept: (done: { code: number | null; signal?: string }) => boolean = (done) => done.code === 0,
+): Promise<string | null> {
+  let stderr = '';
+  try {
+    const s = await openStream(t, op, signal);
+    s.stdout.on('data', (b: Buffer) => onData(b, s));
     s.stderr.on('data', (b: Buffer) => {
       if (stderr.length < 2000) stderr += b.toString();
     });
     const done = await s.done;
-    if (done.code !== 0 && !cut) {
+    if (!accept(done)) {
       w.discard();
-      return {
-        remotePath: item.remotePath,
-        ok: false,
-        sha256: null,
-        md5: null,
-        remoteSha256: null,
-        bytes: w.bytes,
-        reason: streamExitReason(done, stderr),
-      };
+      return streamExitReason(done, stderr);
     }
   } catch (e) {
     w.discard();
@@ -411,9 +431,7 @@ export async function downloadOne(
     w.discard();
     throw new GpuSessionsError('cancelled', 'Cancelled.');
   }
-  const hashes = await hashP;
-  const r = w.finish(hashes.get(item.remotePath) ?? null, item.size);
-  return { ...r, remotePath: item.remotePath };
+  return null;
 }
 
 /**
@@ -642,31 +660,19 @@ export async function downloadAppend(
     closeSync(local);
   }
   const hashP = runOperation(t, prefixShasOperation(item.remotePath, [n, m]), signal).catch(() => [null, null]);
-  let stderr = '';
   let appended = 0;
-  try {
-    const s = await openStream(t, appendStreamOperation(item.remotePath, n, m), signal);
-    s.stdout.on('data', (b: Buffer) => {
+  const failed = await streamIntoWriter(
+    t,
+    appendStreamOperation(item.remotePath, n, m),
+    w,
+    (b) => {
       w.write(b);
       appended += b.length;
       onBytes(b.length);
-    });
-    s.stderr.on('data', (b: Buffer) => {
-      if (stderr.length < 2000) stderr += b.toString();
-    });
-    const done = await s.done;
-    if (done.code !== 0) {
-      w.discard();
-      return fail(streamExitReason(done, stderr), { appended });
-    }
-  } catch (e) {
-    w.discard();
-    throw e;
-  }
-  if (signal?.aborted) {
-    w.discard();
-    throw new GpuSessionsError('cancelled', 'Cancelled.');
-  }
+    },
+    signal,
+  );
+  if (failed !== null) return fail(failed, { appended });
   const [prefixSha, wholeSha] = await hashP;
   if (prefixSha !== item.baseSha256) {
     w.discard();
