@@ -47,6 +47,7 @@ import { gitStateOperation } from './gitState';
 import { LocalNames, ensureParent, insideDest, localRelPath } from './paths';
 import { TransferResult, downloadAppend, downloadBatch, downloadOne, remoteHashes, remoteStats } from './transfer';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
+import { BatchWriter } from './batchWriter';
 
 export type StepId = 'scripts' | 'logs' | 'configs' | 'data' | 's3' | 'environment';
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
@@ -401,6 +402,8 @@ export class Salvager {
   private filesDone = 0;
   private filesTotal = 0;
   private lastWrite = 0;
+  /** How long the last manifest write took (ms). */
+  private lastSaveMs = 0;
   private fatal: string | null = null;
   private listing: SalvageListing | null = null;
   private readonly previous: SalvageManifest | null;
@@ -454,12 +457,17 @@ export class Salvager {
     });
   }
 
+  /**
+   * The manifest, atomically. Unforced saves are throttled: at most one per 300 ms, and never more than a
+   * tenth of the time (a manifest of thousands of files takes tens of milliseconds to write).
+   */
   private save(force = false): void {
     const now = Date.now();
-    if (!force && now - this.lastWrite < 300) return;
+    if (!force && now - this.lastWrite < Math.max(300, 10 * this.lastSaveMs)) return;
     this.lastWrite = now;
     try {
       writeAtomic(path.join(this.dir, 'salvage-manifest.json'), JSON.stringify(this.manifest, null, 2) + '\n');
+      this.lastSaveMs = Date.now() - now;
     } catch (e) {
       this.log.error(`Could not write the manifest: ${errorMessage(e)}`);
       if (!this.fatal) this.fatal = `cannot write to ${this.dir}: ${errorMessage(e)}`;
@@ -961,7 +969,8 @@ export class Salvager {
     return m;
   }
 
-  private markItem(it: SalvageItem, r: TransferResult): void {
+  /** `r.secrets`: the scan of the exact bytes, done where they were written (else the local copy is read). */
+  private markItem(it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
     if (r.ok) {
       if (r.bytes !== it.size) {
         it.reason = `grew on the node while being read: verified the first ${r.bytes} B (listed ${it.size} B)`;
@@ -974,7 +983,7 @@ export class Salvager {
       it.localSha256 = null;
       it.syncedAt = new Date().toISOString();
       this.manifest.stats.filesTransferred++;
-      if (it.localPath && it.size <= SCAN_LIMIT) this.scanItem(it);
+      if (it.localPath && it.size <= SCAN_LIMIT) this.scanItem(it, r.secrets);
     } else {
       it.status = 'failed';
       it.reason = r.reason;
@@ -985,9 +994,15 @@ export class Salvager {
   }
 
   /** Secrets scan of the exact copy; with --redact the local copy is then rewritten redacted (marked). */
-  private scanItem(it: SalvageItem): void {
+  private scanItem(it: SalvageItem, scanned?: SecretHit[]): void {
     const abs = insideDest(this.dir, it.localPath!);
     try {
+      // Already scanned from the bytes that were written (and verified): read the copy only to redact it.
+      if (scanned && !(this.redact && scanned.length)) {
+        if (scanned.length) it.secrets = scanned;
+        else delete it.secrets;
+        return;
+      }
       const buf = readFileSync(abs);
       if (!looksLikeText(buf)) {
         delete it.secrets;
@@ -1153,6 +1168,8 @@ export class Salvager {
     };
     const byPath = new Map(todo.map((i) => [i.remotePath, i]));
     const md5 = !!this.o.s3;
+    // One writer thread for the batches running in parallel: file writes stay off this thread.
+    const writer = batches.length ? BatchWriter.start(this.dir, { md5, scanLimit: SCAN_LIMIT }) : null;
     const one = async (item: SalvageItem) => {
       const r = await downloadOne(
         t,
@@ -1215,13 +1232,17 @@ export class Salvager {
               this.markItem(it, r);
             },
             this.o.signal,
-            { md5 },
+            { md5, writer: writer!, scanLimit: SCAN_LIMIT },
           );
         }
       }
     };
     const n = Math.max(1, Math.min(this.o.concurrency ?? 3, 4));
-    await Promise.all(Array.from({ length: n }, worker));
+    try {
+      await Promise.all(Array.from({ length: n }, worker));
+    } finally {
+      await writer?.close();
+    }
     this.checkCancel();
     // A channel that closed without an exit status (the connection dropped and came back): once more, whole.
     if (!retry && !this.fatal) {
