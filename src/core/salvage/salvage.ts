@@ -201,8 +201,10 @@ export interface SalvageOptions {
 }
 
 const SMALL_FILE = 4 * 1024 * 1024;
-const BATCH_BYTES = 48 * 1024 * 1024;
-const BATCH_FILES = 400;
+export const BATCH_BYTES = 48 * 1024 * 1024;
+export const BATCH_FILES = 1000;
+/** Below this many files per stream, fewer streams (a batch costs a few round trips to start). */
+const BATCH_MIN_FILES = 50;
 const SCAN_LIMIT = 32 * 1024 * 1024;
 
 export const LEFT_REASON_TEXT: Record<LeftReason, string> = {
@@ -225,6 +227,37 @@ export interface DeadlinePlan {
   fits: boolean | null;
   /** In transfer order, what would still be travelling when the rental ends. */
   wontMakeIt: Array<{ remotePath: string; size: number }>;
+}
+
+/**
+ * Small files (in transfer order) into tar batches: each at most BATCH_FILES files and BATCH_BYTES, as
+ * few as that allows but at least one per parallel stream when there are enough files, their number a
+ * multiple of the streams and their file counts even, so the streams run side by side and end together.
+ */
+export function planBatches<T extends { size: number }>(small: T[], streams: number): T[][] {
+  if (small.length === 0) return [];
+  const bytes = small.reduce((a, b) => a + b.size, 0);
+  const s = Math.max(1, Math.min(streams, Math.floor(small.length / BATCH_MIN_FILES)));
+  let nb = Math.max(Math.ceil(small.length / BATCH_FILES), Math.ceil(bytes / BATCH_BYTES), s);
+  nb = Math.ceil(nb / s) * s;
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let curBytes = 0;
+  let part = 0;
+  small.forEach((f, i) => {
+    // File i belongs to batch floor(i·nb/N) (sizes differ by at most one), cut earlier by the byte bound.
+    const p = Math.floor((i * nb) / small.length);
+    if (cur.length && (p !== part || curBytes + f.size > BATCH_BYTES)) {
+      out.push(cur);
+      cur = [];
+      curBytes = 0;
+    }
+    part = p;
+    cur.push(f);
+    curBytes += f.size;
+  });
+  if (cur.length) out.push(cur);
+  return out;
 }
 
 /** Value per byte: scripts, configs, progress before logs, logs before bulk data; smaller first within a class. */
@@ -1139,19 +1172,8 @@ export class Salvager {
     }
     const big = todo.filter((f) => f.size > SMALL_FILE);
     const small = todo.filter((f) => f.size <= SMALL_FILE);
-    const batches: SalvageItem[][] = [];
-    let cur: SalvageItem[] = [];
-    let curBytes = 0;
-    for (const f of small) {
-      if (cur.length && (cur.length >= BATCH_FILES || curBytes + f.size > BATCH_BYTES)) {
-        batches.push(cur);
-        cur = [];
-        curBytes = 0;
-      }
-      cur.push(f);
-      curBytes += f.size;
-    }
-    if (cur.length) batches.push(cur);
+    const n = Math.max(1, Math.min(this.o.concurrency ?? 3, 4));
+    const batches = planBatches(small, n);
     type Job = { kind: 'one'; item: SalvageItem } | { kind: 'append'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
     const jobs: Job[] = [
       ...appends.map((item): Job => ({ kind: 'append', item })),
@@ -1237,7 +1259,6 @@ export class Salvager {
         }
       }
     };
-    const n = Math.max(1, Math.min(this.o.concurrency ?? 3, 4));
     try {
       await Promise.all(Array.from({ length: n }, worker));
     } finally {
