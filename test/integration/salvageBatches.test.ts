@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
 import { listNodes } from '../../src/core/ssh/nodes';
 import { ConnectionPool } from '../../src/core/ssh/pool';
-import { BATCH_FILES, Salvager } from '../../src/core/salvage/salvage';
+import { Salvager } from '../../src/core/salvage/salvage';
 import type { Transport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { walk } from '../helpers/walk';
@@ -102,7 +102,6 @@ describe('salvage: small files in parallel tar batches (real sshd)', function ()
     const { m, dir, most } = await salvage(dest);
     const files = m.items.filter((i) => i.remotePath.startsWith(many + '/'));
     assert.equal(files.length, FILES + 1);
-    assert.ok(files.length > BATCH_FILES, 'more files than one batch holds');
     assert.ok(most >= 2, `tar batches ran in parallel (at most ${most} at once)`);
     for (const it of files) {
       assert.equal(it.status, 'verified', `${it.remotePath}: ${it.reason}`);

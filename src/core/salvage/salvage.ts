@@ -202,7 +202,7 @@ export interface SalvageOptions {
 
 const SMALL_FILE = 4 * 1024 * 1024;
 export const BATCH_BYTES = 48 * 1024 * 1024;
-export const BATCH_FILES = 1000;
+export const BATCH_FILES = 2000;
 /** Below this many files per stream, fewer streams (a batch costs a few round trips to start). */
 const BATCH_MIN_FILES = 50;
 const SCAN_LIMIT = 32 * 1024 * 1024;

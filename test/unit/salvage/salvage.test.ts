@@ -86,7 +86,8 @@ describe('salvage building blocks', () => {
     check(bs, a);
     assert.equal(bs.length % 3, 0);
     assert.ok(Math.max(...bs.map((b) => b.length)) - Math.min(...bs.map((b) => b.length)) <= 1, 'even batches');
-    assert.equal(planBatches(a, 4).length, 8);
+    assert.equal(planBatches(a, 4).length, 4);
+    assert.equal(planBatches(files(2 * BATCH_FILES + 1), 1).length, 3);
     // Few files: fewer streams, never empty batches.
     assert.equal(planBatches(files(30), 4).length, 1);
     assert.equal(planBatches(files(120), 4).length, 2);
