@@ -91,7 +91,7 @@ describe('salvage: small files in parallel tar batches (real sshd)', function ()
       },
     });
     const s = new Salvager({ node: 'n', transport: t, base: dest, roots: [many], snapshot: noSnapshot });
-    const m = await s.run();
+    const m = (await s.run())!;
     return { m, dir: s.dir, most };
   }
 
