@@ -11,13 +11,14 @@ import {
   captureProfile,
   normalizeArgv,
   parseProfileText,
+  planInstances,
   profileFromServers,
   profileToJson,
   renderLaunchScript,
   validateProfile,
 } from '../../../src/core/launch/profile';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
-import { server } from '../../helpers/sglangServer';
+import { server, srv } from '../../helpers/sglangServer';
 import { valid } from '../../helpers/profile';
 import { buildSimHome } from '../../../src/sim/home';
 
@@ -497,5 +498,27 @@ describe('launch profile JSON schema', () => {
       assert.equal(check(bad), false, JSON.stringify(bad));
       assert.ok(validateProfile(bad).errors.length > 0, JSON.stringify(bad));
     }
+  });
+});
+
+describe('SGLang flag fidelity', () => {
+  it('profiles: DP attention, pp and nnodes count GPUs as SGLang does; capture keeps them', () => {
+    const v = validateProfile({ modelPath: '/m', layout: 'single', gpus: [0, 1, 2, 3], tp: 4, dp: 4, enableDpAttention: true });
+    assert.deepEqual(v.errors, []);
+    assert.deepEqual(
+      planInstances(v.profile!, [0, 1, 2, 3]).map((p) => [p.tp, p.dp]),
+      [[4, 4]],
+    );
+    const bad = validateProfile({ modelPath: '/m', layout: 'single', gpus: [0, 1, 2, 3], tp: 4, dp: 4 });
+    assert.match(bad.errors.join('\n'), /tp 4 × dp 4 = 16 GPUs, but gpus lists 4/);
+    const argv = ['--model-path', '/m', '--tp', '4', '--dp', '4', '--enable-dp-attention', '--pp-size', '1', '--port', '30000'];
+    const s = { ...srv(argv), gpus: [0, 1, 2, 3], cudaVisibleDevices: '0,1,2,3', logFile: '/h/logs/x.log' };
+    const cap = captureProfile([s]);
+    assert.equal(cap.profile.layout, 'single');
+    assert.deepEqual(cap.profile.gpus, [0, 1, 2, 3]);
+    assert.equal(cap.profile.enableDpAttention, true);
+    const r = renderLaunchScript(cap.profile, [0, 1, 2, 3]);
+    assert.deepEqual(r.instances[0].argv, s.args, 'the same argv, in the same order and spelling');
+    assert.equal(r.instances[0].logFile, '/h/logs/x.log');
   });
 });
