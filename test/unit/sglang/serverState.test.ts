@@ -57,6 +57,29 @@ describe('ServerStateMachine', () => {
     assert.equal(m.verdict(21_500).state, 'unhealthy');
   });
 
+  it('/health refused while the process runs: a dying server is crashed with its class, unhealthy only if it stays so', () => {
+    const dead = { health: 'dead', detail: 'connection closed: socket hang up' };
+    const dying = new ServerStateMachine(30000);
+    dying.feedLine('[2026-03-01 10:00:00] The server is fired up and ready to roll!', 0);
+    dying.observe(healthy, 0);
+    dying.observe({ alive: true, pid: 10, health: dead }, 4000); // the probe still saw it; /health already closed
+    assert.notEqual(dying.verdict(4000).state, 'unhealthy', 'not a hang: it is dying');
+    dying.feedLine('[rank0]:[E0301 10:00:04 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout', 4500);
+    dying.observe({ alive: false, health: dead }, 8000);
+    assert.equal(dying.verdict(8000).state, 'crashed');
+    assert.equal(dying.verdict(8000).class, 'nccl');
+    const refusing = new ServerStateMachine(30001);
+    refusing.feedLine('[2026-03-01 10:00:00] The server is fired up and ready to roll!', 0);
+    refusing.observe(healthy, 0);
+    refusing.observe({ alive: true, pid: 10, health: dead }, 4000);
+    refusing.observe({ alive: true, pid: 10, health: dead }, 8000);
+    assert.notEqual(refusing.verdict(8000).state, 'unhealthy', 'within the grace');
+    refusing.observe({ alive: true, pid: 10, health: dead }, 12_000);
+    assert.equal(refusing.verdict(12_000).state, 'unhealthy');
+    refusing.observe(healthy, 16_000);
+    assert.notEqual(refusing.verdict(16_000).state, 'unhealthy');
+  });
+
   it('DP rank under half the median of its peers for the imbalance time → dp-imbalance', () => {
     const m = new ServerStateMachine(30000, { imbalanceMs: 5000 });
     let t = 0;
