@@ -15,6 +15,7 @@ import { SalvageManifest, Salvager } from '../../src/core/salvage/salvage';
 import { entryLimit } from '../../src/core/salvage/transfer';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
+import { walk } from '../helpers/walk';
 import { keygen } from '../helpers/sshd';
 import { pad512, paxRecord, tarHeader } from '../helpers/tarCraft';
 import { unescapedMarkup } from '../helpers/markdown';
@@ -32,16 +33,6 @@ const assertNoRawControls = (what: string, s: string) => {
 // Attack 7's file name: a backtick, HTML and a command link.
 const MARKUP_NAME = 'x`y <img src=x onerror=alert(1)> [run](command:workbench.action.terminal.new).log';
 const ESC_NAME = 'bad\x1b]0;T\x1b\\X.log';
-
-function walk(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...walk(p));
-    else out.push(p);
-  }
-  return out;
-}
 
 // Wrappers: active only while their mode file exists, so the other attacks see the real tools.
 const TAR_WRAPPER = `#!/bin/sh

@@ -27,19 +27,10 @@ import { Salvager } from '../../src/core/salvage/salvage';
 import type { SshTransport } from '../../src/core/ssh/transport';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
+import { walk } from '../helpers/walk';
 import { planted } from '../helpers/planted';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-function walk(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...walk(p));
-    else out.push(p);
-  }
-  return out;
-}
 
 const HOSTILE = [
   'a b.log',

@@ -7,6 +7,8 @@
  *   temporary file. Decryption and writes happen on this thread, not the extension host's.
  * - `hash`: reads the temporary file in order up to the contiguous watermark the coordinator reports and
  *   computes SHA-256 (and MD5 for S3 ETags), then fsyncs it.
+ * - `write`: the writer thread of small-file tar batches (batchWriter.ts): creates, writes, hashes and
+ *   scans the files, and renames each into place when the coordinator commits it with the node's SHA-256.
  *
  * Bundled as dist/salvageWorker.js (scripts/build.mjs, scripts/package.mjs); under tsc it runs as
  * out/src/core/salvage/parallelWorker.js.
@@ -19,10 +21,12 @@ import { openStream, streamExitReason } from '../remote/operation';
 import { shq } from '../remote/quote';
 import { KnownHostsStore } from '../ssh/knownHosts';
 import { SshConnectRecipe, SshTransport } from '../ssh/transport';
+import { BatchFiles, WriteCommand, WriteEvent } from './batchWriter';
 
 export type WorkerInit =
   | { role: 'fetch'; recipe: SshConnectRecipe; remotePath: string; tmp: string }
   | { role: 'hash'; tmp: string; md5: boolean }
+  | { role: 'write'; dest: string; md5: boolean; scanLimit: number }
   | { role: 'ping' };
 
 /** Coordinator → fetch worker. */
@@ -196,9 +200,25 @@ function hashRole(init: Extract<WorkerInit, { role: 'hash' }>): void {
   });
 }
 
+function writeRole(init: Extract<WorkerInit, { role: 'write' }>): void {
+  const port = parentPort!;
+  const post = (e: WriteEvent) => port.postMessage(e);
+  const files = new BatchFiles(init.dest, init.md5, init.scanLimit);
+  port.on('message', (m: WriteCommand) => {
+    if (m.type === 'chunk') post({ type: 'ended', ack: m.buf.byteLength, ended: files.apply(m.buf, m.ops) });
+    else if (m.type === 'commit') post({ type: 'committed', seq: m.seq, results: files.commit(m.items) });
+    else if (m.type === 'discard') files.discard(m.ids);
+    else {
+      files.discardAll();
+      port.close();
+    }
+  });
+}
+
 if (parentPort && workerData && typeof workerData === 'object' && 'role' in workerData) {
   const init = workerData as WorkerInit;
   if (init.role === 'fetch') fetchRole(init);
   else if (init.role === 'hash') hashRole(init);
+  else if (init.role === 'write') writeRole(init);
   else parentPort.postMessage({ type: 'pong', ssh2: typeof require('ssh2').Client === 'function' });
 }

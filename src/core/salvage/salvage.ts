@@ -47,6 +47,7 @@ import { gitStateOperation } from './gitState';
 import { LocalNames, ensureParent, insideDest, localRelPath } from './paths';
 import { TransferResult, downloadAppend, downloadBatch, downloadOne, remoteHashes, remoteStats } from './transfer';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
+import { BatchWriter } from './batchWriter';
 
 export type StepId = 'scripts' | 'logs' | 'configs' | 'data' | 's3' | 'environment';
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
@@ -208,8 +209,10 @@ export interface SalvageOptions {
 }
 
 const SMALL_FILE = 4 * 1024 * 1024;
-const BATCH_BYTES = 48 * 1024 * 1024;
-const BATCH_FILES = 400;
+export const BATCH_BYTES = 48 * 1024 * 1024;
+export const BATCH_FILES = 2000;
+/** Below this many files per stream, fewer streams (a batch costs a few round trips to start). */
+const BATCH_MIN_FILES = 50;
 const SCAN_LIMIT = 32 * 1024 * 1024;
 
 export const LEFT_REASON_TEXT: Record<LeftReason, string> = {
@@ -232,6 +235,37 @@ export interface DeadlinePlan {
   fits: boolean | null;
   /** In transfer order, what would still be travelling when the rental ends. */
   wontMakeIt: Array<{ remotePath: string; size: number }>;
+}
+
+/**
+ * Small files (in transfer order) into tar batches: each at most BATCH_FILES files and BATCH_BYTES, as
+ * few as that allows but at least one per parallel stream when there are enough files, their number a
+ * multiple of the streams and their file counts even, so the streams run side by side and end together.
+ */
+export function planBatches<T extends { size: number }>(small: T[], streams: number): T[][] {
+  if (small.length === 0) return [];
+  const bytes = small.reduce((a, b) => a + b.size, 0);
+  const s = Math.max(1, Math.min(streams, Math.floor(small.length / BATCH_MIN_FILES)));
+  let nb = Math.max(Math.ceil(small.length / BATCH_FILES), Math.ceil(bytes / BATCH_BYTES), s);
+  nb = Math.ceil(nb / s) * s;
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let curBytes = 0;
+  let part = 0;
+  small.forEach((f, i) => {
+    // File i belongs to batch floor(i·nb/N) (sizes differ by at most one), cut earlier by the byte bound.
+    const p = Math.floor((i * nb) / small.length);
+    if (cur.length && (p !== part || curBytes + f.size > BATCH_BYTES)) {
+      out.push(cur);
+      cur = [];
+      curBytes = 0;
+    }
+    part = p;
+    cur.push(f);
+    curBytes += f.size;
+  });
+  if (cur.length) out.push(cur);
+  return out;
 }
 
 /** Value per byte: scripts, configs, progress before logs, logs before bulk data; smaller first within a class. */
@@ -409,6 +443,8 @@ export class Salvager {
   private filesDone = 0;
   private filesTotal = 0;
   private lastWrite = 0;
+  /** How long the last manifest write took (ms). */
+  private lastSaveMs = 0;
   private fatal: string | null = null;
   private listing: SalvageListing | null = null;
   private readonly previous: SalvageManifest | null;
@@ -462,12 +498,17 @@ export class Salvager {
     });
   }
 
+  /**
+   * The manifest, atomically. Unforced saves are throttled: at most one per 300 ms, and never more than a
+   * tenth of the time (a manifest of thousands of files takes tens of milliseconds to write).
+   */
   private save(force = false): void {
     const now = Date.now();
-    if (!force && now - this.lastWrite < 300) return;
+    if (!force && now - this.lastWrite < Math.max(300, 10 * this.lastSaveMs)) return;
     this.lastWrite = now;
     try {
       writeAtomic(path.join(this.dir, 'salvage-manifest.json'), JSON.stringify(this.manifest, null, 2) + '\n');
+      this.lastSaveMs = Date.now() - now;
     } catch (e) {
       this.log.error(`Could not write the manifest: ${errorMessage(e)}`);
       if (!this.fatal) this.fatal = `cannot write to ${this.dir}: ${errorMessage(e)}`;
@@ -979,7 +1020,8 @@ export class Salvager {
     return m;
   }
 
-  private markItem(it: SalvageItem, r: TransferResult): void {
+  /** `r.secrets`: the scan of the exact bytes, done where they were written (else the local copy is read). */
+  private markItem(it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
     if (r.ok) {
       if (r.bytes !== it.size) {
         it.reason = `grew on the node while being read: verified the first ${r.bytes} B (listed ${it.size} B)`;
@@ -992,7 +1034,7 @@ export class Salvager {
       it.localSha256 = null;
       it.syncedAt = new Date().toISOString();
       this.manifest.stats.filesTransferred++;
-      if (it.localPath && it.size <= SCAN_LIMIT) this.scanItem(it);
+      if (it.localPath && it.size <= SCAN_LIMIT) this.scanItem(it, r.secrets);
     } else {
       it.status = 'failed';
       it.reason = r.reason;
@@ -1003,9 +1045,15 @@ export class Salvager {
   }
 
   /** Secrets scan of the exact copy; with --redact the local copy is then rewritten redacted (marked). */
-  private scanItem(it: SalvageItem): void {
+  private scanItem(it: SalvageItem, scanned?: SecretHit[]): void {
     const abs = insideDest(this.dir, it.localPath!);
     try {
+      // Already scanned from the bytes that were written (and verified): read the copy only to redact it.
+      if (scanned && !(this.redact && scanned.length)) {
+        if (scanned.length) it.secrets = scanned;
+        else delete it.secrets;
+        return;
+      }
       const buf = readFileSync(abs);
       if (!looksLikeText(buf)) {
         delete it.secrets;
@@ -1142,19 +1190,8 @@ export class Salvager {
     }
     const big = todo.filter((f) => f.size > SMALL_FILE);
     const small = todo.filter((f) => f.size <= SMALL_FILE);
-    const batches: SalvageItem[][] = [];
-    let cur: SalvageItem[] = [];
-    let curBytes = 0;
-    for (const f of small) {
-      if (cur.length && (cur.length >= BATCH_FILES || curBytes + f.size > BATCH_BYTES)) {
-        batches.push(cur);
-        cur = [];
-        curBytes = 0;
-      }
-      cur.push(f);
-      curBytes += f.size;
-    }
-    if (cur.length) batches.push(cur);
+    const n = Math.max(1, Math.min(this.o.concurrency ?? 3, 4));
+    const batches = planBatches(small, n);
     type Job = { kind: 'one'; item: SalvageItem } | { kind: 'append'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
     const jobs: Job[] = [
       ...appends.map((item): Job => ({ kind: 'append', item })),
@@ -1171,6 +1208,8 @@ export class Salvager {
     };
     const byPath = new Map(todo.map((i) => [i.remotePath, i]));
     const md5 = !!this.o.s3;
+    // One writer thread for the batches running in parallel: file writes stay off this thread.
+    const writer = batches.length ? BatchWriter.start(this.dir, { md5, scanLimit: SCAN_LIMIT }) : null;
     const one = async (item: SalvageItem) => {
       const r = await downloadOne(
         t,
@@ -1233,13 +1272,16 @@ export class Salvager {
               this.markItem(it, r);
             },
             this.o.signal,
-            { md5 },
+            { md5, writer: writer!, scanLimit: SCAN_LIMIT },
           );
         }
       }
     };
-    const n = Math.max(1, Math.min(this.o.concurrency ?? 3, 4));
-    await Promise.all(Array.from({ length: n }, worker));
+    try {
+      await Promise.all(Array.from({ length: n }, worker));
+    } finally {
+      await writer?.close();
+    }
     this.checkCancel();
     // A channel that closed without an exit status (the connection dropped and came back): once more, whole.
     if (!retry && !this.fatal) {

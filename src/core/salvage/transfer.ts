@@ -6,15 +6,19 @@
  * - Every file is hashed locally (SHA-256, and MD5 for S3 ETags) while it streams, written under a
  *   temporary name, compared with the node's SHA-256, and renamed only when they match.
  */
-import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { RemoteOperation, StreamOperation, openStream, runOperation, streamExitReason } from '../remote/operation';
 import { shq } from '../remote/quote';
 import type { AbortLike, ExecStream, Transport } from '../ssh/transport';
 import { TarReader } from '../remote/tar';
-import { ensureParent, forgetCheckedDirs, insideDest } from './paths';
+import { insideDest } from './paths';
 import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
+import { TransferResult, VerifiedWriter, fsProblem } from './verifiedWriter';
+import { BatchOp, BatchWriter, CommittedFile, EndedFile } from './batchWriter';
+import type { SecretHit } from './secretScan';
+
+export type { TransferResult } from './verifiedWriter';
 
 /**
  * How much more than its listed size a file may bring in a tar batch (a live log grows between the listing
@@ -31,18 +35,6 @@ export interface TransferItem {
   /** Relative to dest. */
   localPath: string;
   size: number;
-}
-
-export interface TransferResult {
-  remotePath: string;
-  ok: boolean;
-  sha256: string | null;
-  md5: string | null;
-  remoteSha256: string | null;
-  bytes: number;
-  reason: string | null;
-  /** Local disk problem (ENOSPC, EACCES, EROFS): stop the whole salvage. */
-  fatal?: boolean;
 }
 
 /** `sha256sum -z` output: `<hex>  <path>\0` (no escaping with -z). */
@@ -187,149 +179,6 @@ export function tarStreamOperation(list: Buffer | string): StreamOperation {
   return { name: 'tar', command: 'exec tar --null --verbatim-files-from --no-recursion -P -T - -cf -', stdin: list };
 }
 
-function fsProblem(e: unknown): { fatal: boolean; reason: string } {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOSPC')
-    return {
-      fatal: true,
-      reason: 'local disk full (ENOSPC): free space or choose another destination, then run salvage again; verified files are kept',
-    };
-  if (code === 'EACCES' || code === 'EPERM')
-    return { fatal: true, reason: `destination not writable (${code}): choose a folder you can write to` };
-  if (code === 'EROFS') return { fatal: true, reason: 'destination is on a read-only file system (EROFS)' };
-  if (code === 'EDQUOT') return { fatal: true, reason: 'disk quota exceeded (EDQUOT)' };
-  return { fatal: false, reason: errorMessage(e) };
-}
-
-/** Writes one file: temp name, hashes on the fly, rename after verification. */
-class VerifiedWriter {
-  private fd: number | null = null;
-  private readonly sha = createHash('sha256');
-  /** MD5 only when S3 ETags will be compared (it costs CPU on the hot path). */
-  private readonly md5: ReturnType<typeof createHash> | null;
-  bytes = 0;
-  readonly abs: string;
-  readonly tmp: string;
-  error: unknown = null;
-
-  constructor(
-    dest: string,
-    rel: string,
-    withMd5: boolean,
-    private readonly durable: boolean,
-  ) {
-    this.md5 = withMd5 ? createHash('md5') : null;
-    this.abs = insideDest(dest, rel);
-    this.tmp = insideDest(dest, rel + '.gs-partial');
-    try {
-      ensureParent(dest, this.abs);
-      try {
-        this.fd = openSync(this.tmp, 'w', 0o644);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-        // The folder vanished since we checked it (someone cleaned up): check and create again.
-        forgetCheckedDirs();
-        ensureParent(dest, this.abs);
-        this.fd = openSync(this.tmp, 'w', 0o644);
-      }
-    } catch (e) {
-      this.error = e;
-    }
-  }
-
-  /** Take the hashes and byte count of a transfer that wrote the temporary file itself (parallel ranges). */
-  adopt(p: { sha256: string | null; md5: string | null; bytes: number; fsError?: unknown }): this {
-    this.external = { sha256: p.sha256 ?? '', md5: p.md5 };
-    this.bytes = p.bytes;
-    this.error ??= p.fsError ?? null;
-    return this;
-  }
-  private external: { sha256: string; md5: string | null } | null = null;
-
-  write(chunk: Buffer): void {
-    this.sha.update(chunk);
-    this.md5?.update(chunk);
-    this.bytes += chunk.length;
-    if (this.error || this.fd === null) return;
-    try {
-      let off = 0;
-      while (off < chunk.length) off += writeSync(this.fd, chunk, off, chunk.length - off);
-    } catch (e) {
-      this.error = e;
-    }
-  }
-
-  /** Close and, when the hash matches, move into place. */
-  /** The SHA-256 of what was received, before finish() (finish consumes the digest). */
-  peekSha(): string {
-    return this.sha.copy().digest('hex');
-  }
-
-  finish(expectedSha: string | null, expectedSize: number | null): TransferResult & { localPath?: string } {
-    const sha256 = this.external?.sha256 ?? this.sha.digest('hex');
-    const md5 = this.external ? this.external.md5 : this.md5 ? this.md5.digest('hex') : null;
-    const base = { sha256, md5, remoteSha256: expectedSha, bytes: this.bytes };
-    if (this.fd !== null) {
-      // Large files are flushed to disk before they count as salvaged; small ones rely on the
-      // file system's rename ordering (fsync per file would dominate thousands of small files).
-      if (this.durable) {
-        try {
-          fsyncSync(this.fd);
-        } catch (e) {
-          this.error ??= e;
-        }
-      }
-      try {
-        closeSync(this.fd);
-      } catch (e) {
-        this.error ??= e;
-      }
-      this.fd = null;
-    }
-    if (this.error) {
-      this.discard();
-      const p = fsProblem(this.error);
-      return { ...base, remotePath: '', ok: false, reason: p.reason, fatal: p.fatal };
-    }
-    if (!expectedSha) {
-      this.discard();
-      return { ...base, remotePath: '', ok: false, reason: 'the node did not report a SHA-256 for this file (unreadable or vanished)' };
-    }
-    if (expectedSha !== sha256) {
-      this.discard();
-      const changed = expectedSize !== null && expectedSize !== this.bytes;
-      return {
-        ...base,
-        remotePath: '',
-        ok: false,
-        reason: changed
-          ? `changed on the node during the transfer (listed ${expectedSize} B, received ${this.bytes} B); run salvage again`
-          : 'SHA-256 mismatch between the node and the received bytes (the file changed during the transfer?); run salvage again',
-      };
-    }
-    try {
-      renameSync(this.tmp, this.abs);
-    } catch (e) {
-      this.discard();
-      const p = fsProblem(e);
-      return { ...base, remotePath: '', ok: false, reason: p.reason, fatal: p.fatal };
-    }
-    return { ...base, remotePath: '', ok: true, reason: null };
-  }
-
-  discard(): void {
-    if (this.fd !== null) {
-      try {
-        closeSync(this.fd);
-      } catch {
-        /* ignore */
-      }
-      this.fd = null;
-    }
-    rmSync(this.tmp, { force: true });
-  }
-}
-
 /** Download one (large) file with `cat` while the node computes its SHA-256 on a second channel. */
 export interface TransferOptions {
   /** Compute MD5 too (for S3 ETag comparison). */
@@ -437,33 +286,99 @@ async function streamIntoWriter(
 /**
  * Download many small files as one tar stream (GNU tar: NUL-separated names on stdin, taken verbatim,
  * absolute names kept, no recursion). The node's SHA-256 list is fetched in parallel on another channel.
+ * The files are written by `o.writer` (a writer thread shared by the batches running in parallel; inline
+ * when none is given); each is renamed into place as soon as its bytes are written and match the node's
+ * SHA-256, so a batch's files are verified while the rest of it still travels.
  */
 export async function downloadBatch(
   t: Transport,
   dest: string,
   items: TransferItem[],
   onBytes: (n: number) => void,
-  onFile: (r: TransferResult) => void,
+  onFile: (r: TransferResult & { secrets?: SecretHit[] }) => void,
   signal?: AbortLike,
-  o: TransferOptions = {},
+  o: TransferOptions & { writer?: BatchWriter; scanLimit?: number } = {},
 ): Promise<void> {
   if (items.length === 0) return;
+  const own = o.writer ? null : BatchWriter.start(dest, { md5: o.md5 ?? false, scanLimit: o.scanLimit ?? 0, thread: false });
+  const bw = o.writer ?? own!;
+  try {
+    await batchInto(bw, { t, items, onBytes, onFile, signal });
+  } finally {
+    await own?.close();
+  }
+}
+
+interface BatchFile {
+  item: TransferItem;
+  id: number;
+  ended: EndedFile | null;
+  /** Its last byte was handed to the writer. */
+  endSent: boolean;
+}
+
+interface BatchArgs {
+  t: Transport;
+  items: TransferItem[];
+  onBytes: (n: number) => void;
+  onFile: (r: TransferResult & { secrets?: SecretHit[] }) => void;
+  signal?: AbortLike;
+}
+
+async function batchInto(bw: BatchWriter, { t, items, onBytes, onFile, signal }: BatchArgs): Promise<void> {
   const byPath = new Map(items.map((i) => [i.remotePath, i]));
   const list = Buffer.from(items.map((i) => i.remotePath).join('\0') + '\0');
+  let hashes: Map<string, string> | null = null;
   const hashP = remoteHashes(
     t,
     items.map((i) => i.remotePath),
     'sha256',
     signal,
-  ).catch(() => new Map<string, string>());
-  const finished: Array<{ item: TransferItem; w: VerifiedWriter }> = [];
+  )
+    .catch(() => new Map<string, string>())
+    .then((h) => {
+      hashes = h;
+      commitReady();
+      return h;
+    });
   const seen = new Set<string>();
-  let cur: { item: TransferItem; w: VerifiedWriter } | null = null;
-  let fatal: TransferResult | null = null;
+  let cur: BatchFile | null = null;
+  let fatal = false;
+  // Files whose bytes are written, waiting for the node's hash; those that differ wait for the end.
+  let ready: BatchFile[] = [];
+  const differing: BatchFile[] = [];
+  let writing = 0;
+  let allWritten: (() => void) | null = null;
+  const commits: Array<Promise<void>> = [];
+  const report = (f: BatchFile, c: CommittedFile) => onFile({ ...c.result, remotePath: f.item.remotePath, secrets: c.secrets });
+  const commit = (fs: BatchFile[], h: Map<string, string>) => {
+    if (fs.length === 0) return;
+    const byId = new Map(fs.map((f) => [f.id, f]));
+    commits.push(
+      bw.commit(fs.map((f) => ({ id: f.id, sha256: h.get(f.item.remotePath) ?? null }))).then((rs) => {
+        for (const c of rs) report(byId.get(c.id)!, c);
+      }),
+    );
+  };
+  // Matching files (and failed writes, which commit reports) go now; the others after the stream.
+  function commitReady(): void {
+    const h = hashes as Map<string, string> | null;
+    if (!h || ready.length === 0) return;
+    const now: BatchFile[] = [];
+    for (const f of ready) (f.ended!.failed || h.get(f.item.remotePath) === f.ended!.sha256 ? now : differing).push(f);
+    ready = [];
+    commit(now, h);
+  }
   // Everything the batch may bring: each file up to its limit plus headers. Past it (or past one file's
   // limit) the node is sending what we did not ask for: the stream is closed, the rest reported.
   let budget = items.reduce((a, i) => a + entryLimit(i.size) + 2048, 1024 * 1024);
   let overflow: Error | null = null;
+  // What one read of the stream brought, cut into files, for the writer (one copied chunk per read).
+  let out: Buffer[] = [];
+  let outLen = 0;
+  let ops: BatchOp[] = [];
+  const failEntry = (item: TransferItem, reason: string) =>
+    onFile({ remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason });
   const reader = new TarReader({
     entry: (e) => {
       const item = byPath.get(e.path);
@@ -471,60 +386,71 @@ export async function downloadBatch(
       seen.add(e.path);
       if (e.size > entryLimit(item.size)) {
         overflow = new Error(`the node sent a ${e.size} B entry for a file listed at ${item.size} B; the stream was stopped`);
-        onFile({
-          remotePath: item.remotePath,
-          ok: false,
-          sha256: null,
-          md5: null,
-          remoteSha256: null,
-          bytes: 0,
-          reason:
-            `the node sent ${e.size} B for a file listed at ${item.size} B (more than the ${entryLimit(item.size)} B allowed ` +
+        failEntry(
+          item,
+          `the node sent ${e.size} B for a file listed at ${item.size} B (more than the ${entryLimit(item.size)} B allowed ` +
             'for a file that grows while it is read): refused and not written; run salvage again',
-        });
+        );
         return false;
       }
       if (e.type !== '0' && e.type !== '\0' && e.type !== '7') {
-        onFile({
-          remotePath: item.remotePath,
-          ok: false,
-          sha256: null,
-          md5: null,
-          remoteSha256: null,
-          bytes: 0,
-          reason: e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more',
-        });
+        failEntry(item, e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more');
         return false;
       }
+      // The destination cannot take more (disk full, read-only): the rest is not written.
       if (fatal) return false;
-      const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, false);
-      if (w.error) {
-        const p = fsProblem(w.error);
-        fatal = {
-          remotePath: item.remotePath,
-          ok: false,
-          sha256: null,
-          md5: null,
-          remoteSha256: null,
-          bytes: 0,
-          reason: p.reason,
-          fatal: p.fatal,
-        };
-        onFile(fatal);
-        return false;
-      }
-      cur = { item, w };
+      const f: BatchFile = { item, id: 0, ended: null, endSent: false };
+      f.id = bw.open((ended) => {
+        if (f.ended) return;
+        f.ended = ended;
+        if (ended.fatal) fatal = true;
+        ready.push(f);
+        commitReady();
+        if (f.endSent && --writing === 0) allWritten?.();
+      });
+      ops.push(['o', f.id, item.localPath]);
+      cur = f;
       return true;
     },
     data: (b) => {
-      cur?.w.write(b);
+      if (cur) {
+        ops.push(['d', cur.id, outLen, b.length]);
+        out.push(b);
+        outLen += b.length;
+      }
       onBytes(b.length);
     },
     end: () => {
-      if (cur) finished.push(cur);
+      if (cur) {
+        cur.endSent = true;
+        // (Already ended: the writer thread is gone and reported it failed.)
+        if (!cur.ended) {
+          ops.push(['e', cur.id]);
+          writing++;
+        }
+      }
       cur = null;
     },
   });
+  const flush = (s: ExecStream) => {
+    if (ops.length === 0) return;
+    const buf = new Uint8Array(outLen);
+    let p = 0;
+    for (const c of out) {
+      buf.set(c, p);
+      p += c.length;
+    }
+    const o2 = ops;
+    out = [];
+    outLen = 0;
+    ops = [];
+    bw.send(buf, o2);
+    // The writer is behind (a slow disk): stop reading, so the SSH window holds the node back.
+    if (bw.congested) {
+      s.stdout.pause();
+      void bw.whenDrained().then(() => s.stdout.resume());
+    }
+  };
   let stderr = '';
   let parseError: unknown = null;
   const s = await openStream(t, tarStreamOperation(list), signal);
@@ -539,42 +465,40 @@ export async function downloadBatch(
       parseError = e;
       s.close();
     }
+    flush(s);
   });
   s.stderr.on('data', (b: Buffer) => {
     if (stderr.length < 8000) stderr += b.toString();
   });
   await s.done;
-  const hashes = await hashP;
+  flush(s);
+  if (writing > 0) await new Promise<void>((r) => (allWritten = r));
+  const h = await hashP;
+  commitReady();
   // A file that grew between the node's hashing and tar's read (a live log): compare the prefix we got.
-  const differing = finished.filter((f) => hashes.get(f.item.remotePath) !== f.w.peekSha());
   if (differing.length) {
     const pre = await prefixHashes(
       t,
-      differing.map((f) => ({ path: f.item.remotePath, size: f.w.bytes })),
+      differing.map((f) => ({ path: f.item.remotePath, size: f.ended!.bytes })),
       signal,
     ).catch(() => new Map<string, string>());
     for (const f of differing) {
-      const h = pre.get(f.item.remotePath);
-      if (h) hashes.set(f.item.remotePath, h);
+      const x = pre.get(f.item.remotePath);
+      if (x) h.set(f.item.remotePath, x);
     }
+    commit(differing, h);
   }
-  for (let i = 0; i < finished.length; i++) {
-    const f = finished[i];
-    const r = f.w.finish(hashes.get(f.item.remotePath) ?? null, f.w.bytes);
-    onFile({ ...r, remotePath: f.item.remotePath });
-    // A rename costs ~1 ms on a busy disk: let the event loop breathe (the extension host) between a few.
-    if (i % 8 === 7) await new Promise((r2) => setImmediate(r2));
-  }
-  const partial = cur as { item: TransferItem; w: VerifiedWriter } | null;
-  if (partial) {
-    partial.w.discard();
+  await Promise.all(commits);
+  const partial = cur as BatchFile | null;
+  if (partial && !partial.ended) {
+    bw.discard([partial.id]);
     onFile({
       remotePath: partial.item.remotePath,
       ok: false,
       sha256: null,
       md5: null,
       remoteSha256: null,
-      bytes: partial.w.bytes,
+      bytes: 0,
       reason: 'transfer interrupted mid-file; run salvage again',
     });
   }
