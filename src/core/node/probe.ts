@@ -230,15 +230,15 @@ T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
 ( nvidia-smi ${GPU_QUERY_ARGS.map(shq).join(' ')} >"$T/q" 2>&1; echo $? >"$T/qrc" ) &
 ( nvidia-smi >"$T/b" 2>&1; echo $? >"$T/brc" ) &
 ( nvidia-smi ${COMPUTE_APPS_ARGS.map(shq).join(' ')} >"$T/a" 2>&1 ) &
+( df -kP >"$T/d" 2>/dev/null ) &
 sec home; printf '%s' "$HOME"
 sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
 sec hostname; hostname 2>/dev/null || cat /proc/sys/kernel/hostname
-sec os; cat /etc/os-release 2>/dev/null
+sec os; [ -r /etc/os-release ] && while IFS= read -r x || [ -n "$x" ]; do printf '%s\n' "$x"; done </etc/os-release
 sec kernel; uname -srm 2>/dev/null
-sec uptime; cat /proc/uptime 2>/dev/null
+sec uptime; { read -r x </proc/uptime && printf '%s\n' "$x"; } 2>/dev/null
 sec cpu; grep -m1 '^model name' /proc/cpuinfo 2>/dev/null; nproc 2>/dev/null
 sec mem; grep -E '^(MemTotal|MemAvailable):' /proc/meminfo 2>/dev/null
-sec disks; df -kP 2>/dev/null
 sec ps; ps -eww -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null
 sec proc
 ${procRecordsLoop()}
@@ -251,6 +251,7 @@ ${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}`
 sec artifacts
 ${opts.artifacts === false ? ':' : artifactScanScript(roots, !(opts.roots && opts.roots.length), opts.volumes ?? PROBE_VOLUMES, depth, prune, names)} | head -z -n ${max + 1} 2>/dev/null
 wait
+sec disks; cat "$T/d" 2>/dev/null
 sec gpus; cat "$T/q" 2>/dev/null
 sec gpusrc; cat "$T/qrc" 2>/dev/null
 sec banner; cat "$T/b" 2>/dev/null

@@ -464,7 +464,7 @@ export class SshTransport extends BaseTransport {
    * public half of an unencrypted private key), so the node never sees the agent's other keys.
    */
   private restrictedAgent(socket: string, keyFiles: string[]): unknown {
-    const { OpenSSHAgent, utils } = loadSsh2();
+    const { OpenSSHAgent, utils } = loadSsh2Client();
     const wanted = new Set<string>();
     for (const f of keyFiles) {
       for (const src of [f + '.pub', f]) {
@@ -554,7 +554,7 @@ export class SshTransport extends BaseTransport {
       early.once('error', () => undefined); // ssh2 attaches its own listener below, before the loop runs again
       sock = early;
     }
-    const { Client: SshClient, utils } = loadSsh2();
+    const { Client: SshClient, utils } = loadSsh2Client();
     const client = new SshClient();
     const keyFiles = this.identityFiles();
     let keyIdx = 0;
@@ -899,3 +899,34 @@ export class SshTransport extends BaseTransport {
 export function loadSsh2(): typeof import('ssh2') {
   return require('ssh2') as typeof import('ssh2');
 }
+
+type Ssh2ClientParts = Pick<typeof import('ssh2'), 'Client' | 'OpenSSHAgent'> & {
+  utils: Pick<(typeof import('ssh2'))['utils'], 'parseKey'>;
+};
+
+/**
+ * What a client connection needs of ssh2 (Client, OpenSSHAgent, parseKey), from ssh2's own modules: its index
+ * also loads the server, key generation, SFTP flags and the HTTP agents (node:http, node:https), about a fifth
+ * of its load time, which a new `probe` process pays before it can connect. The whole package if the layout
+ * ever differs.
+ */
+export function loadSsh2Client(): Ssh2ClientParts {
+  if (ssh2Client) return ssh2Client;
+  try {
+    ssh2Client = {
+      Client: require('ssh2/lib/client.js') as (typeof import('ssh2'))['Client'],
+      OpenSSHAgent: (require('ssh2/lib/agent.js') as typeof import('ssh2')).OpenSSHAgent,
+      utils: { parseKey: (require('ssh2/lib/protocol/keyParser.js') as (typeof import('ssh2'))['utils']).parseKey },
+    };
+    if (
+      typeof ssh2Client.Client !== 'function' ||
+      typeof ssh2Client.OpenSSHAgent !== 'function' ||
+      typeof ssh2Client.utils.parseKey !== 'function'
+    )
+      throw new Error('unexpected ssh2 layout');
+  } catch {
+    ssh2Client = loadSsh2();
+  }
+  return ssh2Client;
+}
+let ssh2Client: Ssh2ClientParts | undefined;
