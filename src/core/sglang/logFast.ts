@@ -556,6 +556,7 @@ export class FastLogSummarizer {
     return b;
   }
 
+  /** Feed raw bytes or text. No reference to chunk is kept once this returns: the caller may reuse its buffer. */
   addChunk(chunk: Buffer | string): void {
     if (typeof chunk === 'string') {
       const c = this.takeCarry();
