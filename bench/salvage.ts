@@ -132,7 +132,7 @@ async function main(): Promise<void> {
           sizeThreshold: 64 * 1024 ** 3,
           snapshot: async () => ({ json: {}, markdown: '', summary: '' }),
         });
-        const m = await s.run();
+        const m = (await s.run())!;
         const ms = performance.now() - t0;
         h.disable();
         clearInterval(sampler);

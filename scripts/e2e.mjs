@@ -12,7 +12,8 @@
 // Everything is bounded: E2E_TIMEOUT_S (default 900) for the mocha run; processes left under the run's
 // temp folder (code-server, Chromium, the demo node's simulated servers) are ended afterwards.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,22 +110,9 @@ const code = await new Promise((resolve) => {
 timings.push(['mocha (UI + extension host)', secs(tm)]);
 
 // Anything still running from this run's temp folder (normally nothing) is ended, then the folder goes.
-const left = [];
-for (const d of readdirSync('/proc')) {
-  if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
-  try {
-    const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
-    let cwd = '';
-    try {
-      cwd = readlinkSync(`/proc/${d}/cwd`);
-    } catch {
-      /* gone */
-    }
-    if (cmd.includes(runTmp) || cwd.startsWith(runTmp)) left.push(Number(d));
-  } catch {
-    /* gone */
-  }
-}
+// (the helper the tests use, compiled by the tsc step above)
+const { processesUnder } = createRequire(import.meta.url)(path.join(root, 'out', 'test', 'helpers', 'procs.js'));
+const left = processesUnder(runTmp).map((p) => p.pid);
 if (left.length) {
   say(`ending ${left.length} leftover process(es): ${left.join(' ')}`);
   for (const p of left) {

@@ -9,8 +9,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../core/util/errors';
-import { LaunchResult, launch, scanServers, stopServer, supplyHint } from '../core/launch/launch';
-import { captureProfile, parseProfileText, profileToJson, validateProfile } from '../core/launch/profile';
+import { LaunchResult, launch, stopServer, supplyHint } from '../core/launch/launch';
+import { captureCandidates, captureServersAsProfile } from '../core/launch/capture';
+import { parseProfileText, validateProfile } from '../core/launch/profile';
 import type { AbortLike, Transport } from '../core/ssh/transport';
 
 export const EXIT_REFUSED = 6;
@@ -202,36 +203,25 @@ export async function cmdCapture(
   io: LaunchIo,
   signal?: AbortLike,
 ): Promise<number> {
-  const scan = await scanServers(t, signal);
-  let servers = scan.servers.filter((s) => scan.ownUid === null || scan.ownUid === 0 || s.uid === scan.ownUid);
-  if (opts.ports?.length) servers = servers.filter((s) => opts.ports!.includes(s.port));
+  const { servers, others } = await captureCandidates(t, opts.ports, signal);
   if (!servers.length) {
-    const others = scan.servers.length - servers.length;
     io.err(
       `error: no SGLang server${opts.ports?.length ? ` on port ${opts.ports.join(', ')}` : ''} of this account is running on ${nodeName}${others > 0 ? ` (${others} of other users or ports are)` : ''}.\n`,
     );
     return 1;
   }
-  const name = path.basename(opts.out).replace(/\.json$/i, '');
   let res;
   try {
-    res = captureProfile(servers, {
-      name: /^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(name) ? name : undefined,
-      virtualEnv: Object.fromEntries(servers.map((s) => [s.pid, s.virtualEnv ?? undefined])),
-      env: Object.fromEntries(servers.map((s) => [s.pid, s.env])),
-      secretEnv: Object.fromEntries(servers.map((s) => [s.pid, s.secretEnv])),
-    });
+    res = captureServersAsProfile(servers, path.basename(opts.out));
   } catch (e) {
     io.err(`error: ${errorMessage(e)}\n`);
     return 1;
   }
-  const json = profileToJson(res.groups);
   mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
-  writeFileSync(opts.out, json);
+  writeFileSync(opts.out, res.json);
   for (const w of res.warnings) io.err(`warning: ${w}\n`);
-  const check = validateProfile(JSON.parse(json));
-  for (const e of check.errors) io.err(`warning: the captured profile needs an edit: ${e}\n`);
-  const ports = servers.filter((s) => res.captured.includes(s.pid)).map((s) => s.port);
+  for (const e of res.errors) io.err(`warning: the captured profile needs an edit: ${e}\n`);
+  const ports = res.ports;
   io.out(
     `Captured ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${nodeName} (port${ports.length > 1 ? 's' : ''} ${ports.join(', ')}) into ${opts.out}${res.groups.length > 1 ? ` as ${res.groups.length} server groups` : ''}\n`,
   );
@@ -242,7 +232,7 @@ export async function cmdCapture(
     for (const x of res.secrets) io.out(`  ${x.name} (${x.what}, port${x.ports.length > 1 ? 's' : ''} ${x.ports.join(', ')})\n`);
     io.out(`Supply at launch: ${supplyHint(res.secrets.map((x) => x.name))}.\n`);
   }
-  return check.errors.length ? 1 : 0;
+  return res.errors.length ? 1 : 0;
 }
 
 export interface StopCliOptions {

@@ -142,7 +142,17 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     uploadMissing: o.uploadMissing,
     partSize: o.partSizeMiB ? o.partSizeMiB * 1048576 : undefined,
     deadline: o.deadline,
+    includeLarge: o.includeLarge,
     signal,
+    // the CLI's review: the plan on stderr, then one question unless --yes (or not a terminal)
+    review: async (items, manifest) => {
+      if (!o.json) io.err(summarizePlan(items, manifest));
+      if (o.yes || !io.isTTY || !io.ask) return undefined;
+      const a = (await io.ask(`Salvage into ${manifest.dest}? [Y/n] `)).trim().toLowerCase();
+      if (a !== 'n' && a !== 'no') return undefined;
+      io.err('Nothing downloaded.\n');
+      return null;
+    },
     onProgress: (p) => {
       if (o.json) return;
       const now = Date.now();
@@ -152,19 +162,8 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
       io.err(`[${p.step}] ${p.message} — ${p.filesDone}/${p.filesTotal} files, ${bytes(p.bytesDone)}/${bytes(p.bytesTotal)}\n`);
     },
   });
-  const items = await salvager.plan();
-  if (o.includeLarge)
-    for (const i of items)
-      if (!i.selected && i.localPath && (i.leftReason === 'large' || i.leftReason === 'redownloadable-weights')) i.selected = true;
-  if (!o.json) io.err(summarizePlan(items, salvager.manifest));
-  if (!o.yes && io.isTTY && io.ask) {
-    const a = (await io.ask(`Salvage into ${salvager.dir}? [Y/n] `)).trim().toLowerCase();
-    if (a === 'n' || a === 'no') {
-      io.err('Nothing downloaded.\n');
-      return 1;
-    }
-  }
-  const m = await salvager.execute(items.filter((i) => i.selected).map((i) => i.remotePath));
+  const m = await salvager.run();
+  if (!m) return 1;
   if (o.watch) return watchLoop(salvager, o, io, signal);
   if (o.json) {
     io.out(JSON.stringify(salvageJson(m), null, 2) + '\n');

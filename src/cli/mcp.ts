@@ -264,8 +264,7 @@ export function buildMcpServer(d: McpDeps): McpServer {
         return withNode(n, async (t, spec) => {
           const probe = await probeNodeRaw(t, spec);
           const s = new Salvager({ node: spec.name, transport: t, base: dest, roots: spec.roots, servers: probe.servers });
-          const items = await s.plan();
-          const m = await s.execute(items.filter((i) => i.selected).map((i) => i.remotePath));
+          const m = (await s.run())!; // no review: the preselection
           return { node: spec.name, ...verdictOf(m, s.dir) };
         });
       }),

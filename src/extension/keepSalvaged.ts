@@ -68,9 +68,8 @@ export class KeepSalvaged implements vscode.Disposable {
           lastShown = Date.now();
           set({ phase: 'starting', message: `first full salvage: ${p.filesDone}/${p.filesTotal} files` });
         });
-        await salvager.plan();
-        const m = await salvager.execute();
-        if (ac.signal.aborted) return first(undefined);
+        const m = await salvager.run(); // no review: the preselection, as the watch keeps it
+        if (!m || ac.signal.aborted) return first(undefined);
         this.deps.verdicts.set(node, { verdict: m.verdict ?? 'unsafe', dest: m.dest, at: Date.now() });
         set({ phase: 'watching', dest: m.dest });
         this.tick();

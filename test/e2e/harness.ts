@@ -7,23 +7,13 @@
  * plus anything still running from the run's own temp folder (the demo node's simulated servers).
  */
 import { spawn, spawnSync, ChildProcess } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { processesUnder as procsUnder } from '../helpers/procs';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 export const CODE_SERVER_VERSION = process.env.CODE_SERVER_VERSION ?? '4.100.3';
@@ -130,24 +120,9 @@ export function descendants(pid: number): number[] {
 }
 
 /** Processes whose command line or working directory lies under `dir` (daemons that left the tree). */
+/** Pids of the processes that belong to the folder. */
 export function processesUnder(dir: string): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
-      let cwd = '';
-      try {
-        cwd = readlinkSync(`/proc/${d}/cwd`);
-      } catch {
-        /* not ours or gone */
-      }
-      if (cmd.includes(dir) || cwd === dir || cwd.startsWith(dir + '/')) out.push(Number(d));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
+  return procsUnder(dir).map((p) => p.pid);
 }
 
 function alive(pid: number): boolean {

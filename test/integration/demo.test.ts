@@ -2,11 +2,12 @@
 import assert from 'node:assert/strict';
 import { ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DemoNode, findFreePortBlock, startDemoNode } from '../../src/sim/demoServer';
 import { cli } from '../helpers/cli';
+import { processesUnder as procsUnder } from '../helpers/procs';
 
 describe('demo node', function () {
   this.timeout(90_000);
@@ -95,25 +96,8 @@ describe('demo node', function () {
 });
 
 /** Processes whose working directory or command line lies under dir (the demo's exec children, servers). */
-function processesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
-      let cwd = '';
-      try {
-        cwd = readlinkSync(`/proc/${d}/cwd`);
-      } catch {
-        /* not readable or gone */
-      }
-      if (cmd.includes(dir) || cwd === dir || cwd.startsWith(dir + '/')) out.push(`${d} ${cmd.replace(/\0/g, ' ').slice(0, 120)}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
+/** "pid argv" lines of the processes that belong to the folder (readable in an assertion message). */
+const processesUnder = (dir: string): string[] => procsUnder(dir).map((p) => `${p.pid} ${p.cmd}`);
 
 async function until<T>(what: string, fn: () => T, timeoutMs: number): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;

@@ -102,7 +102,7 @@ describe('fault matrix', function () {
     execFileSync('chown', ['-R', `${sim.user}:${sim.user}`, path.dirname(big)]);
     try {
       const s = new Salvager({ node: 'n', transport: pool.get(node), base: mnt, snapshot: noSnapshot });
-      const m = await s.run();
+      const m = (await s.run())!;
       assert.equal(m.verdict, 'unsafe');
       const it = m.items.find((i) => i.remotePath === big)!;
       assert.equal(it.status, 'failed');
@@ -153,7 +153,7 @@ describe('fault matrix', function () {
       await new Promise((r) => setTimeout(r, 300));
       const base = mkdtempSync(path.join(os.tmpdir(), 'gs-grow-'));
       const s = new Salvager({ node: 'n', transport: pool.get(node), base, snapshot: noSnapshot });
-      const m = await s.run();
+      const m = (await s.run())!;
       const it = m.items.find((i) => i.remotePath === log)!;
       assert.ok(it.status === 'verified' || it.status === 'failed');
       if (it.status === 'verified') {

@@ -44,7 +44,9 @@ describe('fleet of 20 nodes', function () {
         maxLag = Math.max(maxLag, now - last - 20);
         last = now;
       }, 20);
-      await fleet.refreshAll(); // connect (handshakes) — not part of the measurement
+      await fleet.refreshAll(); // connect (20 handshakes at once) — not part of the measurement
+      maxLag = 0; // the lag measured is the refresh's, as the wall time is
+      last = Date.now();
       const t0 = Date.now();
       await fleet.refreshAll();
       const wall = Date.now() - t0;

@@ -145,7 +145,7 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
       snapshot: async () => ({ json: {}, markdown: '', summary: 'skipped in this test' }),
     });
     try {
-      const m = await s.run();
+      const m = (await s.run())!;
       return { m, peakRssGrowth: Math.max(peak, process.memoryUsage().rss) - rss0, ms: Date.now() - started, dir: s.dir };
     } finally {
       clearInterval(timer);

@@ -221,7 +221,7 @@ describe('salvage over a real OpenSSH sshd', function () {
           }
         },
       });
-      const m1 = await first.run();
+      const m1 = (await first.run())!;
       assert.ok(dropped, 'the connection was dropped during the transfer');
       assert.equal(m1.verdict, 'unsafe');
       const bigItem1 = m1.items.find((i) => i.remotePath === big)!;
@@ -245,7 +245,7 @@ describe('salvage over a real OpenSSH sshd', function () {
         onProgress: (p) => (bytes = p.bytesDone),
       });
       assert.equal(second.dir, first.dir, 'the rerun resumes the same folder');
-      const m2 = await second.run();
+      const m2 = (await second.run())!;
       assert.equal(m2.verdict, 'safe', JSON.stringify(m2.lost));
       const bigItem2 = m2.items.find((i) => i.remotePath === big)!;
       assert.equal(bigItem2.status, 'verified');
@@ -335,5 +335,47 @@ describe('salvage over a real OpenSSH sshd', function () {
     const md = readFileSync(path.join(rep.dest, 'SALVAGE.md'), 'utf8');
     assert.match(md, /Left on the node/);
     assert.ok(statSync(path.join(rep.dest, 'salvage-manifest.json')).size > 0);
+  });
+  it("drives plan → review → execute in the core: the review's null downloads nothing, a subset takes only it, includeLarge preselects", async () => {
+    const pool = new ConnectionPool({ knownHosts: new KnownHostsStore([sim.sshd.knownHostsFile]) });
+    const noSnapshot = async () => ({ json: {}, markdown: '', summary: 'skipped in this test' });
+    try {
+      const t = pool.get(listNodes({ sshConfigFile: sim.sshd.sshConfigFile }).nodes[0]) as SshTransport;
+      const opts = { node: 'simnode', transport: t, snapshot: noSnapshot, sizeThreshold: 10 * 1024 * 1024 };
+      // stopped at the review: nothing downloaded, the plan's manifest stays
+      let seen = 0;
+      const stopped = new Salvager({ ...opts, base: path.join(base, 'flow-stop'), review: async (items) => ((seen = items.length), null) });
+      assert.equal(await stopped.run(), null);
+      assert.ok(seen > 5, 'the review saw the plan');
+      assert.equal(existsSync(path.join(stopped.dir, 'files')), false, 'nothing was downloaded');
+      assert.ok(existsSync(path.join(stopped.dir, 'salvage-manifest.json')));
+      // a subset: exactly those files, the rest deselected
+      let chosen: string[] = [];
+      const subset = new Salvager({
+        ...opts,
+        base: path.join(base, 'flow-subset'),
+        review: async (items) => (chosen = items.filter((i) => i.kind === 'script' && i.selected).map((i) => i.remotePath)),
+      });
+      const m = (await subset.run())!;
+      assert.ok(chosen.length >= 1, 'the node has scripts to choose');
+      const taken = m.items.filter((i) => i.status === 'verified' && i.localPath?.startsWith('files/')).map((i) => i.remotePath);
+      assert.deepEqual(taken.sort(), [...chosen].sort());
+      assert.ok(m.items.some((i) => i.leftReason === 'deselected'));
+      // includeLarge: the file above the threshold is preselected; the review sees it selected
+      let bigSelected: boolean | undefined;
+      const large = new Salvager({
+        ...opts,
+        base: path.join(base, 'flow-large'),
+        includeLarge: true,
+        review: async (items) => {
+          bigSelected = items.find((i) => i.remotePath.endsWith('big/hidden_states.jsonl'))?.selected;
+          return null;
+        },
+      });
+      assert.equal(await large.run(), null);
+      assert.equal(bigSelected, true);
+    } finally {
+      pool.dispose();
+    }
   });
 });

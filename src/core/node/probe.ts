@@ -23,6 +23,7 @@ import {
   parseSmiBanner,
 } from './nvidiaSmi';
 import { NodeProgress, parseProgressSection, progressScript } from './progressRead';
+import { HostFacts, hostFactsScript, parseHostFacts } from './hostFacts';
 import { SglangServer, findServers, parseProcRecords, parsePsLines } from '../sglang/serverArgv';
 
 export type ArtifactKind = 'log' | 'launch-script' | 'script' | 'python' | 'progress' | 'config' | 'patch' | 'git-repo';
@@ -43,16 +44,9 @@ export interface DiskInfo {
   mount: string;
 }
 
-export interface ProbeResult {
+/** The node's facts (hostname, OS, kernel, uptime, CPU, memory: see hostFacts.ts), GPUs, servers and artifacts. */
+export interface ProbeResult extends Omit<HostFacts, 'swapTotalKiB'> {
   node: string;
-  hostname: string | null;
-  os: string | null;
-  kernel: string | null;
-  uptimeS: number | null;
-  cpuModel: string | null;
-  cpuCores: number | null;
-  memTotalKiB: number | null;
-  memAvailableKiB: number | null;
   disks: DiskInfo[];
   gpuState: GpuState;
   gpuMessage: string | null;
@@ -234,12 +228,7 @@ T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
 ( df -kP >"$T/d" 2>/dev/null ) &
 sec home; printf '%s' "$HOME"
 sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
-sec hostname; hostname 2>/dev/null || cat /proc/sys/kernel/hostname
-sec os; [ -r /etc/os-release ] && while IFS= read -r x || [ -n "$x" ]; do printf '%s\n' "$x"; done </etc/os-release
-sec kernel; uname -srm 2>/dev/null
-sec uptime; { read -r x </proc/uptime && printf '%s\n' "$x"; } 2>/dev/null
-sec cpu; grep -m1 '^model name' /proc/cpuinfo 2>/dev/null; nproc 2>/dev/null
-sec mem; grep -E '^(MemTotal|MemAvailable):' /proc/meminfo 2>/dev/null
+${hostFactsScript()}
 sec ps; ps -eww -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null
 sec proc
 ${procRecordsLoop()}
@@ -347,17 +336,7 @@ function num(s: string | undefined | null): number | null {
 
 export function parseProbeOutput(nodeName: string, text: string, nonce: string, opts: ProbeOptions = {}, durationMs = 0): ProbeResult {
   const s = splitSections(text, nonce);
-  const osRel = s.get('os') ?? '';
-  const pretty = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(osRel);
-  const cpuSec = s.get('cpu') ?? '';
-  const model = /model name\s*:\s*(.*)/.exec(cpuSec);
-  const cores = cpuSec
-    .split('\n')
-    .map((x) => x.trim())
-    .filter((x) => /^\d+$/.test(x));
-  const mem = s.get('mem') ?? '';
-  const memTotal = /MemTotal:\s*(\d+)/.exec(mem);
-  const memAvail = /MemAvailable:\s*(\d+)/.exec(mem);
+  const host = parseHostFacts((k) => s.get(k));
   const disks = parseDf(s.get('disks') ?? '');
 
   const qText = s.get('gpus') ?? '';
@@ -403,17 +382,16 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
   const servers = scopeServers(findServers(ps, proc, gpuProcesses), (s.get('scope') ?? '').trim());
   const max = Math.max(1, Math.floor(opts.maxArtifacts ?? 2000));
   const arts = parseArtifacts(s.get('artifacts') ?? '', max);
-  const up = num((s.get('uptime') ?? '').trim().split(/\s+/)[0]);
   return {
     node: nodeName,
-    hostname: firstLine(s.get('hostname')),
-    os: pretty?.[1] ?? null,
-    kernel: firstLine(s.get('kernel')),
-    uptimeS: up === null ? null : Math.round(up),
-    cpuModel: model?.[1]?.trim() ?? null,
-    cpuCores: cores.length ? Number(cores[cores.length - 1]) : null,
-    memTotalKiB: memTotal ? Number(memTotal[1]) : null,
-    memAvailableKiB: memAvail ? Number(memAvail[1]) : null,
+    hostname: host.hostname,
+    os: host.os,
+    kernel: host.kernel,
+    uptimeS: host.uptimeS,
+    cpuModel: host.cpuModel,
+    cpuCores: host.cpuCores,
+    memTotalKiB: host.memTotalKiB,
+    memAvailableKiB: host.memAvailableKiB, // the key order of probe --json stays as it was
     disks,
     gpuState,
     gpuMessage,

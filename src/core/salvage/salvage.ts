@@ -150,6 +150,9 @@ export interface SalvageProgress {
   filesTotal: number;
 }
 
+/** What a review answers: the paths to take, `undefined` for the preselection, `null` to download nothing. */
+export type ReviewAnswer = string[] | undefined | null;
+
 export interface SalvageOptions {
   node: string;
   transport: Transport;
@@ -168,8 +171,13 @@ export interface SalvageOptions {
   /** Servers from the probe (richer: GPUs); only those of this user's processes are used. */
   servers?: SglangServer[];
   s3?: (S3Target & { mappings?: S3Mapping[] }) | null;
-  /** Review hook: receives the plan, returns the remote paths to download (default: the preselected ones). */
-  review?: (items: SalvageItem[]) => Promise<string[] | undefined>;
+  /**
+   * The face's review of the plan (`run()` calls it between plan and execute): the remote paths to download,
+   * `undefined` to take the preselection as it is, or `null` to stop there (nothing is downloaded).
+   */
+  review?: (items: SalvageItem[], manifest: SalvageManifest) => Promise<ReviewAnswer>;
+  /** Preselect the large files and re-downloadable weights too (`--include-large`). */
+  includeLarge?: boolean;
   /** Write redacted copies of files with secrets (marked in the manifest). Default: the node's exact bytes. */
   redact?: boolean;
   /** @deprecated copies are exact unless `redact`; kept for callers of the old option. */
@@ -630,7 +638,8 @@ export class Salvager {
     }
     const c = classifyFile(f, threshold, this.modelDirs);
     if (c.jobWeights) base.jobWeights = true;
-    if (c.leftReason) return { ...base, selected: false, leftReason: c.leftReason, reason: c.reason };
+    const taken = this.o.includeLarge && (c.leftReason === 'large' || c.leftReason === 'redownloadable-weights');
+    if (c.leftReason && !taken) return { ...base, selected: false, leftReason: c.leftReason, reason: c.reason };
     return base;
   }
 
@@ -712,9 +721,18 @@ export class Salvager {
     return m;
   }
 
-  async run(): Promise<SalvageManifest> {
+  /**
+   * The one salvage flow every face drives: plan → the face's review → execute. Resolves to `null` when the
+   * review stops it (the run folder then holds only the plan's manifest; nothing was downloaded).
+   */
+  async run(): Promise<SalvageManifest | null> {
     const items = await this.plan();
-    const chosen = this.o.review ? await this.o.review(items) : undefined;
+    const chosen = this.o.review ? await this.o.review(items, this.manifest) : undefined;
+    if (chosen === null) {
+      this.log.info(`Salvage of ${this.o.node} stopped at the review; nothing downloaded.`);
+      return null;
+    }
+    this.checkCancel();
     return this.execute(chosen);
   }
 

@@ -16,6 +16,7 @@ import { runOperation } from '../remote/operation';
 import { GpuState, classifySmiFailure } from '../node/nvidiaSmi';
 import { parseFlags, sglangLaunchIndex } from '../sglang/serverArgv';
 import { DiskInfo, parseDf } from '../node/probe';
+import { hostFactsScript, parseHostFacts } from '../node/hostFacts';
 import { firstLine, sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
 import { REDACTED, isSecretName, redactArgv, redactEnv, redactText, redactValue, scrubKnownSecrets } from '../util/redact';
@@ -280,13 +281,8 @@ pyfor() {
 ( if have nvidia-smi; then $TO30 nvidia-smi -q >"$T/q" 2>&1; echo $? >"$T/qrc"; else echo "nvidia-smi: command not found" >"$T/q"; echo 127 >"$T/qrc"; fi ) &
 ( if have nvidia-smi; then $TO30 nvidia-smi topo -m >"$T/t" 2>&1; echo $? >"$T/trc"; fi ) &
 sec tools; for x in nvidia-smi timeout lscpu nvcc df python3; do have "$x" && echo "$x"; done
-sec hostname; hostname 2>/dev/null || cat /proc/sys/kernel/hostname 2>/dev/null
-sec os; head -c ${L.small} /etc/os-release 2>/dev/null
-sec kernel; uname -srm 2>/dev/null
-sec uptime; cat /proc/uptime 2>/dev/null
-sec cpuinfo; grep -m1 -E '^(model name|Model|Hardware)[[:space:]]*:' /proc/cpuinfo 2>/dev/null; nproc 2>/dev/null
+${hostFactsScript(L.small)}
 sec lscpu; lscpu 2>/dev/null | head -c ${L.small}
-sec mem; grep -E '^(MemTotal|MemAvailable|SwapTotal):' /proc/meminfo 2>/dev/null
 sec disks; df -kP 2>/dev/null | head -c ${L.small}
 sec nvcc; if have nvcc; then nvcc --version 2>&1 | head -c 4096; elif [ -x /usr/local/cuda/bin/nvcc ]; then /usr/local/cuda/bin/nvcc --version 2>&1 | head -c 4096; fi
 SP=${pids.length ? pids[0] : '""'}
@@ -468,22 +464,9 @@ export function parseSnapshotOutput(nodeName: string, text: string, nonce: strin
       .filter(Boolean),
   );
 
-  const osRel = s.get('os') ?? '';
-  const pretty = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(osRel);
-  const cpuinfo = s.get('cpuinfo') ?? '';
+  const host = parseHostFacts((k) => s.get(k));
   const lscpu = s.get('lscpu') ?? '';
   const lsField = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, 'm').exec(lscpu)?.[1]?.trim() ?? null;
-  const model = /^(?:model name|Model|Hardware)\s*:\s*(.*)$/m.exec(cpuinfo)?.[1]?.trim() || lsField('Model name');
-  const coreLines = cpuinfo
-    .split('\n')
-    .map((x) => x.trim())
-    .filter((x) => /^\d+$/.test(x));
-  const mem = s.get('mem') ?? '';
-  const memNum = (k: string) => {
-    const m = new RegExp(`^${k}:\\s*(\\d+)`, 'm').exec(mem);
-    return m ? Number(m[1]) : null;
-  };
-  const up = Number((s.get('uptime') ?? '').trim().split(/\s+/)[0]);
 
   // GPUs
   const smiQ = (s.get('smiq') ?? '').replace(/\s+$/, '');
@@ -611,18 +594,18 @@ export function parseSnapshotOutput(nodeName: string, text: string, nonce: strin
   const core: SnapshotCore = {
     takenAt: new Date().toISOString(),
     node: nodeName,
-    hostname: firstLine(s.get('hostname')),
-    os: pretty?.[1] ?? null,
-    kernel: firstLine(s.get('kernel')),
-    uptimeS: Number.isFinite(up) && (s.get('uptime') ?? '').trim() ? Math.round(up) : null,
+    hostname: host.hostname,
+    os: host.os,
+    kernel: host.kernel,
+    uptimeS: host.uptimeS,
     cpu: {
-      model: model || null,
-      cores: coreLines.length ? Number(coreLines[coreLines.length - 1]) : intOrNull(lsField('CPU\\(s\\)')),
+      model: host.cpuModel ?? lsField('Model name'),
+      cores: host.cpuCores ?? intOrNull(lsField('CPU\\(s\\)')),
       sockets: intOrNull(lsField('Socket\\(s\\)')),
       threadsPerCore: intOrNull(lsField('Thread\\(s\\) per core')),
       numaNodes: intOrNull(lsField('NUMA node\\(s\\)')),
     },
-    memory: { totalKiB: memNum('MemTotal'), availableKiB: memNum('MemAvailable'), swapTotalKiB: memNum('SwapTotal') },
+    memory: { totalKiB: host.memTotalKiB, availableKiB: host.memAvailableKiB, swapTotalKiB: host.swapTotalKiB },
     disks: parseDf(s.get('disks') ?? ''),
     gpus: {
       smiQ: redactText(smiQ),

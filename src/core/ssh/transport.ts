@@ -10,14 +10,15 @@
  * ssh2 is loaded lazily (it costs ~100 ms to require), so merely importing this module is cheap.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
-import type { Client, ClientChannel, ConnectConfig, ParsedKey } from 'ssh2';
+import type { Client, ClientChannel, ConnectConfig } from 'ssh2';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { HostKeyVerdict, KnownHostsStore, describeChangedKey, fingerprintSha256, keyTypeOfBlob } from './knownHosts';
+import { KnownHostsStore, fingerprintSha256, keyTypeOfBlob } from './knownHosts';
+import { HostKeyGate, HostKeyPrompt } from './hostKeyGate';
+import { authHandler, identityFiles } from './auth';
+import { loadSsh2, loadSsh2Client } from './lazySsh2';
 import type { NodeSpec } from './config';
 import { ProxyProcess, expandProxyCommand, spawnProxyCommand } from './proxyCommand';
 import { Logger, nullLogger } from '../util/logger';
@@ -244,14 +245,7 @@ export class LocalTransport extends BaseTransport {
   }
 }
 
-export interface HostKeyPrompt {
-  host: string;
-  port: number;
-  keyType: string;
-  fingerprint: string;
-  /** Known keys of other types for this host, as "type SHA256:..." strings (usually empty). */
-  otherKnown: string[];
-}
+export type { HostKeyPrompt };
 
 export interface SshTransportOptions {
   node: NodeSpec;
@@ -293,8 +287,6 @@ export interface SshConnectRecipe {
   maxChannels: number;
 }
 
-const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
-
 function classifyConnectError(node: NodeSpec, e: Error & { level?: string; code?: string }): GpuSessionsError {
   const where = `${node.user ? node.user + '@' : ''}${node.host}:${node.port}`;
   if (e instanceof GpuSessionsError) return e;
@@ -332,8 +324,8 @@ export class SshTransport extends BaseTransport {
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
   private readonly channels: Semaphore;
-  /** Host key verified for the current connection (re-keys must present the same one). */
-  private pinnedKey: Buffer | undefined;
+  /** The current connection's host-key check; its `pinned` key is the one re-keys must present again. */
+  private hostKeys: HostKeyGate | undefined;
   private failures = 0;
   private lastFailureAt = 0;
   private disposed = false;
@@ -359,8 +351,8 @@ export class SshTransport extends BaseTransport {
       port: this.opts.node.port,
       user: this.opts.node.user,
       proxyJump: this.opts.node.proxyJump,
-      hostKeyFingerprint: this.pinnedKey ? fingerprintSha256(this.pinnedKey) : undefined,
-      hostKeyType: this.pinnedKey ? keyTypeOfBlob(this.pinnedKey) : undefined,
+      hostKeyFingerprint: this.hostKeys?.pinned ? fingerprintSha256(this.hostKeys.pinned) : undefined,
+      hostKeyType: this.hostKeys?.pinned ? keyTypeOfBlob(this.hostKeys.pinned) : undefined,
     };
   }
 
@@ -441,80 +433,12 @@ export class SshTransport extends BaseTransport {
     return this.connecting;
   }
 
-  private loadKey(file: string): Buffer | undefined {
-    try {
-      return readFileSync(file);
-    } catch {
-      return undefined;
-    }
-  }
-
-  private identityFiles(): string[] {
-    const home = this.opts.homeDir ?? os.homedir();
-    const explicit = [...(this.opts.extraIdentityFiles ?? []), ...this.opts.node.identityFiles];
-    const defaults = DEFAULT_KEYS.map((k) => path.join(home, '.ssh', k));
-    const seen = new Set<string>();
-    // IdentitiesOnly: the configured identities only (OpenSSH falls back to the defaults when none is set).
-    const all = this.opts.node.identitiesOnly && explicit.length ? explicit : [...explicit, ...defaults];
-    return all.filter((f) => (seen.has(f) ? false : (seen.add(f), true)));
-  }
-
-  /**
-   * Under IdentitiesOnly, an agent that lists only the keys matching an identity file (its `.pub`, or the
-   * public half of an unencrypted private key), so the node never sees the agent's other keys.
-   */
-  private restrictedAgent(socket: string, keyFiles: string[]): unknown {
-    const { OpenSSHAgent, utils } = loadSsh2Client();
-    const wanted = new Set<string>();
-    for (const f of keyFiles) {
-      for (const src of [f + '.pub', f]) {
-        let text: Buffer | null = null;
-        try {
-          text = readFileSync(src);
-        } catch {
-          continue;
-        }
-        const k = utils.parseKey(text);
-        const key = Array.isArray(k) ? k[0] : k;
-        if (key instanceof Error) continue;
-        wanted.add(key.getPublicSSH().toString('base64'));
-        break;
-      }
-    }
-    const blob = (k: unknown): string => {
-      const e = k as { getPublicSSH?: () => Buffer; pubKey?: ParsedKey | Buffer };
-      if (typeof e.getPublicSSH === 'function') return e.getPublicSSH().toString('base64');
-      if (e.pubKey && typeof (e.pubKey as ParsedKey).getPublicSSH === 'function')
-        return (e.pubKey as ParsedKey).getPublicSSH().toString('base64');
-      return '';
-    };
-    class Restricted extends OpenSSHAgent {
-      override getIdentities(cb: Parameters<InstanceType<typeof OpenSSHAgent>['getIdentities']>[0]): void {
-        super.getIdentities((err, keys) =>
-          cb(
-            err as Error,
-            keys?.filter((k) => wanted.has(blob(k))),
-          ),
-        );
-      }
-    }
-    return new Restricted(socket);
-  }
-
-  private async doConnect(): Promise<Client> {
+  /** The connection's byte stream: through the ProxyJump hop, a ProxyCommand's stdio, or a TCP socket. */
+  private async openSocket(): Promise<{ sock: Duplex; proxy?: ProxyProcess }> {
     const node = this.opts.node;
-    this.setState('connecting');
-    this.connectCount++;
-    // Every new connection is verified against known_hosts again; the pin only guards re-keys within it.
-    this.pinnedKey = undefined;
-    // OpenSSH looks a HostKeyAlias up on its own, without [alias]:port.
-    const hostForKeys = node.hostKeyAlias ?? node.host;
-    const portForKeys = node.hostKeyAlias ? 22 : node.port;
-    let hostKeyError: GpuSessionsError | undefined;
-    let sock: Duplex | undefined;
     if (this.opts.jump) {
       try {
-        sock = await this.opts.jump.connectTcp(node.host, node.port);
+        return { sock: await this.opts.jump.connectTcp(node.host, node.port) };
       } catch (e) {
         throw new GpuSessionsError(
           'unreachable',
@@ -522,8 +446,7 @@ export class SshTransport extends BaseTransport {
         );
       }
     }
-    let proxy: ProxyProcess | undefined;
-    if (node.proxyCommand && !this.opts.jump) {
+    if (node.proxyCommand) {
       // As OpenSSH: the command's stdio is the connection; the host key is verified as for a direct one.
       const cmd = expandProxyCommand(node.proxyCommand, {
         host: node.host,
@@ -531,10 +454,65 @@ export class SshTransport extends BaseTransport {
         user: node.user ?? os.userInfo().username,
         alias: node.name,
       });
-      proxy = spawnProxyCommand(cmd, { label: node.name, log: this.log });
-      sock = proxy.sock;
+      const proxy = spawnProxyCommand(cmd, { label: node.name, log: this.log });
       this.log.info(`${node.name}: connecting through ProxyCommand ${cmd} (pid ${proxy.pid ?? '?'})`);
+      return { sock: proxy.sock, proxy };
     }
+    // Open the TCP connection before loading ssh2 (~100 ms of require): the kernel's handshake and sshd's
+    // per-connection start overlap with it (a new `probe` process pays less than load + connect in turn).
+    const early = net.connect({ host: node.host, port: node.port });
+    early.once('error', () => undefined); // ssh2 attaches its own listener below, before the loop runs again
+    return { sock: early };
+  }
+
+  /** socket → verified host key → authentication → a ready client (the four steps, each in its own place). */
+  private async doConnect(): Promise<Client> {
+    const node = this.opts.node;
+    this.setState('connecting');
+    this.connectCount++;
+    // Every new connection is verified against known_hosts again; the pin only guards re-keys within it.
+    const hostKeys = new HostKeyGate({
+      name: node.name,
+      // OpenSSH looks a HostKeyAlias up on its own, without [alias]:port.
+      host: node.hostKeyAlias ?? node.host,
+      port: node.hostKeyAlias ? 22 : node.port,
+      knownHosts: this.opts.knownHosts,
+      confirm: this.opts.confirmHostKey,
+      log: this.log,
+    });
+    this.hostKeys = hostKeys;
+    const { sock, proxy } = await this.openSocket();
+    const { Client: SshClient } = loadSsh2Client();
+    const client = new SshClient();
+    const username = node.user ?? os.userInfo().username;
+    const cfg: ConnectConfig = {
+      host: node.host,
+      port: node.port,
+      sock: sock as ConnectConfig['sock'],
+      username,
+      readyTimeout: this.opts.connectTimeoutMs ?? 15_000,
+      debug: process.env.GS_SSH_DEBUG ? (m: string) => this.log.warn(m) : undefined,
+      keepaliveInterval: this.opts.keepaliveIntervalMs ?? 15_000,
+      keepaliveCountMax: this.opts.keepaliveCountMax ?? 3,
+      algorithms: { serverHostKey: hostKeys.algorithms() as never },
+      hostVerifier: ((key: Buffer, verify: (ok: boolean) => void) =>
+        hostKeys.check(key, verify)) as unknown as ConnectConfig['hostVerifier'],
+      authHandler: authHandler({
+        node,
+        username,
+        keyFiles: identityFiles(node, this.opts.extraIdentityFiles, this.opts.homeDir),
+        agent: this.opts.agentSocket ?? process.env.SSH_AUTH_SOCK,
+        askPassphrase: this.opts.askPassphrase,
+        passphraseAccepted: this.opts.passphraseAccepted,
+        log: this.log,
+      }),
+    };
+    return this.whenReady(client, cfg, hostKeys, proxy);
+  }
+
+  /** Connects and settles once: ready, or the most precise reason (host key, then the ProxyCommand's own words). */
+  private whenReady(client: Client, cfg: ConnectConfig, hostKeys: HostKeyGate, proxy: ProxyProcess | undefined): Promise<Client> {
+    const node = this.opts.node;
     /** A failure through a ProxyCommand says what the command printed and how it ended. */
     const withProxy = (err: GpuSessionsError): GpuSessionsError => {
       if (!proxy) return err;
@@ -547,171 +525,6 @@ export class SshTransport extends BaseTransport {
         err.detail,
       );
     };
-    // Open the TCP connection before loading ssh2 (~100 ms of require): the kernel's handshake and sshd's
-    // per-connection start overlap with it (a new `probe` process pays less than load + connect in turn).
-    if (!sock) {
-      const early = net.connect({ host: node.host, port: node.port });
-      early.once('error', () => undefined); // ssh2 attaches its own listener below, before the loop runs again
-      sock = early;
-    }
-    const { Client: SshClient, utils } = loadSsh2Client();
-    const client = new SshClient();
-    const keyFiles = this.identityFiles();
-    let keyIdx = 0;
-    let agentTried = false;
-    const agent = this.opts.agentSocket ?? process.env.SSH_AUTH_SOCK;
-    const username = node.user ?? os.userInfo().username;
-
-    const preferred = this.opts.knownHosts.preferredKeyTypes(hostForKeys, portForKeys);
-    const allHostKeyAlgs = [
-      'ssh-ed25519',
-      'ecdsa-sha2-nistp256',
-      'ecdsa-sha2-nistp384',
-      'ecdsa-sha2-nistp521',
-      'rsa-sha2-512',
-      'rsa-sha2-256',
-      'ssh-rsa',
-    ];
-    const pref = preferred.flatMap((t) => (t === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [t]));
-    const serverHostKey = [...new Set([...pref.filter((t) => allHostKeyAlgs.includes(t)), ...allHostKeyAlgs])];
-
-    const cfg: ConnectConfig = {
-      host: node.host,
-      port: node.port,
-      sock: sock as ConnectConfig['sock'],
-      username,
-      readyTimeout: this.opts.connectTimeoutMs ?? 15_000,
-      debug: process.env.GS_SSH_DEBUG ? (m: string) => this.log.warn(m) : undefined,
-      keepaliveInterval: this.opts.keepaliveIntervalMs ?? 15_000,
-      keepaliveCountMax: this.opts.keepaliveCountMax ?? 3,
-      algorithms: { serverHostKey: serverHostKey as never },
-      hostVerifier: ((key: Buffer, verify: (ok: boolean) => void) => {
-        // Re-keys call this again: pin the first verified key.
-        if (this.pinnedKey) {
-          const same = this.pinnedKey.equals(key);
-          if (!same)
-            hostKeyError = new GpuSessionsError(
-              'host-key-changed',
-              `${node.name}: the host key changed during the session; connection closed.`,
-            );
-          verify(same);
-          return;
-        }
-        // Like OpenSSH: a host known under another key type that now presents a new type counts as changed
-        // (the algorithm list above asks for the known types first, so an honest server matches).
-        let verdict: HostKeyVerdict;
-        try {
-          verdict = this.opts.knownHosts.check(hostForKeys, portForKeys, key, { otherTypeIsChanged: true });
-        } catch (e) {
-          hostKeyError = new GpuSessionsError(
-            'host-key-changed',
-            `${node.name}: the server sent a malformed host key (${errorMessage(e)}). Refusing to connect.`,
-          );
-          verify(false);
-          return;
-        }
-        const fp = fingerprintSha256(key);
-        const kt = keyTypeOfBlob(key);
-        switch (verdict.status) {
-          case 'known':
-            this.pinnedKey = key;
-            verify(true);
-            return;
-          case 'revoked':
-            hostKeyError = new GpuSessionsError(
-              'host-key-revoked',
-              `${node.name}: the host key ${kt} ${fp} is marked @revoked in ${verdict.entry.file}:${verdict.entry.line}. Refusing to connect.`,
-              { fingerprint: fp },
-            );
-            verify(false);
-            return;
-          case 'changed':
-            hostKeyError = new GpuSessionsError('host-key-changed', describeChangedKey(hostForKeys, portForKeys, verdict), {
-              expected: verdict.expectedFingerprint,
-              presented: verdict.presentedFingerprint,
-              file: verdict.expected.file,
-              line: verdict.expected.line,
-            });
-            verify(false);
-            return;
-          case 'unknown': {
-            const prompt: HostKeyPrompt = {
-              host: hostForKeys,
-              port: portForKeys,
-              keyType: kt,
-              fingerprint: fp,
-              otherKnown: verdict.otherKeys.map(
-                (k) => `${k.keyType} ${fingerprintSha256(Buffer.from(k.keyBase64, 'base64'))} (${k.file}:${k.line})`,
-              ),
-            };
-            const ask = this.opts.confirmHostKey ?? (async () => false);
-            ask(prompt).then(
-              (ok) => {
-                if (!ok) {
-                  hostKeyError = new GpuSessionsError(
-                    'host-key-unknown',
-                    `${node.name}: the host key of ${prompt.port === 22 ? prompt.host : `[${prompt.host}]:${prompt.port}`} is not in known_hosts (${kt} ${fp}). Verify the fingerprint with the node's provider, then accept it (CLI: --accept-new).`,
-                    { fingerprint: fp },
-                  );
-                  verify(false);
-                  return;
-                }
-                try {
-                  const line = this.opts.knownHosts.append(hostForKeys, portForKeys, key);
-                  this.log.info(`Added host key to known_hosts: ${line}`);
-                } catch (e) {
-                  this.log.warn(`Could not write known_hosts: ${errorMessage(e)}`);
-                }
-                this.pinnedKey = key;
-                verify(true);
-              },
-              () => verify(false),
-            );
-            return;
-          }
-        }
-      }) as unknown as ConnectConfig['hostVerifier'],
-      authHandler: ((_methodsLeft: string[] | null, _partial: boolean | null, next: (a: unknown) => void) => {
-        void (async () => {
-          if (!agentTried && agent) {
-            agentTried = true;
-            return next({ type: 'agent', username, agent: node.identitiesOnly ? this.restrictedAgent(agent, keyFiles) : agent });
-          }
-          while (keyIdx < keyFiles.length) {
-            const file = keyFiles[keyIdx++];
-            const data = this.loadKey(file);
-            if (!data) continue;
-            let parsed = utils.parseKey(data);
-            if (parsed instanceof Error && /passphrase/i.test(parsed.message)) {
-              const pass = this.opts.askPassphrase ? await this.opts.askPassphrase(file) : undefined;
-              if (pass === undefined) {
-                this.log.warn(`Skipping encrypted key ${file}: no passphrase given.`);
-                continue;
-              }
-              parsed = utils.parseKey(data, pass);
-              if (parsed instanceof Error) {
-                this.log.warn(`Key ${file}: ${parsed.message}`);
-                continue;
-              }
-              this.opts.passphraseAccepted?.(file, pass);
-              const k = Array.isArray(parsed) ? parsed[0] : parsed;
-              return next({ type: 'publickey', username, key: k });
-            }
-            if (parsed instanceof Error) {
-              this.log.warn(`Key ${file} could not be read: ${parsed.message}`);
-              continue;
-            }
-            const k = Array.isArray(parsed) ? parsed[0] : parsed;
-            return next({ type: 'publickey', username, key: k });
-          }
-          next(false);
-        })().catch((e) => {
-          this.log.error(`Authentication setup failed: ${errorMessage(e)}`);
-          next(false);
-        });
-      }) as unknown as ConnectConfig['authHandler'],
-    };
-
     return new Promise<Client>((resolve, reject) => {
       let settled = false;
       client.on('ready', () => {
@@ -727,11 +540,11 @@ export class SshTransport extends BaseTransport {
       const fail = (err: GpuSessionsError) => {
         settled = true;
         const done = () => {
-          const e = hostKeyError ?? withProxy(err);
+          const e = hostKeys.error ?? withProxy(err);
           this.log.error(`Connection to ${node.name} failed: ${e.message}`);
           reject(e);
         };
-        if (proxy && !hostKeyError) void Promise.race([proxy.exited, new Promise((r) => setTimeout(r, 500))]).then(done);
+        if (proxy && !hostKeys.error) void Promise.race([proxy.exited, new Promise((r) => setTimeout(r, 500))]).then(done);
         else done();
       };
       client.on('error', (e: Error & { level?: string }) => {
@@ -896,37 +709,4 @@ export class SshTransport extends BaseTransport {
 }
 
 /** ssh2, loaded on first use (it costs ~100 ms to require). A plain require keeps CJS named exports intact in the bundle. */
-export function loadSsh2(): typeof import('ssh2') {
-  return require('ssh2') as typeof import('ssh2');
-}
-
-type Ssh2ClientParts = Pick<typeof import('ssh2'), 'Client' | 'OpenSSHAgent'> & {
-  utils: Pick<(typeof import('ssh2'))['utils'], 'parseKey'>;
-};
-
-/**
- * What a client connection needs of ssh2 (Client, OpenSSHAgent, parseKey), from ssh2's own modules: its index
- * also loads the server, key generation, SFTP flags and the HTTP agents (node:http, node:https), about a fifth
- * of its load time, which a new `probe` process pays before it can connect. The whole package if the layout
- * ever differs.
- */
-export function loadSsh2Client(): Ssh2ClientParts {
-  if (ssh2Client) return ssh2Client;
-  try {
-    ssh2Client = {
-      Client: require('ssh2/lib/client.js') as (typeof import('ssh2'))['Client'],
-      OpenSSHAgent: (require('ssh2/lib/agent.js') as typeof import('ssh2')).OpenSSHAgent,
-      utils: { parseKey: (require('ssh2/lib/protocol/keyParser.js') as (typeof import('ssh2'))['utils']).parseKey },
-    };
-    if (
-      typeof ssh2Client.Client !== 'function' ||
-      typeof ssh2Client.OpenSSHAgent !== 'function' ||
-      typeof ssh2Client.utils.parseKey !== 'function'
-    )
-      throw new Error('unexpected ssh2 layout');
-  } catch {
-    ssh2Client = loadSsh2();
-  }
-  return ssh2Client;
-}
-let ssh2Client: Ssh2ClientParts | undefined;
+export { loadSsh2 };

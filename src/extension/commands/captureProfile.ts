@@ -2,8 +2,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/util/errors';
-import { scanServers } from '../../core/launch/launch';
-import { captureProfile as captureServers, profileToJson, validateProfile } from '../../core/launch/profile';
+import { captureCandidates, captureServersAsProfile } from '../../core/launch/capture';
 import type { Services } from '../services';
 import type { Command } from './command';
 
@@ -11,17 +10,18 @@ async function captureProfileCommand(s: Services, arg?: unknown): Promise<vscode
   const node = (await s.resolver.resolve(arg, { title: 'Save Running Servers as Profile' }))?.name;
   if (!node) return undefined;
   const t = s.transportFor(node);
-  let scan;
+  let own;
   try {
-    scan = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: reading the servers of ${node}…` },
-      () => scanServers(t),
-    );
+    own = (
+      await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: reading the servers of ${node}…` },
+        () => captureCandidates(t),
+      )
+    ).servers;
   } catch (e) {
     void vscode.window.showErrorMessage(`GPU Sessions: cannot read the servers of ${node}: ${errorMessage(e)}`);
     return undefined;
   }
-  const own = scan.servers.filter((s) => scan.ownUid === null || scan.ownUid === 0 || s.uid === scan.ownUid);
   if (!own.length) {
     void vscode.window.showInformationMessage(`GPU Sessions: no SGLang server of this account is running on ${node}.`);
     return undefined;
@@ -33,27 +33,20 @@ async function captureProfileCommand(s: Services, arg?: unknown): Promise<vscode
     filters: { 'Launch profile': ['json'] },
   });
   if (!target) return undefined;
-  const base = path.basename(target.fsPath, '.json');
   let res;
   try {
-    res = captureServers(own, {
-      name: /^[A-Za-z0-9][A-Za-z0-9._ -]{0,79}$/.test(base) ? base : undefined,
-      virtualEnv: Object.fromEntries(own.map((s) => [s.pid, s.virtualEnv ?? undefined])),
-      env: Object.fromEntries(own.map((s) => [s.pid, s.env])),
-      secretEnv: Object.fromEntries(own.map((s) => [s.pid, s.secretEnv])),
-    });
+    res = captureServersAsProfile(own, path.basename(target.fsPath));
   } catch (e) {
     void vscode.window.showErrorMessage(`GPU Sessions: ${errorMessage(e)}`);
     return undefined;
   }
-  const json = profileToJson(res.groups);
   if (res.secrets.length)
     s.log.info(
       `Capture of ${node}: the profile refers to ${res.secrets.map((x) => `${x.name} (${x.what})`).join(', ')} instead of holding them; they are asked for once at launch and kept in SecretStorage.`,
     );
-  await vscode.workspace.fs.writeFile(target, Buffer.from(json));
+  await vscode.workspace.fs.writeFile(target, Buffer.from(res.json));
   await vscode.window.showTextDocument(target);
-  const problems = [...res.warnings, ...validateProfile(JSON.parse(json)).errors];
+  const problems = [...res.warnings, ...res.errors];
   for (const w of problems) s.log.warn(`Capture of ${node}: ${w}`);
   const msg = `GPU Sessions: saved ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${node} as ${vscode.workspace.asRelativePath(target)}.`;
   if (problems.length)

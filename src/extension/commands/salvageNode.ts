@@ -63,6 +63,10 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
           confirmStopWriters: opts.assumeYes ? undefined : confirmStopWriters,
           servers: probe.servers,
           signal: ac.signal,
+          // the review panel: the paths chosen, or null (closed) to download nothing
+          review: opts.assumeYes
+            ? undefined
+            : async (items, manifest) => (await review(node.name, items, manifest.roots, manifest.writers, stop)) ?? null,
           onProgress: (p) => {
             const pct = p.bytesTotal > 0 ? (p.bytesDone / p.bytesTotal) * 100 : 0;
             progress.report({
@@ -73,14 +77,8 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
           },
         });
         progress.report({ message: 'listing files on the node…' });
-        const items = await salvager.plan();
-        let chosen: string[] | undefined;
-        if (!opts.assumeYes) {
-          const r = await review(node.name, items, salvager.manifest.roots, salvager.manifest.writers, stop);
-          if (!r) return undefined;
-          chosen = r;
-        }
-        const m = await salvager.execute(chosen);
+        const m = await salvager.run();
+        if (!m) return undefined;
         deps.verdicts.set(node.name, { verdict: m.verdict ?? 'unsafe', dest: m.dest, at: Date.now() });
         const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
         void openReport(report);

@@ -29,6 +29,7 @@ import {
 } from '../../../src/core/launch/launch';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
 import { envRecord, procRecord } from '../../helpers/procRecord';
+import { server } from '../../helpers/sglangServer';
 import { buildSimHome } from '../../../src/sim/home';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
@@ -70,28 +71,6 @@ function waitFiles(dir: string, suffix: string, n: number): string[] {
     if (f.length >= n || Date.now() > deadline) return f;
     spawnSync('sleep', ['0.05']);
   }
-}
-
-function server(pid: number, port: number, argv: string[], extra: Partial<SglangServer> = {}): SglangServer {
-  return {
-    pid,
-    port,
-    host: '127.0.0.1',
-    modelPath: null,
-    servedModelName: null,
-    tp: 1,
-    dp: 1,
-    speculativeAlgorithm: null,
-    reasoningParser: null,
-    enableMetrics: false,
-    logFile: null,
-    cwd: '/root',
-    cudaVisibleDevices: null,
-    gpus: [],
-    args: argv,
-    flags: {},
-    ...extra,
-  };
 }
 
 describe('launch profiles: validation', () => {

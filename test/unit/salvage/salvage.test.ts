@@ -9,6 +9,7 @@ import { classifySalvage } from '../../../src/core/salvage/listing';
 import { parseHashList } from '../../../src/core/salvage/transfer';
 import { TarEntry, TarReader } from '../../../src/core/remote/tar';
 import { planted } from '../../helpers/planted';
+import { server } from '../../helpers/sglangServer';
 
 const SK_PLANTED = planted('sk-', 'abcdefghijklmnopqrstuvwxyz123456');
 
@@ -109,24 +110,12 @@ describe('salvage building blocks', () => {
 
   it('writes the running servers as a script with quoted, redacted argv', () => {
     const s = renderServersScript('n', [
-      {
-        pid: 1,
-        port: 30000,
-        host: '127.0.0.1',
+      server(1, 30000, ['python3', '-m', 'sglang.launch_server', '--model-path', '/m x', '--api-key', SK_PLANTED], {
         modelPath: '/m x',
-        servedModelName: null,
-        tp: 1,
-        dp: 1,
-        speculativeAlgorithm: null,
-        reasoningParser: null,
-        enableMetrics: false,
         logFile: '/root/a b.log',
-        cwd: '/root',
         cudaVisibleDevices: '0',
         gpus: [0],
-        args: ['python3', '-m', 'sglang.launch_server', '--model-path', '/m x', '--api-key', SK_PLANTED],
-        flags: {},
-      },
+      }),
     ]);
     assert.match(s, /CUDA_VISIBLE_DEVICES=0 nohup python3 -m sglang\.launch_server --model-path '\/m x' --api-key/);
     assert.ok(!s.includes(SK_PLANTED), 'the key is not in the script');

@@ -3,7 +3,6 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { utils } from 'ssh2';
 import {
   KnownHostEntry,
   KnownHostsStore,
@@ -18,6 +17,7 @@ import {
   matchPatternList,
   parseKnownHosts,
 } from '../../../src/core/ssh/knownHosts';
+import { ssh2Ed25519 } from '../../helpers/hostKeys';
 
 const SSH_KEYGEN = '/usr/bin/ssh-keygen';
 const haveKeygen = fs.existsSync(SSH_KEYGEN);
@@ -25,20 +25,6 @@ const haveKeygen = fs.existsSync(SSH_KEYGEN);
 function keygen(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(SSH_KEYGEN, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
   return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
-
-/** A fresh public key blob: ed25519 from ssh2, or any type from ssh-keygen. */
-function ssh2Ed25519(): { blob: Buffer; line: string } {
-  // ssh2 drops a leading zero byte of about 1 in 256 generated ed25519 public keys: retry.
-  let pair = utils.generateKeyPairSync('ed25519');
-  let parsed = utils.parseKey(pair.public);
-  for (let i = 0; i < 32 && parsed instanceof Error; i++) {
-    pair = utils.generateKeyPairSync('ed25519');
-    parsed = utils.parseKey(pair.public);
-  }
-  if (parsed instanceof Error) throw parsed;
-  const blob = parsed.getPublicSSH();
-  return { blob, line: pair.public.trim() };
 }
 
 function keygenKey(dir: string, type: 'ed25519' | 'ecdsa' | 'rsa', name: string): { blob: Buffer; file: string } {
