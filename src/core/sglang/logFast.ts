@@ -111,7 +111,7 @@ interface Template {
   /**
    * Per segment: [length, words, slot]: a literal run of `length` bytes, as `words` 4-byte little-endian words
    * (in `words`; the last one ends at the run's end) or, when shorter than 4, as bytes (in `bytes`); then a
-   * number read into vals[slot] (slot -1: none, the last segment).
+   * number read into its slot (slot -1: none, the last segment).
    */
   segs: Int32Array;
   words: Int32Array;
@@ -149,7 +149,9 @@ export class FastStatParser {
   /** Number spans [start, end, field] of the line parse() is reading. */
   private readonly spans: number[] = [];
   /** What match() read from the line it took. */
-  readonly vals = new Float64Array(MAX_SLOTS);
+  /** Each number as its digits (an integer) and its count of decimals: divided only when read (value()). */
+  private readonly digitsOf = new Float64Array(MAX_SLOTS);
+  private readonly decimalsOf = new Uint8Array(MAX_SLOTS);
   matched: { rank: RankEntry; time: string; template: Template } = { rank: this.noTags, time: '', template: null! };
 
   /**
@@ -209,7 +211,7 @@ export class FastStatParser {
         j = this.number(b, j, spans.length / 3);
         if (j < 0) return null;
         spans.push(va, j, field);
-        const x = this.vals[spans.length / 3 - 1];
+        const x = this.value(spans.length / 3 - 1);
         // Only what the summary reads is stored (each stored double is an allocation); the other known keys are
         // validated and skipped, and left null in the record.
         switch (field) {
@@ -253,7 +255,7 @@ export class FastStatParser {
   /**
    * The end (index of its "\n") of the stat line starting at b[a] when its body has the shape of a line parse()
    * took before, its header (time, rank tags) is canonical and it is not under KV pressure; else -1 (and
-   * nothing changes but caches). What it read is left in `matched` and `vals`. Reads nothing past the line's
+   * nothing changes but caches). What it read is left in `matched` and its numbers' slots (value()). Reads nothing past the line's
    * "\n" (every check stops at the first byte that fails it), so b must hold a "\n" at or after a.
    */
   match(b: Buffer, dv: DataView, a: number, last: number): number {
@@ -273,7 +275,7 @@ export class FastStatParser {
       const t = ts[k];
       const e = this.body(t, b, dv, bodyStart, last);
       if (e < 0 || e - a > this.maxLineBytes || e - a < 36) continue;
-      if (t.tokenUsage >= 0 && this.vals[t.tokenUsage] >= 0.995) return -1;
+      if (t.tokenUsage >= 0 && this.value(t.tokenUsage) >= 0.995) return -1;
       const r = this.rankAt(b, timeEnd, tagEnd);
       if (r === null || r.tags === null) return -1;
       this.mru = k;
@@ -286,7 +288,7 @@ export class FastStatParser {
     return -1;
   }
 
-  /** The index of the "\n" ending a body of shape t at b[j] (at or before `last`), numbers read into vals; else -1. */
+  /** The index of the "\n" ending a body of shape t at b[j] (at or before `last`), numbers read into their slots; else -1. */
   private body(t: Template, b: Buffer, dv: DataView, j: number, last: number): number {
     const { segs, words, bytes } = t;
     let w = 0;
@@ -314,7 +316,7 @@ export class FastStatParser {
 
   /**
    * A number at b[j]: digits with at most one '.', as the full parser reads them (integer ÷ power of ten),
-   * stored in vals[slot]; its end, or -1.
+   * stored in its slot; its end, or -1.
    */
   private number(b: Buffer, j: number, slot: number): number {
     let m = 0;
@@ -330,8 +332,20 @@ export class FastStatParser {
       else break;
     }
     if (digits === 0 || slot >= MAX_SLOTS) return -1;
-    this.vals[slot] = frac > 0 ? m / POW10[frac] : m;
+    this.digitsOf[slot] = m;
+    this.decimalsOf[slot] = frac > 0 ? frac : 0;
     return j;
+  }
+
+  /** The number read into slot (by match() or parse()), as the full parser reads it: integer ÷ power of ten. */
+  value(slot: number): number {
+    const f = this.decimalsOf[slot];
+    return f > 0 ? this.digitsOf[slot] / POW10[f] : this.digitsOf[slot];
+  }
+
+  /** The number at slot, or null for slot -1. */
+  field(slot: number): number | null {
+    return slot >= 0 ? this.value(slot) : null;
   }
 
   /** After "YYYY-MM-DD HH:MM:SS" at b[j]: the end of an optional ".123" / ",123", or -1. */
@@ -502,7 +516,7 @@ export class FastLogSummarizer {
   private took(): void {
     const m = this.fast.matched;
     const t = m.template;
-    const v = this.fast.vals;
+    const f = this.fast;
     const r = m.rank;
     const tags = r.tags!;
     this.fastLines++;
@@ -510,10 +524,10 @@ export class FastLogSummarizer {
       r.acc ?? (r.acc = this.sum.rankAcc(tags.label, tags.ranks)),
       t.decode,
       m.time,
-      t.gen >= 0 ? v[t.gen] : null,
-      t.acceptLen >= 0 ? v[t.acceptLen] : null,
-      t.running >= 0 ? v[t.running] : null,
-      t.queue >= 0 ? v[t.queue] : null,
+      f.field(t.gen),
+      f.field(t.acceptLen),
+      f.field(t.running),
+      f.field(t.queue),
     );
   }
 
