@@ -14,7 +14,6 @@ import { listNodes } from '../../src/core/ssh/nodes';
 import { runOperation } from '../../src/core/remote/operation';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { probeOperation } from '../../src/core/node/probe';
-import { expandProxyCommand } from '../../src/core/ssh/proxyCommand';
 import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
 import { cli } from '../helpers/cli';
 
@@ -108,13 +107,6 @@ s.on('close', () => process.exit(0));
   after(async () => {
     await sim?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('expands %h %p %r %n %% and refuses unknown tokens and shell syntax in substituted names', () => {
-    const t = { host: 'gpu-1.example', port: 2222, user: 'ubuntu', alias: 'gpu1' };
-    assert.equal(expandProxyCommand('relay %h:%p as %r (%n) 100%%', t), 'relay gpu-1.example:2222 as ubuntu (gpu1) 100%');
-    assert.throws(() => expandProxyCommand('relay %x', t), /unknown token %x/);
-    assert.throws(() => expandProxyCommand('relay %h', { ...t, host: 'a;rm -rf ~' }), /not a plain host/);
   });
 
   it('probes a node reachable only through the ProxyCommand; the proxy process is gone after disconnect', async () => {

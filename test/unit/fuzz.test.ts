@@ -1,6 +1,9 @@
 /**
  * Hostile inputs through every parser: random bytes, truncations and mutations of real-format samples.
  * Each parser must return (never throw, never hang) and classify sensibly. Deterministic PRNG, bounded.
+ *
+ * Cross-cutting on purpose (the one exception to one test file per source file): the same hostile-input
+ * property is checked for every parser in one place, so a new parser is added to this list, not left out.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

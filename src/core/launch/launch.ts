@@ -17,7 +17,7 @@ import { GpuSessionsError, errorMessage } from '../util/errors';
 import { authHeaders, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { procRecordsLoop } from '../node/probe';
-import { RemoteOperation, runOperation } from '../remote/operation';
+import { RemoteOperation, incomplete, runOperation } from '../remote/operation';
 import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
 import { SglangServer, decodeHexField, findServers, parseProcRecords } from '../sglang/serverArgv';
@@ -1043,7 +1043,7 @@ export function serverSecretEnv(pid: number): Record<string, string> {
 }
 
 export function parseScanOutput(text: string, n: string): ServerScan {
-  if (!sectionsComplete(text, n)) throw new GpuSessionsError('remote-failed', 'The server scan did not complete.');
+  if (!sectionsComplete(text, n)) throw incomplete('The server scan did not complete.');
   const s = splitSections(text, n);
   const me = (s.get('me') ?? '').trim();
   const login = envLines(s.get('login') ?? '');

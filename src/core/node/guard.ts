@@ -23,6 +23,21 @@ import type { NodeMonitor } from './monitor';
 import type { DiskInfo, ProbeResult } from './probe';
 import type { ProgressInfo } from './jobProgress';
 
+/** Bounds of the lines kept for log files no known server writes yet. */
+const UNCLAIMED_FILES = 32;
+const UNCLAIMED_LINES = 200;
+const UNCLAIMED_MAX_AGE_MS = 5 * 60_000;
+
+/** Where a subject stands before anything is known of it (the `from` of its first transition). */
+const FIRST_VALUE: Record<GuardSubject, string> = {
+  server: 'starting',
+  condition: 'ok',
+  gpu: 'ok',
+  disk: 'ok',
+  node: 'ok',
+  job: 'running',
+};
+
 export type GuardSubject = 'server' | 'condition' | 'gpu' | 'disk' | 'node' | 'job';
 
 export interface GuardTransition {
@@ -146,6 +161,13 @@ export class NodeGuard {
   private reachable = true;
   private unreachableMessage: string | null = null;
   private settleTimer: NodeJS.Timeout | null = null;
+  /**
+   * Lines of log files no known server writes yet (a server the next probe will list: its first lines, a crash
+   * in its first seconds included, arrive before the probe names it). Replayed when a probe names the file.
+   */
+  /** The first judgement sets the baseline (what is bad then is the state, not a change). */
+  private judgedOnce = false;
+  private readonly unclaimed = new Map<string, Array<{ line: string; at: number }>>();
   private offLine: (() => void) | null = null;
   private disposed = false;
 
@@ -188,11 +210,14 @@ export class NodeGuard {
   /** A log line from the monitor's channel. */
   feedLine(file: string, line: string): void {
     const now = this.now();
+    let claimed = false;
     for (const [port, info] of this.serverInfo) {
       if (info.logFile !== file) continue;
+      claimed = true;
       const m = this.machineFor(port);
       m.feedLine(line, now);
     }
+    if (!claimed) this.keepUnclaimed(file, line, now);
     // a failure line: judge soon (after the rest of its traceback), not only at the next poll
     if (!this.settleTimer && /rror|xception|Watchdog|sigquit|failed|dead|NCCL|KV cache pool|out of memory|GPU/.test(line)) {
       this.settleTimer = setTimeout(() => {
@@ -200,6 +225,24 @@ export class NodeGuard {
         if (!this.disposed) this.evaluate();
       }, this.opts.settleMs);
     }
+  }
+
+  private keepUnclaimed(file: string, line: string, now: number): void {
+    let q = this.unclaimed.get(file);
+    if (!q) {
+      if (this.unclaimed.size >= UNCLAIMED_FILES) this.unclaimed.delete(this.unclaimed.keys().next().value!);
+      this.unclaimed.set(file, (q = []));
+    }
+    q.push({ line, at: now });
+    if (q.length > UNCLAIMED_LINES) q.splice(0, q.length - UNCLAIMED_LINES);
+  }
+
+  /** A probe named the file's server: its lines so far, with the times they arrived, then it is followed live. */
+  private replayUnclaimed(file: string | null, m: ServerStateMachine, now: number): void {
+    const q = file ? this.unclaimed.get(file) : undefined;
+    if (!q) return;
+    this.unclaimed.delete(file!);
+    for (const { line, at } of q) if (now - at <= UNCLAIMED_MAX_AGE_MS) m.feedLine(line, at);
   }
 
   /** After every probe (and monitor.update(probe)): observe everything, then judge. */
@@ -223,6 +266,8 @@ export class NodeGuard {
         },
         now,
       );
+      // after observe: a new pid on the port starts the machine over, then its first lines count
+      this.replayUnclaimed(s.logFile, this.machineFor(s.port), now);
     }
     for (const [port, info] of this.serverInfo) {
       if (listed.has(port)) continue;
@@ -388,8 +433,11 @@ export class NodeGuard {
     const cur = this.current(now);
     const emitted: GuardTransition[] = [];
     for (const [k, v] of cur) {
-      const prev = this.values.get(k);
+      let prev = this.values.get(k);
       this.values.set(k, v);
+      // A subject first seen after the first judgement (a server launched later, a new disk) that is already
+      // bad — a server that crashed in its first seconds — is a change too: from where it would have started.
+      if (!prev && this.judgedOnce && !isOkValue(v.value)) prev = { value: FIRST_VALUE[v.extra?.subject ?? 'node'], message: '' };
       if (!prev || prev.value === v.value) continue;
       const t: GuardTransition = {
         type: 'transition',
@@ -404,6 +452,7 @@ export class NodeGuard {
       } as GuardTransition;
       emitted.push(t);
     }
+    if (this.probe) this.judgedOnce = true; // the baseline is the first judgement that saw a probe
     for (const t of emitted) this.events.emit('transition', t);
     return emitted;
   }

@@ -130,9 +130,11 @@ export class HistoryStore {
     for (let i = all.length - 1; i >= 0; i--) {
       if (Date.parse(all[i].time) < cutoff) break;
       const l = JSON.stringify(all[i]) + '\n';
-      if (bytes + l.length > this.maxBytes / 2) break;
+      // Bytes, not characters: the bound is on the file, and node messages are UTF-8.
+      const n = Buffer.byteLength(l);
+      if (bytes + n > this.maxBytes / 2) break;
       keep.push(l);
-      bytes += l.length;
+      bytes += n;
     }
     keep.reverse();
     const tmp = `${this.file}.${process.pid}.tmp`;

@@ -29,6 +29,8 @@ export function gitStateOperation(repoPath: string): RemoteOperation<GitState> {
     maxOutputBytes: 64 * 1024 * 1024,
     idempotent: true,
     parse(r) {
+      // Killed or dropped (no exit status): cut short, not a verdict on the repository.
+      if (r.code === null) throw incomplete(`Reading git state of ${repoPath} did not complete (${r.signal ?? 'no exit status'}).`, r);
       if (r.code !== 0) return { ok: false, reason: r.stderr.toString().trim() || `git failed (exit ${r.code})` };
       const text = r.stdout.toString('utf8');
       if (!sectionsComplete(text, nonce)) {

@@ -60,6 +60,11 @@ export interface ServerStateTuning {
   acceptDropMs?: number;
   /** KV pressure is over after this long without a pressure line. Default 30 s. */
   kvClearMs?: number;
+  /**
+   * /health refused or closed while the last probe saw the process: unhealthy only after this long. A dying
+   * server refuses before its process is gone and its crash lines arrive; that is a crash, not a hang. Default 6 s.
+   */
+  deadGraceMs?: number;
 }
 
 export const DEFAULT_TUNING: Required<ServerStateTuning> = {
@@ -69,6 +74,7 @@ export const DEFAULT_TUNING: Required<ServerStateTuning> = {
   imbalanceMs: 120_000,
   acceptDropMs: 60_000,
   kvClearMs: 30_000,
+  deadGraceMs: 6_000,
 };
 
 /** What the poll saw of the server at one moment. */
@@ -114,6 +120,8 @@ export class ServerStateMachine {
   private acceptLowSince: number | null = null;
   private acceptDropped = false;
   private lastObs: ServerObservation | null = null;
+  /** Since when /health has been refused or closed (null: it answered). */
+  private deadSince: number | null = null;
   /** set by the node guard when this server (as a whole) is the slow one among manual-DP peers */
   peerSlowSince: number | null = null;
 
@@ -185,6 +193,7 @@ export class ServerStateMachine {
     this.lastTokensAt = null;
     this.kvAt = null;
     this.kvLine = null;
+    this.deadSince = null;
   }
 
   private feedAccept(a: number, now: number): void {
@@ -211,6 +220,7 @@ export class ServerStateMachine {
       this.gone = true;
     }
     if (o.health?.health === 'healthy') this.ready = true;
+    this.deadSince = o.health?.health === 'dead' ? (this.deadSince ?? now) : null;
     if (o.metrics && (o.metrics.retractedReqs ?? 0) > 0) this.kvAt = now;
     this.updateImbalance(now);
   }
@@ -261,7 +271,8 @@ export class ServerStateMachine {
         line: null,
       };
     if (h && this.ready) {
-      if (h.health === 'unhealthy' || h.health === 'starting' || (h.health === 'dead' && o?.alive))
+      const deadAlive = h.health === 'dead' && o?.alive && now - (this.deadSince ?? now) >= this.tune.deadGraceMs;
+      if (h.health === 'unhealthy' || h.health === 'starting' || deadAlive)
         return { state: 'unhealthy', reason: `/health: ${h.detail || h.health}`, class: 'hang', line: null };
       if (h.health === 'healthy' && (h.durationMs ?? 0) > 20_000)
         return { state: 'unhealthy', reason: `/health took ${Math.round(h.durationMs! / 1000)} s`, class: 'hang', line: null };

@@ -6,6 +6,9 @@
  * expected files on purpose after a deliberate parser change:
  * `npx tsc -p . && GOLDEN_UPDATE=1 npx mocha out/test/unit/golden/golden.test.js`, then review the diff
  * before committing it.
+ *
+ * Cross-cutting on purpose: one runner walks the fixtures of several parsers (log, probe, nvidia-smi,
+ * snapshot, launch, ssh), so each parser's own unit test file holds its edge cases and this one its real outputs.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';

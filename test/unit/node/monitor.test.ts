@@ -1,3 +1,4 @@
+/** The node monitor's progress operation (core/node/monitor, with the script and parser of core/node/progressRead), run locally. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { classifySmiFailure, parseComputeApps, parseGpuQuery, parseSmiBanner, smiNumber } from '../../../src/core/node/nvidiaSmi';
+import {
+  classifySmiFailure,
+  parseComputeApps,
+  parseGpuQuery,
+  parseLostGpus,
+  parseSmiBanner,
+  smiNumber,
+} from '../../../src/core/node/nvidiaSmi';
 
 const fixture = (n: string) => readFileSync(path.join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'nvidia-smi', n), 'utf8');
 
@@ -138,5 +145,16 @@ describe('nvidia-smi parsers', () => {
     assert.equal(g550[0].name, 'NVIDIA GeForce RTX 4070');
     assert.equal(g550[0].memoryTotalMiB, 12282);
     assert.equal(g550[0].temperatureC, 36);
+  });
+});
+
+describe('lost GPUs', () => {
+  it('keeps the healthy GPUs and infers the lost index from the gap', () => {
+    const text =
+      '0, NVIDIA B200, GPU-a, 183359, 1, 0, 30, 100.00\nUnable to determine the device handle for GPU00000000:43:00.0: Unknown Error\n2, NVIDIA B200, GPU-c, 183359, 1, 0, 30, 100.00\n';
+    const lost = parseLostGpus(text, [0, 2]);
+    assert.deepEqual(lost, [
+      { index: 1, busId: '00000000:43:00.0', message: 'Unable to determine the device handle for GPU00000000:43:00.0: Unknown Error' },
+    ]);
   });
 });

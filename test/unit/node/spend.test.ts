@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { deadlineAt, deadlineRow } from '../../../src/core/node/spend';
+import { WatchEconomics, deadlineAt, deadlineRow, perMillion } from '../../../src/core/node/spend';
+import type { GuardSample } from '../../../src/core/node/guard';
+import { formatDuration } from '../../../src/core/util/format';
 
 describe('rental deadline countdown row (the tree) from the deadline figures', () => {
   const now = Date.UTC(2026, 11, 1, 12);
@@ -41,5 +43,64 @@ describe('rental deadline countdown row (the tree) from the deadline figures', (
     const d = deadlineAt(at(72 * 60), now, 72 * 60 + 80 * 60);
     const r = deadlineRow(d, lead);
     assert.equal(d.message, `the rental ends in 1 h 12 min; ${r.detail}`);
+  });
+});
+
+describe('spend and deadline arithmetic', () => {
+  const sample = (time: number, gen: number, uptimeS: number | null, tokens: number | null = null): GuardSample =>
+    ({
+      type: 'sample',
+      node: 'n',
+      time: new Date(time).toISOString(),
+      reachable: true,
+      message: null,
+      genThroughput: gen,
+      runningReqs: 1,
+      servers: [],
+      gpus: [],
+      disks: [],
+      job: { state: 'running', percent: 50, etaS: 7200, completed: 1, total: 2, outputTokens: null },
+      uptimeS,
+      generationTokensTotal: tokens,
+    }) as GuardSample;
+
+  it('$ per million tokens from the integrated throughput equals price / (rate × 3600) × 1e6', () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    const e = new WatchEconomics({ pricePerHour: 12.5, now: () => t0 });
+    let last;
+    for (let i = 0; i <= 60; i++) last = e.annotate(sample(t0 + i * 10_000, 14_000, null));
+    const expected = (12.5 / (14_000 * 3600)) * 1e6;
+    assert.ok(Math.abs(last!.spend!.perMillionTokens! - expected) < 1e-3, `${last!.spend!.perMillionTokens} vs ${expected}`);
+    assert.ok(Math.abs(last!.spend!.total - 12.5 * (600 / 3600)) < 1e-3);
+    assert.equal(last!.spend!.outputTokens, 14_000 * 600);
+  });
+
+  it('spend counts from the node boot (uptime); counters win over integration', () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    const e = new WatchEconomics({ pricePerHour: 10, now: () => t0 });
+    e.annotate(sample(t0, 1000, 7200, 5_000_000));
+    const r = e.annotate(sample(t0 + 3_600_000, 1000, 10_800, 8_600_000));
+    assert.equal(r.spend!.total, 30);
+    assert.equal(r.spend!.outputTokens, 8_600_000);
+    assert.ok(Math.abs(r.spend!.perMillionTokens! - 10 / 3.6) < 1e-3);
+  });
+
+  it('deadline: seconds left, the job ETA against it, deadline-near once at the lead time', () => {
+    const now = Date.UTC(2026, 0, 1, 12);
+    const d = deadlineAt(new Date(now + 3600_000), now, 7200 + 1200);
+    assert.equal(d.secondsLeft, 3600);
+    assert.equal(d.jobOverrunS, 4800);
+    assert.match(d.message, /job ends 1 h 20 min after the rental/);
+    assert.equal(formatDuration(4800), '1 h 20 min');
+    assert.equal(perMillion(1, 0), null);
+    const e = new WatchEconomics({ deadline: new Date(now + 40 * 60_000), leadMs: 30 * 60_000, now: () => now });
+    const a = e.annotate(sample(now, 1, null));
+    assert.deepEqual(e.transitions(sample(now, 1, null), a), []);
+    const later = sample(now + 11 * 60_000, 1, null);
+    const b = e.annotate(later);
+    const tr = e.transitions(later, b);
+    assert.equal(tr.length, 1);
+    assert.equal(tr[0].to, 'deadline-near');
+    assert.deepEqual(e.transitions(later, b), [], 'once');
   });
 });

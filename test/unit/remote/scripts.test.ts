@@ -2,6 +2,9 @@
  * Generated scripts are injection-proof (issue 12, attack 3): rendered with hostile values from the node,
  * `running-servers.sh` and launch scripts pass `sh -n`, keep the command skeleton of a benign render, and
  * running them (with a stub `nohup`) never creates the marker file.
+ *
+ * Cross-cutting on purpose: the same attack against every generator of a shell script (salvage, launch), with
+ * one shape checker (test/helpers/shellShape.ts).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,3 +1,4 @@
+/** The deadline-aware transfer order of salvage (core/salvage/salvage: byValuePerByte, planAgainstDeadline). */
 import assert from 'node:assert/strict';
 import { SalvageItem, byValuePerByte, planAgainstDeadline } from '../../../src/core/salvage/salvage';
 

@@ -5,11 +5,13 @@ import {
   parseFlags,
   parseProcRecords,
   parsePsLines,
+  parseConfigYaml,
   sglangLaunchIndex,
   serverFromArgv,
 } from '../../../src/core/sglang/serverArgv';
 import { procRecordsLoop } from '../../../src/core/node/probe';
 import { procRecord } from '../../helpers/procRecord';
+import { srv } from '../../helpers/sglangServer';
 
 const seedArgv = [
   'python3',
@@ -216,5 +218,47 @@ describe('SGLang process parsing', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+});
+
+/** SGLang flag fidelity: config files, parallel sizes, DP attention, nnodes, abbreviations, log level. */
+describe('SGLang flag fidelity', () => {
+  it('--enable-dp-attention: the server uses tp GPUs, not tp × dp; pp multiplies; nnodes shares out', () => {
+    assert.equal(srv(['--model-path', '/m', '--tp', '4', '--dp', '4', '--enable-dp-attention']).gpuCount, 4);
+    assert.equal(srv(['--model-path', '/m', '--tp', '4', '--dp', '2']).gpuCount, 8);
+    assert.equal(srv(['--model-path', '/m', '--tp-size', '2', '--pp-size', '2']).gpuCount, 4);
+    assert.equal(srv(['--model-path', '/m', '--tp', '16', '--nnodes', '2']).gpuCount, 8);
+    const ep = srv(['--model-path', '/m', '--tp', '8', '--expert-parallel-size', '8']);
+    assert.equal(ep.ep, 8);
+    assert.equal(ep.gpuCount, 8, 'experts spread over the TP GPUs');
+  });
+
+  it('argparse abbreviations resolve against the known flags', () => {
+    const s = srv(['--model-p', '/m', '--mem-frac', '0.8', '--trust-remote', '--tensor-parallel', '2']);
+    assert.equal(s.modelPath, '/m');
+    assert.equal(s.flags['mem-fraction-static'], '0.8');
+    assert.equal(s.flags['trust-remote-code'], true);
+    // a prefix of two flags is ambiguous to argparse (SGLang refuses it): left as written
+    assert.equal(srv(['--model-path', '/m', '--enable-met']).flags['enable-met'], true);
+    assert.equal(s.tp, 2);
+  });
+
+  it('--log-level warning: no stat lines', () => {
+    assert.equal(srv(['--model-path', '/m', '--log-level', 'warning']).statLines, false);
+    assert.equal(srv(['--model-path', '/m']).statLines, true);
+  });
+
+  it('--config FILE.yaml read on the node: its values apply, command-line flags override, secrets stay redacted', () => {
+    const cfg =
+      'model-path: /models/x\ntensor_parallel_size: 4\nport: 31000\nenable-metrics: true\napi-key: cfg-secret-value-123\n# comment\n';
+    assert.deepEqual(parseConfigYaml('tp: 2\nlog_level: "warning"\ntrust-remote-code: false\n'), { tp: '2', 'log-level': 'warning' });
+    const s = srv(['--config', 'c.yaml', '--port', '32000'], { configText: cfg });
+    assert.equal(s.modelPath, '/models/x');
+    assert.equal(s.tp, 4);
+    assert.equal(s.port, 32000, 'the command line wins');
+    assert.equal(s.enableMetrics, true);
+    assert.equal(s.hasApiKey, true);
+    assert.equal(s.configFile, 'c.yaml');
+    assert.ok(!JSON.stringify(s).includes('cfg-secret-value-123'));
   });
 });

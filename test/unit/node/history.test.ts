@@ -1,0 +1,100 @@
+/** The guard's history store (core/node/history): bounds in bytes, entries and age, and reloads. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { HistoryStore, defaultHistoryDir, historyFileName } from '../../../src/core/node/history';
+
+describe('HistoryStore bounds', () => {
+  it('keeps the file under maxBytes, entries in memory under maxEntries, drops entries older than maxAge, survives a reload', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-hist-'));
+    try {
+      let now = Date.UTC(2026, 0, 1);
+      const h = new HistoryStore(dir, 'node/../x y', { maxBytes: 20_000, maxEntries: 50, maxAgeMs: 3600_000, now: () => now });
+      assert.ok(!historyFileName('node/../x y').includes('/'));
+      for (let i = 0; i < 2000; i++) {
+        now += 1000;
+        h.addSample({ type: 'sample', time: new Date(now).toISOString(), i, pad: 'x'.repeat(50) });
+      }
+      assert.ok(statSync(h.file).size <= 20_000, String(statSync(h.file).size));
+      assert.equal(h.all().length, 50);
+      const again = new HistoryStore(dir, 'node/../x y', { maxBytes: 20_000, maxEntries: 50, maxAgeMs: 3600_000, now: () => now });
+      assert.equal(again.all().length, 50);
+      assert.equal((again.all().pop() as unknown as { i: number }).i, 1999);
+      now += 2 * 3600_000;
+      assert.equal(new HistoryStore(dir, 'node/../x y', { maxAgeMs: 3600_000, now: () => now }).all().length, 0, 'older than 24 h');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('HistoryStore: files and hostile contents', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'gs-hist-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the byte bound holds for multi-byte text too (node messages are UTF-8, not one byte a character)', () => {
+    let now = Date.UTC(2026, 0, 1);
+    const h = new HistoryStore(dir, 'n', { maxBytes: 20_000, maxEntries: 10_000, maxAgeMs: 3600_000, now: () => now });
+    for (let i = 0; i < 3000; i++) {
+      now += 1000;
+      h.addTransition({ type: 'transition', time: new Date(now).toISOString(), i, message: '€—ü'.repeat(20) });
+      assert.ok(statSync(h.file).size <= 20_000, `after entry ${i}: ${statSync(h.file).size} bytes`);
+    }
+    const again = new HistoryStore(dir, 'n', { maxBytes: 20_000, maxAgeMs: 3600_000, now: () => now });
+    assert.equal((again.all().pop() as unknown as { i: number }).i, 2999, 'the newest entry survives a compaction');
+  });
+
+  it('a line cut mid-write, junk and entries without type/time are skipped on load', () => {
+    const now = Date.UTC(2026, 0, 1);
+    const h = new HistoryStore(dir, 'n', { now: () => now });
+    const t = new Date(now).toISOString();
+    writeFileSync(
+      h.file,
+      [
+        JSON.stringify({ type: 'sample', time: t, ok: 1 }),
+        '{"type":"sample","time":"' + t.slice(0, 5),
+        'null',
+        '42',
+        JSON.stringify({ type: 'sample' }),
+        JSON.stringify({ type: 'sample', time: 'not a date' }),
+        JSON.stringify({ type: 7, time: t }),
+        JSON.stringify({ type: 'transition', time: t, ok: 2 }),
+        '',
+      ].join('\n'),
+    );
+    const all = new HistoryStore(dir, 'n', { now: () => now }).all() as unknown as Array<{ ok: number }>;
+    assert.deepEqual(
+      all.map((e) => e.ok),
+      [1, 2],
+    );
+  });
+
+  it('file names: one file per node name, only safe characters, no collisions between look-alike names', () => {
+    const names = ['a/b', 'a_b', 'a b', '../../etc/passwd', 'x'.repeat(500), '', 'ünï'];
+    const files = names.map(historyFileName);
+    assert.equal(new Set(files).size, names.length);
+    for (const f of files) {
+      assert.match(f, /^[A-Za-z0-9._-]*-[0-9a-f]{8}\.jsonl$/);
+      assert.ok(f.length <= 80 + 16, f);
+    }
+    assert.equal(historyFileName('a/b'), historyFileName('a/b'), 'stable');
+    const h = new HistoryStore(dir, '../../x');
+    assert.equal(path.dirname(h.file), dir, 'writes only inside dir');
+  });
+
+  it('the default folder: GPU_SESSIONS_CACHE_DIR, else XDG_CACHE_HOME/gpu-sessions, else ~/.cache/gpu-sessions', () => {
+    assert.equal(defaultHistoryDir({ GPU_SESSIONS_CACHE_DIR: '/c', XDG_CACHE_HOME: '/x' }), path.join('/c', 'history'));
+    assert.equal(defaultHistoryDir({ XDG_CACHE_HOME: '/x' }), path.join('/x', 'gpu-sessions', 'history'));
+    assert.equal(defaultHistoryDir({}), path.join(os.homedir(), '.cache', 'gpu-sessions', 'history'));
+  });
+
+  it('an unwritable folder does not throw: history is best effort, memory keeps the entries', () => {
+    const file = path.join(dir, 'not-a-dir');
+    writeFileSync(file, '');
+    const h = new HistoryStore(path.join(file, 'sub'), 'n');
+    h.addSample({ type: 'sample', time: new Date().toISOString() });
+    assert.equal(h.all().length, 1);
+  });
+});
