@@ -19,6 +19,7 @@
  * Exit status: 0, or 1 when an input could not be read (the others are still processed).
  */
 import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import {
   LineSplitter,
   LineKind,
@@ -73,16 +74,18 @@ export async function cmdParseLog(files: string[], opts: ParseLogOptions, io: Pa
   for (const input of inputs) {
     const isStdin = input === '-';
     const name = isStdin ? null : input;
-    const src: NodeJS.ReadableStream = isStdin ? (io.stdin ?? process.stdin) : createReadStream(input, { highWaterMark: 1024 * 1024 });
     try {
       if (opts.summary) {
-        // The byte-level fast path takes the canonical stat lines; the rest goes to the full parser.
+        // The byte-level fast path takes the canonical stat lines; the rest goes to the full parser. A file is
+        // read into one reused buffer (the summarizer keeps no reference to a chunk), half the cost of a stream.
         const sum = new FastLogSummarizer();
-        for await (const chunk of src as AsyncIterable<Buffer | string>) sum.addChunk(chunk);
+        const chunks = isStdin ? ((io.stdin ?? process.stdin) as AsyncIterable<Buffer | string>) : fileChunks(input);
+        for await (const chunk of chunks) sum.addChunk(chunk);
         sum.end();
         summaries.push({ file: name, summary: sum.summary() });
         continue;
       }
+      const src: NodeJS.ReadableStream = isStdin ? (io.stdin ?? process.stdin) : createReadStream(input, { highWaterMark: 1024 * 1024 });
       const splitter = new LineSplitter();
       let lineNo = 0;
       const handle = (lines: string[]) => {
@@ -122,6 +125,21 @@ export async function cmdParseLog(files: string[], opts: ParseLogOptions, io: Pa
     }
   }
   return rc;
+}
+
+/** The bytes of a file, 1 MiB at a time, in ONE reused buffer: each chunk is valid until the next is asked for. */
+async function* fileChunks(file: string): AsyncGenerator<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1024 * 1024);
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) return;
+      yield buf.subarray(0, bytesRead);
+    }
+  } finally {
+    await fh.close();
+  }
 }
 
 // --json output: the keys of toJsonRecord (taken from the function itself, so they stay in sync), then

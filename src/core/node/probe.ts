@@ -143,13 +143,14 @@ export function procRecordsLoop(extra = ''): string {
   return `for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
   d=\${f%/cmdline}
   [ -r "$f" ] || continue
+  gs_pp=; [ -r "$d/status" ] && while read -r gs_k gs_v; do [ "$gs_k" = PPid: ] && { gs_pp=$gs_v; break; }; done 2>/dev/null <"$d/status"
   printf 'P\\035'
-  { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$(awk '/^PPid:/{print $2}' "$d/status" 2>/dev/null)" \\
+  { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$gs_pp" \\
       "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
     tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='; } | od -An -v -tx1
   printf '\\035'
   od -An -v -tx1 < "$f" 2>/dev/null
-  c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 } /^--config=/ { sub(/^--config=/, ""); print; exit }')
+  c=; grep -q -a -e --config "$f" 2>/dev/null && c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 } /^--config=/ { sub(/^--config=/, ""); print; exit }')
   if [ -n "$c" ]; then printf '\\035'; ( cd "$d/cwd" 2>/dev/null && head -c 65536 -- "$c" 2>/dev/null | od -An -v -tx1 ); fi
   printf '\\036'
 ${extra}done`;
@@ -224,10 +225,10 @@ T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
 ( nvidia-smi ${GPU_QUERY_ARGS.map(shq).join(' ')} >"$T/q" 2>&1; echo $? >"$T/qrc" ) &
 ( nvidia-smi >"$T/b" 2>&1; echo $? >"$T/brc" ) &
 ( nvidia-smi ${COMPUTE_APPS_ARGS.map(shq).join(' ')} >"$T/a" 2>&1 ) &
+( df -kP >"$T/d" 2>/dev/null ) &
 sec home; printf '%s' "$HOME"
 sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
 ${hostFactsScript()}
-sec disks; df -kP 2>/dev/null
 sec ps; ps -eww -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null
 sec proc
 ${procRecordsLoop()}
@@ -240,6 +241,7 @@ ${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}`
 sec artifacts
 ${opts.artifacts === false ? ':' : artifactScanScript(roots, !(opts.roots && opts.roots.length), opts.volumes ?? PROBE_VOLUMES, depth, prune, names)} | head -z -n ${max + 1} 2>/dev/null
 wait
+sec disks; cat "$T/d" 2>/dev/null
 sec gpus; cat "$T/q" 2>/dev/null
 sec gpusrc; cat "$T/qrc" 2>/dev/null
 sec banner; cat "$T/b" 2>/dev/null

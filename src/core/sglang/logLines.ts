@@ -1229,7 +1229,8 @@ export interface LogSummary {
   truncatedLines: number;
 }
 
-interface RankAcc {
+/** One rank's running totals in a LogSummarizer (the fast path of logFast.ts holds them by reference). */
+export interface RankAcc {
   rank: string;
   order: number[];
   lines: number;
@@ -1274,6 +1275,11 @@ export class LogSummarizer {
 
   constructor(opts: LogSummarizerOptions = {}) {
     this.splitter = new LineSplitter({ maxLineBytes: opts.maxLineBytes });
+  }
+
+  /** The longest line addChunk keeps whole (UTF-8 bytes). */
+  get maxLineBytes(): number {
+    return this.splitter.maxLineBytes;
   }
 
   add(line: string): ClassifiedLine {
@@ -1326,12 +1332,24 @@ export class LogSummarizer {
   }
 
   private addStat(st: StatRecord): void {
-    const label = st.rank ?? rankLabel(st.ranks);
+    this.accumulate(
+      this.rankAcc(st.rank ?? rankLabel(st.ranks), st.ranks),
+      st.kind === 'decode',
+      st.time,
+      st.genThroughput,
+      st.acceptLen,
+      st.runningReqs,
+      st.queueReqs,
+    );
+  }
+
+  /** The totals of the rank labelled `label` (ranks: its tags), created on first use. */
+  rankAcc(label: string, ranks: Record<string, number>): RankAcc {
     let a = this.accs.get(label);
     if (!a) {
       a = {
         rank: label,
-        order: rankOrderKey(st.ranks),
+        order: rankOrderKey(ranks),
         lines: 0,
         decodeLines: 0,
         prefillLines: 0,
@@ -1347,26 +1365,56 @@ export class LogSummarizer {
       };
       this.accs.set(label, a);
     }
+    return a;
+  }
+
+  /**
+   * A decode/prefill stat line (not under KV pressure) already parsed into its summary fields: counted exactly
+   * as addClassified counts { kind, stat } (the fast path of logFast.ts, which allocates no record).
+   */
+  addStatFields(
+    a: RankAcc,
+    decode: boolean,
+    time: string | null,
+    gen: number | null,
+    acceptLen: number | null,
+    running: number | null,
+    queue: number | null,
+  ): void {
+    this.total++;
+    if (decode) this.kinds.decode++;
+    else this.kinds.prefill++;
+    this.accumulate(a, decode, time, gen, acceptLen, running, queue);
+  }
+
+  private accumulate(
+    a: RankAcc,
+    decode: boolean,
+    time: string | null,
+    g: number | null,
+    acceptLen: number | null,
+    running: number | null,
+    queue: number | null,
+  ): void {
     a.lines++;
-    if (st.kind === 'decode') {
+    if (decode) {
       a.decodeLines++;
-      const g = st.genThroughput;
       if (g !== null) {
         a.lastGen = g;
         a.genSum += g;
         a.genCount++;
         if (a.genMax === null || g > a.genMax) a.genMax = g;
       }
-      if (st.acceptLen !== null) {
-        a.acceptSum += st.acceptLen;
+      if (acceptLen !== null) {
+        a.acceptSum += acceptLen;
         a.acceptCount++;
       }
     } else {
       a.prefillLines++;
     }
-    if (st.time !== null) a.lastTime = st.time;
-    if (st.runningReqs !== null) a.lastRunning = st.runningReqs;
-    if (st.queueReqs !== null) a.lastQueue = st.queueReqs;
+    if (time !== null) a.lastTime = time;
+    if (running !== null) a.lastRunning = running;
+    if (queue !== null) a.lastQueue = queue;
   }
 
   summary(): LogSummary {

@@ -9,7 +9,7 @@ import type { ConnectConfig, ParsedKey } from 'ssh2';
 import { errorMessage } from '../util/errors';
 import type { Logger } from '../util/logger';
 import type { NodeSpec } from './config';
-import { loadSsh2 } from './lazySsh2';
+import { loadSsh2Client } from './lazySsh2';
 
 const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
 
@@ -36,7 +36,7 @@ function readOrUndefined(file: string): Buffer | undefined {
  * public half of an unencrypted private key), so the node never sees the agent's other keys.
  */
 export function restrictedAgent(socket: string, keyFiles: string[]): unknown {
-  const { OpenSSHAgent, utils } = loadSsh2();
+  const { OpenSSHAgent, utils } = loadSsh2Client();
   const wanted = new Set<string>();
   for (const f of keyFiles) {
     for (const src of [f + '.pub', f]) {
@@ -84,7 +84,7 @@ export interface AuthOptions {
 
 /** ssh2's authHandler: one method per call, agent first, then the key files; `false` when none is left. */
 export function authHandler(o: AuthOptions): ConnectConfig['authHandler'] {
-  const { utils } = loadSsh2();
+  const { utils } = loadSsh2Client();
   const { username, keyFiles } = o;
   let keyIdx = 0;
   let agentTried = false;

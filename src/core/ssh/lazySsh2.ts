@@ -2,3 +2,31 @@
 export function loadSsh2(): typeof import('ssh2') {
   return require('ssh2') as typeof import('ssh2');
 }
+
+type Ssh2ClientParts = Pick<typeof import('ssh2'), 'Client' | 'OpenSSHAgent'> & {
+  utils: Pick<(typeof import('ssh2'))['utils'], 'parseKey'>;
+};
+let ssh2Client: Ssh2ClientParts | undefined;
+
+/**
+ * What a client connection needs of ssh2 (Client, OpenSSHAgent, parseKey), from ssh2's own modules: its index
+ * also loads the server, key generation, SFTP flags and the HTTP agents (node:http, node:https), about a fifth
+ * of its load time, which a new `probe` process pays before it can connect. The whole package if the layout
+ * ever differs.
+ */
+export function loadSsh2Client(): Ssh2ClientParts {
+  if (ssh2Client) return ssh2Client;
+  try {
+    const parts: Ssh2ClientParts = {
+      Client: require('ssh2/lib/client.js') as (typeof import('ssh2'))['Client'],
+      OpenSSHAgent: (require('ssh2/lib/agent.js') as typeof import('ssh2')).OpenSSHAgent,
+      utils: { parseKey: (require('ssh2/lib/protocol/keyParser.js') as (typeof import('ssh2'))['utils']).parseKey },
+    };
+    if (typeof parts.Client !== 'function' || typeof parts.OpenSSHAgent !== 'function' || typeof parts.utils.parseKey !== 'function')
+      throw new Error('unexpected ssh2 layout');
+    ssh2Client = parts;
+  } catch {
+    ssh2Client = loadSsh2();
+  }
+  return ssh2Client;
+}

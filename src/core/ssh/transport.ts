@@ -18,7 +18,7 @@ import { GpuSessionsError, errorMessage } from '../util/errors';
 import { KnownHostsStore, fingerprintSha256, keyTypeOfBlob } from './knownHosts';
 import { HostKeyGate, HostKeyPrompt } from './hostKeyGate';
 import { authHandler, identityFiles } from './auth';
-import { loadSsh2 } from './lazySsh2';
+import { loadSsh2, loadSsh2Client } from './lazySsh2';
 import type { NodeSpec } from './config';
 import { ProxyProcess, expandProxyCommand, spawnProxyCommand } from './proxyCommand';
 import { Logger, nullLogger } from '../util/logger';
@@ -482,7 +482,7 @@ export class SshTransport extends BaseTransport {
     });
     this.hostKeys = hostKeys;
     const { sock, proxy } = await this.openSocket();
-    const { Client: SshClient } = loadSsh2();
+    const { Client: SshClient } = loadSsh2Client();
     const client = new SshClient();
     const username = node.user ?? os.userInfo().username;
     const cfg: ConnectConfig = {

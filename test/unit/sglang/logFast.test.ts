@@ -90,11 +90,18 @@ function fullSummary(buf: Buffer, maxLineBytes?: number) {
   return s.summary();
 }
 
-function fastSummary(buf: Buffer, chunk: (i: number) => number, maxLineBytes?: number) {
+/** reuse: every chunk is copied into ONE buffer that is overwritten with junk after addChunk (as parse-log reads files). */
+function fastSummary(buf: Buffer, chunk: (i: number) => number, maxLineBytes?: number, reuse = false) {
   const s = new FastLogSummarizer({ maxLineBytes });
+  const shared = Buffer.alloc(reuse ? buf.length : 0);
   for (let pos = 0, i = 0; pos < buf.length; i++) {
     const n = Math.max(1, chunk(i));
-    s.addChunk(buf.subarray(pos, pos + n));
+    const piece = buf.subarray(pos, pos + n);
+    if (reuse) {
+      const c = shared.subarray(0, piece.copy(shared));
+      s.addChunk(c);
+      c.fill('[2026-04-05 20:00:00 DP9] Decode batch, #running-req: 9, \n\xff');
+    } else s.addChunk(piece);
     pos += n;
   }
   s.end();
@@ -134,7 +141,7 @@ describe('parse-log fast path (logFast.ts) agrees with the full parser', () => {
       const a = fullSummary(buf);
       const r = rng(seed * 31);
       for (const chunk of [() => 1 << 20, () => 64 * 1024, () => 1 + Math.floor(r() * 300), () => 7]) {
-        const f = fastSummary(buf, chunk);
+        const f = fastSummary(buf, chunk, undefined, seed % 2 === 0);
         assert.deepEqual(f.summary, a);
         assert.ok(f.fastLines > 200, `fast lines ${f.fastLines}`);
       }
@@ -153,5 +160,97 @@ describe('parse-log fast path (logFast.ts) agrees with the full parser', () => {
     f.addChunk(Buffer.from('\n[2026-04-05 20:00:00] Decode batch, #running-req: 1'));
     f.end();
     assert.deepEqual(f.summary(), full);
+  });
+
+  // The learned line shapes (a line of a shape seen before is taken in one pass): a line that matches a learned
+  // shape in all but one byte must still be judged exactly as the full parser judges it.
+  const canonical = (i: number) => {
+    const ts = `2026-04-05 20:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}`;
+    return i % 5 === 0
+      ? `[${ts} DP${i % 8} TP0] Prefill batch, #new-seq: 1, #new-token: ${150 + i}, #cached-token: 0, token usage: 0.08, #running-req: 31, #queue-req: 0, cuda graph: True, input throughput (token/s): 559.53`
+      : `[${ts} DP${i % 8} TP0] Decode batch, #running-req: ${30 + (i % 7)}, #token: 34901, token usage: 0.${10 + (i % 89)}, accept len: ${(2.5 + (i % 10) / 20).toFixed(2)}, accept rate: 0.71, cuda graph: ${i % 3 ? 'True' : 'False'}, gen throughput (token/s): ${(1400 + (i % 200)).toFixed(2)}, #queue-req: ${i % 4}, `;
+  };
+  const HOSTILE = ['0', '9', '.', ',', ' ', ':', '\r', '\n', '\0', '\xff', 'e', '-', 'x', ']', '[', 'é'];
+
+  it('single-byte mutations of learned shapes, whatever the chunking', () => {
+    const r = rng(77);
+    const L: string[] = [];
+    for (let i = 0; i < 4000; i++) {
+      let l = canonical(i);
+      if (i > 20 && r() < 0.5) {
+        const at = Math.floor(r() * (l.length + 1));
+        const k = r();
+        const c = HOSTILE[Math.floor(r() * HOSTILE.length)];
+        l = k < 0.4 ? l.slice(0, at) + c + l.slice(at + 1) : k < 0.7 ? l.slice(0, at) + c + l.slice(at) : l.slice(0, at) + l.slice(at + 1);
+      }
+      L.push(l);
+    }
+    const buf = Buffer.from(L.join('\n') + '\n', 'latin1');
+    const a = fullSummary(buf);
+    for (const chunk of [() => 1 << 20, () => 1 + Math.floor(r() * 500), () => 3]) {
+      for (const reuse of [false, true]) {
+        const f = fastSummary(buf, chunk, undefined, reuse);
+        assert.deepEqual(f.summary, a);
+        assert.ok(f.fastLines > 1500, `fast lines ${f.fastLines}`);
+      }
+    }
+  });
+
+  it('numbers at the edges of what the fast path reads, KV pressure and CRLF in a learned shape', () => {
+    const base = canonical(1);
+    const vary = (v: string) => base.replace('#running-req: 31', `#running-req: ${v}`);
+    const lines = [
+      base,
+      base,
+      vary('123456789012345'), // 15 digits: taken
+      vary('1234567890123456'), // 16 digits: the full parser
+      vary('1.2.3'),
+      vary('.'),
+      vary('.5'),
+      vary('5.'),
+      vary(''),
+      vary('00031'),
+      vary('3 1'),
+      base.replace('token usage: 0.11', 'token usage: 0.995'),
+      base.replace('token usage: 0.11', 'token usage: 1.00'),
+      base.replace('token usage: 0.11', 'token usage: 0.9949'),
+      base + '\r',
+      base + '\r\n' + base,
+      base.slice(0, -2),
+      base.slice(0, -1),
+      base + ',',
+      base.replace('DP1 TP0', 'DP1 TP0 DP1'),
+      base.replace('DP1 TP0', 'DP1234567 TP0'),
+      base.replace(':01 DP1', ':01.5 DP1'),
+      base.replace(':01 DP1', ':61 DP1'),
+      base.replace('2026-04-05', '2026-04-5 '),
+      canonical(61), // a new minute
+      canonical(3600 * 24 + 5),
+    ];
+    const buf = Buffer.from(lines.join('\n') + '\n');
+    const a = fullSummary(buf);
+    for (const n of [1 << 20, 1, 2, 17, 199, 200, 201, 202]) assert.deepEqual(fastSummary(buf, () => n).summary, a, `chunks of ${n}`);
+  });
+
+  it('a line longer than maxLineBytes is left to the full splitter, which cuts it', () => {
+    // the same shapes with numbers of 1 to 12 digits: lengths vary around each limit
+    const lines = Array.from({ length: 300 }, (_, i) =>
+      canonical(i).replace(/#running-req: \d+/, `#running-req: ${'3'.repeat(1 + (i % 12))}`),
+    );
+    const buf = Buffer.from(lines.join('\n') + '\n');
+    for (const max of [100, 150, 190, 195, 200, 205, 210, 250]) {
+      const f = fastSummary(buf, () => 1 << 20, max);
+      assert.deepEqual(f.summary, fullSummary(buf, max), `maxLineBytes ${max}`);
+    }
+    assert.equal(fastSummary(buf, () => 1 << 20, 100).fastLines, 0);
+  });
+
+  it('takes every canonical stat line of a multi-rank log, in one pass after the first of each shape', () => {
+    const n = 5000;
+    const buf = Buffer.from(Array.from({ length: n }, (_, i) => canonical(i)).join('\n') + '\n');
+    const f = fastSummary(buf, () => 64 * 1024);
+    assert.deepEqual(f.summary, fullSummary(buf));
+    assert.equal(f.fastLines, n);
+    assert.equal(f.summary.ranks.length, 8);
   });
 });
