@@ -59,7 +59,8 @@ mkdirSync(path.join(stage, 'dist', 'vendor'), { recursive: true });
 // lazy call, so activation still parses none of them.
 const devBundle = readFileSync(path.join(root, 'dist', 'extension.js'), 'utf8');
 const vendored = [...new Set([...devBundle.matchAll(/require\("([^".][^"]*)"\)/g)].map((m) => m[1]))]
-  .filter((n) => n !== 'vscode' && !isBuiltin(n))
+  // ssh2's own modules (the CLI's client-only load) are not vendored: the package takes ssh2 whole (GS_SSH2_WHOLE)
+  .filter((n) => n !== 'vscode' && !isBuiltin(n) && !n.startsWith('ssh2/'))
   .sort();
 const vendorFile = (name) => `${name.replace(/^@/, '').replace(/[^a-zA-Z0-9.-]+/g, '-')}.js`;
 const common = {
@@ -77,6 +78,8 @@ const common = {
   metafile: true,
   // ssh2's optional native binding and cpu-features: ssh2 catches their absence (JS/WASM ciphers).
   external: ['vscode', '*.node', 'cpu-features'],
+  // one copy of ssh2 in the package: see loadSsh2Client (src/core/ssh/lazySsh2.ts)
+  define: { 'process.env.GS_SSH2_WHOLE': '"1"' },
 };
 const vendorPlugin = {
   name: 'vendor',
@@ -87,6 +90,8 @@ const vendorPlugin = {
         external: true,
       }));
     }
+    // never reached in the package (GS_SSH2_WHOLE), so left as they are rather than bundled a second time
+    b.onResolve({ filter: /^ssh2\// }, (a) => ({ path: a.path, external: true }));
   },
 };
 const req = createRequire(path.join(root, 'package.json'));

@@ -16,6 +16,10 @@ let ssh2Client: Ssh2ClientParts | undefined;
  */
 export function loadSsh2Client(): Ssh2ClientParts {
   if (ssh2Client) return ssh2Client;
+  // The packaged extension (scripts/package.mjs) makes every external it requires a bundle of its own: ssh2's
+  // modules required one by one would be separate copies there (a key parsed by one copy is refused by the
+  // other's client), so it defines GS_SSH2_WHOLE and always takes the whole package.
+  if (process.env.GS_SSH2_WHOLE === '1') return (ssh2Client = loadSsh2());
   try {
     const parts: Ssh2ClientParts = {
       Client: require('ssh2/lib/client.js') as (typeof import('ssh2'))['Client'],
