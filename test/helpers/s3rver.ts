@@ -221,13 +221,20 @@ export function awsCli(): string | null {
 }
 
 /** `aws s3 ls --recursive` parsed into key → size, with s3Env and an empty HOME. */
-export function awsLsRecursive(aws: string, endpoint: string, s3url: string, home: string): { keys: Map<string, number>; ms: number } {
+/** `aws s3 ls --recursive` with a throwaway HOME (removed afterwards unless the caller gave one). */
+export function awsLsRecursive(aws: string, endpoint: string, s3url: string, home?: string): { keys: Map<string, number>; ms: number } {
+  const own = home === undefined ? mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')) : null;
   const t0 = performance.now();
-  const r = spawnSync(aws, ['--endpoint-url', endpoint, 's3', 'ls', '--recursive', s3url], {
-    encoding: 'utf8',
-    maxBuffer: 512 * 1024 * 1024,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...s3Env(endpoint) },
-  });
+  let r;
+  try {
+    r = spawnSync(aws, ['--endpoint-url', endpoint, 's3', 'ls', '--recursive', s3url], {
+      encoding: 'utf8',
+      maxBuffer: 512 * 1024 * 1024,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home ?? own!, ...s3Env(endpoint) },
+    });
+  } finally {
+    if (own) rmSync(own, { recursive: true, force: true });
+  }
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`aws s3 ls failed (${r.status}): ${r.stderr}`);
   const keys = new Map<string, number>();

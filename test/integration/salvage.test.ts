@@ -299,7 +299,7 @@ describe('salvage over a real OpenSSH sshd', function () {
       assert.equal(rep.verdict, 'safe');
       const aws = awsCli();
       if (aws) {
-        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
+        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/');
         for (const f of uploaded)
           assert.equal(ls.keys.get(`qwen36/completions/${f}`), statSync(path.join(comp, f)).size, `awscli agrees on ${f}`);
         assert.equal(ls.keys.size, uploaded.length);

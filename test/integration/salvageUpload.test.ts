@@ -157,7 +157,7 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
       // An independent client agrees on keys and sizes.
       const aws = awsCli();
       if (aws) {
-        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
+        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/');
         assert.equal(ls.keys.get(bigUp.s3Object), statSync(bigPath).size, `awscli: ${bigUp.s3Object}`);
         assert.equal(ls.keys.get(mis.s3Object), statSync(path.join(comp, mismatched)).size);
         for (const f of missing) assert.equal(ls.keys.get(up.get(path.join(comp, f))!.s3Object), statSync(path.join(comp, f)).size, f);
@@ -202,7 +202,7 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
       assert.equal(curlCalls(), curlBefore, 'curl did not run');
       const aws = awsCli();
       if (aws) {
-        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
+        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/');
         for (const u of ups) assert.equal(ls.keys.get(u.s3Object), statSync(u.remotePath).size, `awscli: ${u.s3Object}`);
       }
       const calls = readFileSync(path.join(noCurl, 'python-calls.log'), 'utf8');
@@ -255,7 +255,7 @@ describe('salvage --upload-missing: node → S3 with presigned URLs (real sshd, 
       assert.equal(rep2.items.find((i: { remotePath: string }) => i.remotePath === bigPath).s3, 'present');
       const aws = awsCli();
       if (aws) {
-        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/', mkdtempSync(path.join(os.tmpdir(), 'gs-awshome-')));
+        const ls = awsLsRecursive(aws, s3.endpoint, 's3://train-dflash/qwen36/');
         assert.equal(ls.keys.get(up2.s3Object), statSync(bigPath).size, `awscli: ${up2.s3Object}`);
       }
     } finally {

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
-import { META_MAX_BYTES, TarReader, TarStreamError } from '../../../src/core/remote/tar';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { META_MAX_BYTES, TarEntry, TarReader, TarStreamError } from '../../../src/core/remote/tar';
 import { pad512, paxRecord, tarHeader } from '../../helpers/tarCraft';
 
 function reader(): { r: TarReader; entries: Array<{ path: string; size: number }>; bytes: () => number } {
@@ -71,5 +75,42 @@ describe('tar reader bounds (a hostile node)', () => {
     const chunk = Buffer.alloc(1024 * 1024);
     for (let i = 0; i < 64; i++) r.push(chunk);
     assert.equal(bytes(), 64 * 1024 * 1024);
+  });
+});
+
+describe('tar reader (GNU tar streams)', () => {
+  it('reads GNU tar streams: long names, unicode, newlines, empty files, many entries', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-tar-'));
+    try {
+      const names = ['plain.log', 'x'.repeat(180) + '.log', 'ünï 日本.txt', 'new\nline.log', 'empty.log', '-dash.sh', `q'"$(x).log`];
+      const contents = names.map((n, i) => (n === 'empty.log' ? '' : `${i}:${n}\n`.repeat(50 + i * 100)));
+      names.forEach((n, i) => writeFileSync(path.join(dir, n), contents[i]));
+      const list = names.map((n) => path.join(dir, n)).join('\0') + '\0';
+      const r = spawnSync('tar', ['--null', '--verbatim-files-from', '--no-recursion', '-P', '-T', '-', '-cf', '-'], {
+        input: list,
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      assert.equal(r.status, 0, r.stderr.toString());
+      const got = new Map<string, string>();
+      let cur: TarEntry | null = null;
+      let buf: Buffer[] = [];
+      const reader = new TarReader({
+        entry: (e) => ((cur = e), (buf = []), true),
+        data: (b) => buf.push(Buffer.from(b)),
+        end: () => got.set(cur!.path, Buffer.concat(buf).toString()),
+      });
+      // Feed in awkward chunk sizes.
+      for (let i = 0; i < r.stdout.length; i += 333) reader.push(r.stdout.subarray(i, i + 333));
+      assert.ok(reader.finished);
+      names.forEach((n, i) => assert.equal(got.get(path.join(dir, n)), contents[i], n));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rejects a corrupted tar header', () => {
+    const bad = Buffer.alloc(1024, 0x41);
+    const reader = new TarReader({ entry: () => true, data: () => undefined, end: () => undefined });
+    assert.throws(() => reader.push(bad), /corrupted/);
   });
 });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { LocalNames, insideDest, localRelPath, safeComponent } from '../../../src/core/salvage/paths';
+import { LocalNames, ensureParent, insideDest, localRelPath, safeComponent } from '../../../src/core/salvage/paths';
 
 describe('local names safe on every OS (issue 12)', () => {
   it('attack 9: a Linux name with backslashes cannot climb out of the run folder on Windows', () => {
@@ -62,5 +64,28 @@ describe('local names safe on every OS (issue 12)', () => {
   it('attack 11: a record with `..` is refused on its own (the caller fails that item)', () => {
     assert.throws(() => localRelPath('/home/u/../etc', 'git'), /\.\./);
     assert.equal(localRelPath('/home/u/repo', 'git'), 'git/home/u/repo');
+  });
+});
+
+describe('remote paths → the salvage folder', () => {
+  it('maps remote paths into the salvage folder safely', () => {
+    assert.equal(localRelPath('/root/logs/a.log'), 'files/root/logs/a.log');
+    assert.equal(localRelPath('/root/new\nline.log'), 'files/root/new%0Aline.log');
+    assert.equal(localRelPath('/root/100%.log'), 'files/root/100%25.log');
+    assert.throws(() => localRelPath('/root/../etc/passwd'), /\.\./);
+    assert.throws(() => localRelPath('/'), /Refusing/);
+    assert.equal(safeComponent(`q'"$(x)`), `q'%22$(x)`); // `"` is not allowed in Windows names
+    assert.ok(Buffer.byteLength(safeComponent('é'.repeat(300))) <= 240);
+    const dest = mkdtempSync(path.join(os.tmpdir(), 'gs-dest-'));
+    try {
+      assert.throws(() => insideDest(dest, '../escape'), /outside/);
+      assert.throws(() => insideDest(dest, '/etc/passwd'), /outside/);
+      mkdirSync(path.join(dest, 'files'));
+      symlinkSync('/tmp', path.join(dest, 'files', 'evil'));
+      assert.throws(() => ensureParent(dest, path.join(dest, 'files', 'evil', 'x', 'y.log')), /symlink/);
+      ensureParent(dest, path.join(dest, 'files', 'ok', 'deep', 'z.log'));
+    } finally {
+      rmSync(dest, { recursive: true, force: true });
+    }
   });
 });
