@@ -24,8 +24,8 @@ import {
   stopServer,
 } from '../../src/core/launch/launch';
 import { LaunchProfile, validateProfile } from '../../src/core/launch/profile';
-import { findFreePortBlock } from '../../src/sim/demoServer';
 import { startSimNode, testUser } from './simnode';
+import { freeTestPorts } from './ports';
 
 const FIXTURES = path.join(__dirname, '..', '..', '..', 'test', 'fixtures');
 
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
           save('launch', name, x.r, { op: 'preflight', profile: p, requested: p.gpus, node: 'simnode', override }),
         );
       await pf(busy, 'preflight-busy', false);
-      const free = await findFreePortBlock(45000 + Math.floor(Math.random() * 4000), 2);
+      const free = await freeTestPorts(2);
       await pf(valid({ gpus: [2], basePort: free, modelPath: '~/no-such-model', python: '/no/python3' }), 'preflight-bad', false);
       const one = valid({ gpus: [3], basePort: free });
       await pf(one, 'preflight-override', true);

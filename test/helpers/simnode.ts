@@ -6,9 +6,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
-import { findFreePortBlock } from '../../src/sim/demoServer';
 import { SimNodeLayout, SimNodeOptions, buildSimHome } from '../../src/sim/home';
 import { TestSshd, ensureUser } from './sshd';
+import { freeTestPorts } from './ports';
 
 export const SIM_USER = 'gpusim';
 
@@ -50,7 +50,7 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
   // Stop anything a previous run left behind for this user.
   spawnSync('pkill', ['-u', user, '-f', 'sglang.launch_server']);
   wipeHome(home);
-  const basePort = opts.basePort ?? (await findFreePortBlock(31000 + Math.floor(Math.random() * 2000), opts.gpuCount ?? 7));
+  const basePort = opts.basePort ?? (await freeTestPorts(opts.gpuCount ?? 7));
   const layout = buildSimHome(home, { ...opts, basePort });
   opts.beforeStart?.(home);
   execFileSync('chown', ['-Rh', `${user}:${user}`, home]);

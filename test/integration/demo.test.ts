@@ -5,9 +5,10 @@ import { promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DemoNode, findFreePortBlock, startDemoNode } from '../../src/sim/demoServer';
+import { DemoNode, startDemoNode } from '../../src/sim/demoServer';
 import { cli } from '../helpers/cli';
 import { processesUnder as procsUnder } from '../helpers/procs';
+import { freeTestPorts } from '../helpers/ports';
 
 describe('demo node', function () {
   this.timeout(90_000);
@@ -15,7 +16,7 @@ describe('demo node', function () {
   let dir: string;
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'gs-demo-test-'));
-    demo = await startDemoNode({ dir, sim: { basePort: await findFreePortBlock(34000, 7) } });
+    demo = await startDemoNode({ dir, sim: { basePort: await freeTestPorts(7) } });
   });
   after(async () => {
     await demo?.stop();

@@ -17,6 +17,7 @@ import { Salvager } from '../../src/core/salvage/salvage';
 import type { NodeSpec } from '../../src/core/ssh/config';
 import type { SshTransport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode } from '../helpers/simnode';
+import { freeTestPorts } from '../helpers/ports';
 
 const noSnapshot = async () => ({ json: {}, markdown: '', summary: '' });
 
@@ -181,8 +182,7 @@ describe('fault matrix', function () {
     if (spawnSync('mount', ['-t', 'tmpfs', '-o', `size=16k,uid=${uid},gid=${gid}`, 'tmpfs', launchDir]).status !== 0) this.skip();
     try {
       spawnSync('dd', ['if=/dev/zero', `of=${path.join(launchDir, 'filler')}`, 'bs=4k', 'count=64'], { stdio: 'ignore' }); // fills it
-      const { findFreePortBlock } = await import('../../src/sim/demoServer');
-      const port = await findFreePortBlock(45000 + Math.floor(Math.random() * 4000), 1);
+      const port = await freeTestPorts(1);
       const prof = path.join(mkdtempSync(path.join(os.tmpdir(), 'gs-full-launch-')), 'one.json');
       writeFileSync(
         prof,

@@ -17,8 +17,8 @@ import type { SglangServer } from '../../src/core/sglang/serverArgv';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { probeOperation } from '../../src/core/node/probe';
 import type { Transport } from '../../src/core/ssh/transport';
-import { findFreePortBlock } from '../../src/sim/demoServer';
 import { SimNode, startSimNode, waitFor, testUser } from '../helpers/simnode';
+import { freeTestPorts } from '../helpers/ports';
 
 const USER = testUser('gslaunch');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -69,7 +69,7 @@ describe('launch profiles over a real OpenSSH sshd', function () {
     writeFileSync(f, JSON.stringify(p, null, 2));
     return f;
   };
-  const freeBlock = (n: number) => findFreePortBlock(41000 + Math.floor(Math.random() * 8000), n);
+  const freeBlock = (n: number) => freeTestPorts(n);
 
   before(async function () {
     if (process.getuid?.() !== 0) this.skip();

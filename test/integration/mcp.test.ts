@@ -6,7 +6,7 @@
  * on the node appears in no result.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -85,11 +85,18 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
   });
 
   it('tail_log is bounded and parse_log summarizes; the planted secret is redacted', async () => {
-    appendFileSync(sim.layout.logFiles[0], `[2026-12-01 10:00:00] export HF_TOKEN=${SECRET}\n`);
-    const t = await call('tail_log', { node: 'simnode', path: sim.layout.logFiles[0], lines: 30 });
+    // A log no process writes: a server's own log is written at the server's file offset (`>` redirect, as on a
+    // real node), so a line appended to it by the test is overwritten by the server's next line.
+    const notes = path.join(path.dirname(sim.layout.logFiles[0]), 'notes.log');
+    writeFileSync(
+      notes,
+      Array.from({ length: 50 }, (_, i) => (i === 45 ? `[2026-12-01 10:00:00] export HF_TOKEN=${SECRET}` : `line ${i}`)).join('\n') + '\n',
+    );
+    const t = await call('tail_log', { node: 'simnode', path: notes, lines: 30 });
     assert.ok(!t.isError, JSON.stringify(t.content));
     const lines = t.structuredContent!.lines as string[];
-    assert.ok(lines.length > 0 && lines.length <= 30, `${lines.length} lines`);
+    assert.equal(lines.length, 30, `${lines.length} lines`);
+    assert.equal(lines[0], 'line 20');
     assert.ok(
       lines.some((l) => l.includes('HF_TOKEN=')),
       'the planted line is there, redacted',

@@ -10,11 +10,11 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findFreePortBlock } from '../../src/sim/demoServer';
 import { validateProfile } from '../../src/core/launch/profile';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
 import { planted } from '../helpers/planted';
+import { freeTestPorts } from '../helpers/ports';
 
 const API_KEY = 'gs-test-api-key-4f1c9e2b7a';
 const HF = planted('hf_', 'PlantedTokenValue0123456789abcdefXYZ');
@@ -62,7 +62,7 @@ describe('secrets never leave in clear; capture reproduces three different serve
     if (process.getuid?.() !== 0) this.skip();
     sim = await startSimNode({ user: 'gssecret', startServers: false, gpuCount: 5, decodePeriodS: 0.5 });
     dir = mkdtempSync(path.join(os.tmpdir(), 'gs-secrets-it-'));
-    const base = await findFreePortBlock(42000 + Math.floor(Math.random() * 6000), 30);
+    const base = await freeTestPorts(30);
     ports = [base, base + 10, base + 20];
     const m = sim.layout.modelPath;
     const start = (cvd: string, log: string, cwd: string, args: string, env = '') =>
