@@ -166,6 +166,11 @@ export class BatchWriter {
     return new BatchWriter(null, new BatchFiles(dest, o.md5, o.scanLimit));
   }
 
+  /** False once the thread died or was stopped: every later file would fail, so take a new writer. */
+  get alive(): boolean {
+    return this.dead === null;
+  }
+
   get threaded(): boolean {
     return this.worker !== null;
   }

@@ -443,6 +443,7 @@ export class Salvager {
   private filesDone = 0;
   private filesTotal = 0;
   private lastWrite = 0;
+  private writer: BatchWriter | null = null;
   /** How long the last manifest write took (ms). */
   private lastSaveMs = 0;
   private fatal: string | null = null;
@@ -724,14 +725,18 @@ export class Salvager {
       const started = { ms: Date.now(), bytes: m.stats.bytesTransferred };
       // With a deadline, configs (small, and what reproduces the run) before the logs.
       const order: StepId[] = this.o.deadline ? ['scripts', 'configs', 'logs', 'data'] : ['scripts', 'logs', 'configs', 'data'];
-      for (const step of order) {
-        this.checkCancel();
-        let mine = files.filter((f) => f.step === step);
-        if (this.o.deadline) {
-          mine = mine.sort(byValuePerByte);
-          if (step === 'data') this.planDeadline(this.o.deadline, mine, started);
+      try {
+        for (const step of order) {
+          this.checkCancel();
+          let mine = files.filter((f) => f.step === step);
+          if (this.o.deadline) {
+            mine = mine.sort(byValuePerByte);
+            if (step === 'data') this.planDeadline(this.o.deadline, mine, started);
+          }
+          await this.runFileStep(step, mine);
         }
-        await this.runFileStep(step, mine);
+      } finally {
+        await this.closeBatchWriter();
       }
       this.checkCancel();
       await this.finalPass();
@@ -1020,6 +1025,18 @@ export class Salvager {
     return m;
   }
 
+  /** The writer thread of the run's file steps: started with the first batch, kept for the next steps. */
+  private batchWriter(): BatchWriter {
+    if (!this.writer?.alive) this.writer = BatchWriter.start(this.dir, { md5: !!this.o.s3, scanLimit: SCAN_LIMIT });
+    return this.writer;
+  }
+
+  private async closeBatchWriter(): Promise<void> {
+    const w = this.writer;
+    this.writer = null;
+    await w?.close();
+  }
+
   /** `r.secrets`: the scan of the exact bytes, done where they were written (else the local copy is read). */
   private markItem(it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
     if (r.ok) {
@@ -1209,7 +1226,7 @@ export class Salvager {
     const byPath = new Map(todo.map((i) => [i.remotePath, i]));
     const md5 = !!this.o.s3;
     // One writer thread for the batches running in parallel: file writes stay off this thread.
-    const writer = batches.length ? BatchWriter.start(this.dir, { md5, scanLimit: SCAN_LIMIT }) : null;
+    const writer = batches.length ? this.batchWriter() : null;
     const one = async (item: SalvageItem) => {
       const r = await downloadOne(
         t,
@@ -1277,11 +1294,7 @@ export class Salvager {
         }
       }
     };
-    try {
-      await Promise.all(Array.from({ length: n }, worker));
-    } finally {
-      await writer?.close();
-    }
+    await Promise.all(Array.from({ length: n }, worker));
     this.checkCancel();
     // A channel that closed without an exit status (the connection dropped and came back): once more, whole.
     if (!retry && !this.fatal) {
