@@ -1,0 +1,289 @@
+/**
+ * Launch preflight: ONE exec that checks ports, GPUs, model path and import sglang, giving refusals and warnings.
+ */
+import { errorMessage } from '../util/errors';
+import { RemoteOperation, runOperation } from '../remote/operation';
+import { sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
+import { shq } from '../remote/quote';
+import { AbortLike, Transport } from '../ssh/transport';
+import { DEFAULT_PYTHON, LaunchProfile, planInstances, remotePathExpr, renderPreamble } from './profile';
+import { nonce } from './launchCommon';
+import { errorSummary } from './readiness';
+
+// ------------------------------------------------------------------------------------ preflight
+
+export type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir' | 'secret';
+
+export interface PreflightIssue {
+  check: PreflightCheck;
+  message: string;
+  /** A refusal that `override` turns into a warning (GPUs in use, nvidia-smi unavailable). */
+  overridable?: boolean;
+}
+
+export interface PreflightResult {
+  ok: boolean;
+  refusals: PreflightIssue[];
+  warnings: PreflightIssue[];
+  /** GPUs the launch uses (the profile's list, or every GPU of the node for "all"). */
+  gpus: number[];
+  /** GPUs nvidia-smi lists; null when it could not be asked. */
+  nodeGpus: Array<{ index: number; uuid: string | null }> | null;
+  /** Ports the instances would listen on. */
+  ports: number[];
+  /** `sglang.__version__` as the interpreter imports it; null when the import failed. */
+  sglangVersion: string | null;
+}
+
+export interface PreflightOptions {
+  /** Launch on GPUs that have compute processes anyway (and when nvidia-smi cannot be asked). */
+  override?: boolean;
+  signal?: AbortLike;
+  timeoutMs?: number;
+}
+
+/** Looks like a Hugging Face repo id ("org/name"), not a local path. */
+export function looksLikeHfRepo(p: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/.test(p) && !p.includes('..');
+}
+
+export function buildPreflightScript(n: string, profile: LaunchProfile): string {
+  const model = remotePathExpr(profile.modelPath);
+  const draft = profile.speculative?.draftModelPath;
+  const py = profile.python ?? DEFAULT_PYTHON;
+  const pyExpr = py.startsWith('~/') ? remotePathExpr(py) : shq(py);
+  const pathCheck = (expr: string) =>
+    `p=${expr}; if [ -d "$p" ]; then if [ -f "$p/config.json" ]; then echo dir-config; else echo dir; fi; elif [ -e "$p" ]; then echo not-dir; else echo missing; fi`;
+  return `${sectionPrologue(n)}
+export LC_ALL=C
+sec listen; awk 'FNR > 1 && $4 == "0A" { print $2 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+sec ss; if command -v ss >/dev/null 2>&1; then ss -Hltnp 2>/dev/null | head -n 2000; fi
+sec gpus; nvidia-smi --query-gpu=index,uuid --format=csv,noheader 2>&1; echo "rc=$?"
+sec apps; nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv,noheader,nounits 2>&1 | head -n 1024
+sec workdir; if [ -d ${remotePathExpr(profile.workDir ?? '~')} ]; then echo ok; else echo missing; fi
+sec model; ( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(model)} )
+sec draft; ${draft !== undefined ? `( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(remotePathExpr(draft))} )` : 'echo none'}
+sec python; (
+${renderPreamble(profile, 'GS-ERROR', { secrets: false })
+  .map((l) => '  ' + l)
+  .join('\n')}
+  T=; if command -v timeout >/dev/null 2>&1; then T="timeout 90"; fi
+  $T ${pyExpr} -c 'import sys, sglang; sys.stdout.write("GS-SGLANG %s\\n" % getattr(sglang, "__version__", "unknown"))' 2>&1
+  echo "GS-RC $?"
+) 2>&1 | tail -n 25
+sec end
+`;
+}
+
+/** Local ports of listening sockets from /proc/net/tcp{,6} `local_address` fields ("0100007F:7530"). */
+export function parseListenPorts(text: string): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  for (const raw of text.split('\n')) {
+    const m = /^([0-9A-Fa-f]+):([0-9A-Fa-f]{4})$/.exec(raw.trim());
+    if (!m) continue;
+    const port = parseInt(m[2], 16);
+    const addr = hexAddr(m[1]);
+    const l = out.get(port) ?? [];
+    if (!l.includes(addr)) l.push(addr);
+    out.set(port, l);
+  }
+  return out;
+}
+
+function hexAddr(h: string): string {
+  if (h.length === 8) {
+    const b = h
+      .match(/../g)!
+      .map((x) => parseInt(x, 16))
+      .reverse();
+    return b.join('.');
+  }
+  if (h.length === 32) {
+    if (/^0+$/.test(h)) return '::';
+    if (h === '00000000000000000000000001000000') return '::1';
+    return `[ipv6 ${h.toLowerCase()}]`;
+  }
+  return h;
+}
+
+/** `ss -Hltnp` → port → "python3 pid 1234" (only for sockets of processes we may see). */
+function parseSsOwners(text: string): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const line of text.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 4) continue;
+    const local = f[3];
+    const pm = /:(\d+)$/.exec(local);
+    if (!pm) continue;
+    const um = /users:\(\("([^"]*)",pid=(\d+)/.exec(line);
+    if (um && !out.has(Number(pm[1]))) out.set(Number(pm[1]), `${um[1]} pid ${um[2]}`);
+  }
+  return out;
+}
+
+export function parsePreflightOutput(
+  text: string,
+  n: string,
+  profile: LaunchProfile,
+  requested: number[] | 'all',
+  nodeLabel: string,
+  override: boolean,
+): PreflightResult {
+  const s = splitSections(text, n);
+  const refusals: PreflightIssue[] = [];
+  const warnings: PreflightIssue[] = [];
+  const refuseOrWarn = (check: PreflightCheck, msg: string, overridable: boolean) => {
+    if (overridable && override) warnings.push({ check, message: `${msg} (overridden)` });
+    else refusals.push(overridable ? { check, message: msg, overridable } : { check, message: msg });
+  };
+
+  // GPUs
+  const gtext = s.get('gpus') ?? '';
+  const rcm = /(?:^|\n)rc=(\d+)\s*$/.exec(gtext);
+  const body = rcm ? gtext.slice(0, rcm.index) : gtext;
+  let nodeGpus: Array<{ index: number; uuid: string | null }> | null = null;
+  const parsedGpus: Array<{ index: number; uuid: string | null }> = [];
+  for (const line of body.split('\n')) {
+    const m = /^\s*(\d+)\s*,\s*(\S*)\s*$/.exec(line);
+    if (m) parsedGpus.push({ index: Number(m[1]), uuid: m[2] && !m[2].startsWith('[') ? m[2] : null });
+  }
+  if (parsedGpus.length) nodeGpus = parsedGpus;
+  const smiProblem = nodeGpus ? null : body.trim().split('\n').slice(-2).join(' ').trim() || 'no output';
+  let gpus: number[] = [];
+  if (requested === 'all') {
+    if (nodeGpus) gpus = nodeGpus.map((g) => g.index);
+    else refusals.push({ check: 'gpu', message: `gpus is "all", but nvidia-smi on ${nodeLabel} lists no GPU (${smiProblem}).` });
+  } else {
+    gpus = [...requested];
+    if (!nodeGpus)
+      refuseOrWarn('gpu', `nvidia-smi on ${nodeLabel} could not list GPUs (${smiProblem}); cannot check GPUs ${gpus.join(',')}.`, true);
+    else {
+      const have = new Set(nodeGpus.map((g) => g.index));
+      const missing = gpus.filter((g) => !have.has(g));
+      if (missing.length)
+        refusals.push({
+          check: 'gpu',
+          message: `GPU${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'do' : 'does'} not exist on ${nodeLabel} (it has GPU${nodeGpus.length === 1 ? '' : 's'} ${nodeGpus.map((g) => g.index).join(', ')}).`,
+        });
+    }
+  }
+  if (nodeGpus) {
+    const byUuid = new Map(nodeGpus.filter((g) => g.uuid).map((g) => [g.uuid!, g.index]));
+    const busy = new Map<number, string[]>();
+    for (const line of (s.get('apps') ?? '').split('\n')) {
+      const f = line.split(',').map((x) => x.trim());
+      if (f.length < 4 || !/^\d+$/.test(f[0])) continue;
+      const uuid = f[f.length - 1];
+      const mem = f[f.length - 2];
+      const name = f.slice(1, f.length - 2).join(',');
+      const idx = byUuid.get(uuid);
+      if (idx === undefined) continue;
+      const l = busy.get(idx) ?? [];
+      l.push(`pid ${f[0]} ${name}${/^\d+$/.test(mem) ? ` (${mem} MiB)` : ''}`);
+      busy.set(idx, l);
+    }
+    for (const g of gpus) {
+      const procs = busy.get(g);
+      if (procs)
+        refuseOrWarn(
+          'gpu',
+          `GPU ${g} is in use on ${nodeLabel}: ${procs.slice(0, 3).join(', ')}${procs.length > 3 ? `, and ${procs.length - 3} more` : ''}. Stop it first, choose other gpus, or override.`,
+          true,
+        );
+    }
+  }
+
+  // Ports
+  let ports: number[] = [];
+  if (gpus.length) {
+    try {
+      ports = planInstances(profile, gpus).map((p) => p.port);
+    } catch (e) {
+      refusals.push({ check: 'gpu', message: errorMessage(e) });
+    }
+  }
+  const listening = parseListenPorts(s.get('listen') ?? '');
+  const owners = parseSsOwners(s.get('ss') ?? '');
+  for (const [k, port] of ports.entries()) {
+    const addrs = listening.get(port);
+    if (!addrs) continue;
+    const who = owners.get(port);
+    refusals.push({
+      check: 'port',
+      message: `Port ${port}${profile.layout === 'per-gpu' ? ` (GPU ${gpus[k]})` : ''} is already in use on ${nodeLabel}: something listens on ${addrs.map((a) => `${a}:${port}`).join(', ')}${who ? ` (${who})` : ''}. Stop it or choose another basePort.`,
+    });
+  }
+
+  // Working directory, model
+  if ((s.get('workdir') ?? '').trim() !== 'ok')
+    refusals.push({ check: 'workdir', message: `workDir ${profile.workDir ?? '~'} does not exist on ${nodeLabel}.` });
+  const modelCheck = (what: string, field: string, p: string, state: string) => {
+    if (state === 'dir-config') return;
+    if (state === 'dir')
+      warnings.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} has no config.json; SGLang may not load it.` });
+    else if (state === 'not-dir') refusals.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} is not a directory.` });
+    else if (looksLikeHfRepo(p))
+      warnings.push({
+        check: 'model',
+        message: `${field}: "${p}" is not a directory on ${nodeLabel}; it looks like a Hugging Face repo id, which SGLang downloads on start (into HF_HOME).`,
+      });
+    else refusals.push({ check: 'model', message: `${field}: the ${what} ${p} does not exist on ${nodeLabel}.` });
+  };
+  modelCheck('model', 'modelPath', profile.modelPath, (s.get('model') ?? '').trim());
+  const draft = profile.speculative?.draftModelPath;
+  if (draft !== undefined) modelCheck('draft model', 'speculative.draftModelPath', draft, (s.get('draft') ?? '').trim());
+
+  // Interpreter
+  const pyOut = (s.get('python') ?? '').replace(/\s+$/, '');
+  const ver = /GS-SGLANG (\S+)/.exec(pyOut);
+  const rc = /GS-RC (\d+)/.exec(pyOut);
+  const py = profile.python ?? DEFAULT_PYTHON;
+  if (!ver || (rc && rc[1] !== '0')) {
+    const lines = pyOut.split('\n').filter((l) => l && !/^GS-RC /.test(l));
+    const gsErr = lines.find((l) => l.startsWith('GS-ERROR '));
+    const why = gsErr ? gsErr.slice('GS-ERROR '.length) : (errorSummary(lines) ?? `exit ${rc?.[1] ?? '?'}`);
+    refusals.push({
+      check: 'python',
+      message: `${py}${profile.venv ? ` (venv ${profile.venv})` : ''} cannot import sglang on ${nodeLabel}: ${why}`,
+    });
+  }
+  if (!sectionsComplete(text, n)) refusals.push({ check: 'python', message: `The preflight did not complete on ${nodeLabel}.` });
+  return { ok: refusals.length === 0, refusals, warnings, gpus, nodeGpus, ports, sglangVersion: ver ? ver[1] : null };
+}
+
+/**
+ * The preflight as a described operation. Output cut at its bound lacks the end marker, which the parser
+ * turns into a refusal ("did not complete") like any other cut-off run.
+ */
+export function preflightOperation(
+  profile: LaunchProfile,
+  gpus: number[] | 'all',
+  nodeLabel: string,
+  opts: { override?: boolean; timeoutMs?: number } = {},
+): RemoteOperation<PreflightResult> {
+  const n = nonce();
+  return {
+    name: 'preflight',
+    command: 'sh -s',
+    stdin: buildPreflightScript(n, profile),
+    timeoutMs: opts.timeoutMs ?? 150_000,
+    maxOutputBytes: 8 * 1024 * 1024,
+    acceptTruncated: true,
+    idempotent: true,
+    parse: (r) => parsePreflightOutput(r.stdout.toString('utf8'), n, profile, gpus, nodeLabel, Boolean(opts.override)),
+  };
+}
+
+/**
+ * Checks before a launch, in ONE exec: the instances' ports are free, the GPUs exist and hold no compute
+ * process (unless `override`), the model path is present (an HF repo id only warns), workDir exists, and the
+ * interpreter (after venv and env) can `import sglang`.
+ */
+export async function preflight(
+  t: Transport,
+  profile: LaunchProfile,
+  gpus: number[] | 'all' = profile.gpus,
+  opts: PreflightOptions = {},
+): Promise<PreflightResult> {
+  return runOperation(t, preflightOperation(profile, gpus, t.label, opts), opts.signal);
+}
