@@ -7,16 +7,17 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { median } from './lib';
 
 const LINES = Number(process.env.BENCH_LINES ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
+/** The same extraction in awk: decode lines, mean and max generation throughput. */
+export const mawkSummaryProgram =
+  '/Decode batch/ { i = index($0, "gen throughput (token/s): "); if (i) { v = substr($0, i + 26) + 0; s += v; n++; if (v > m) m = v } } END { printf "%d %.2f %.2f\\n", n, s / n, m }';
 
-function makeLog(file: string): void {
+/** A DP8 SGLang log of `LINES` lines: decode and prefill stat lines, access-log lines. */
+export function makeSglangLog(file: string, LINES: number): void {
   const chunks: string[] = [];
   let buf = '';
   for (let i = 0; i < LINES; i++) {
@@ -48,10 +49,9 @@ function main(): void {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-bench-parse-'));
   const file = path.join(dir, 'sglang_dp8.log');
   try {
-    makeLog(file);
+    makeSglangLog(file, LINES);
     const cli = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
-    const awkProg =
-      '/Decode batch/ { i = index($0, "gen throughput (token/s): "); if (i) { v = substr($0, i + 26) + 0; s += v; n++; if (v > m) m = v } } END { printf "%d %.2f %.2f\\n", n, s / n, m }';
+    const awkProg = mawkSummaryProgram;
     const ours: number[] = [];
     const awk: number[] = [];
     let awkOut = '';
@@ -88,4 +88,4 @@ function main(): void {
   }
 }
 
-main();
+if (require.main === module) main();

@@ -9,7 +9,7 @@
  *      BENCH_WAN_RUNS (default BENCH_RUNS), BENCH_WAN_DELAY_MS (25, each way), BENCH_WAN_MBIT (1000),
  *      BENCH_PROFILES (default "loopback,wan"), BENCH_SINGLE (0: skip the one-stream row).
  */
-import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -19,6 +19,7 @@ import { listNodes } from '../src/core/ssh/nodes';
 import { ConnectionPool } from '../src/core/ssh/pool';
 import { Salvager } from '../src/core/salvage/salvage';
 import { startSimNode } from '../test/helpers/simnode';
+import { median, startRelay } from './lib';
 
 const BIG_MIB = Number(process.env.BENCH_BIG_MIB ?? 1024);
 const SMALL = Number(process.env.BENCH_SMALL_FILES ?? 5000);
@@ -29,36 +30,11 @@ const WAN_MBIT = Number(process.env.BENCH_WAN_MBIT ?? 1000);
 const PROFILES = (process.env.BENCH_PROFILES ?? 'loopback,wan').split(',');
 const SINGLE = process.env.BENCH_SINGLE !== '0';
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
 interface OursRun {
   ms: number;
   lagP99: number;
   lagMax: number;
   rssPeakMiB: number;
-}
-
-/** Starts the relay process; resolves with its port. */
-function startRelay(targetPort: number, delayMs: number, bytesPerSec: number): Promise<{ port: number; proc: ChildProcess }> {
-  const script = path.resolve(__dirname, '..', 'test', 'helpers', 'relay.js');
-  const proc = spawn(
-    process.execPath,
-    [script, '--target', String(targetPort), '--delay-ms', String(delayMs), '--bandwidth', String(bytesPerSec), '--lifetime-ms', '3600000'],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    proc.stdout!.on('data', (b: Buffer) => {
-      buf += b.toString();
-      const m = /\{"port":(\d+)\}/.exec(buf);
-      if (m) resolve({ port: Number(m[1]), proc });
-    });
-    proc.once('exit', (c) => reject(new Error(`relay exited (${c})`)));
-    setTimeout(() => reject(new Error('relay did not start')), 10_000).unref();
-  });
 }
 
 async function main(): Promise<void> {

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const ALL = ['probe', 'salvage', 's3-inventory', 'parse-log', 'activation'];
+const ALL = ['speed', 'probe', 'salvage', 's3-inventory', 'parse-log', 'activation'];
 const want = process.argv.slice(2).length ? process.argv.slice(2) : ALL;
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit' }).status;
 if (run('node', ['scripts/build.mjs']) !== 0 || run('npx', ['tsc', '-p', '.']) !== 0) process.exit(1);

@@ -33,6 +33,7 @@ import {
 } from '../core/sglang/logLines';
 import { formatCount } from '../core/util/format';
 import { FastLogSummarizer } from '../core/sglang/logFast';
+import { summarizeFileParallel } from '../core/sglang/logParallel';
 
 export interface ParseLogIo {
   out(s: string): void;
@@ -78,6 +79,12 @@ export async function cmdParseLog(files: string[], opts: ParseLogOptions, io: Pa
       if (opts.summary) {
         // The byte-level fast path takes the canonical stat lines; the rest goes to the full parser. A file is
         // read into one reused buffer (the summarizer keeps no reference to a chunk), half the cost of a stream.
+        // A large file: one piece per core, merged into the same summary (logParallel.ts).
+        const whole = isStdin ? null : await summarizeFileParallel(input);
+        if (whole) {
+          summaries.push({ file: name, summary: whole });
+          continue;
+        }
         const sum = new FastLogSummarizer();
         const chunks = isStdin ? ((io.stdin ?? process.stdin) as AsyncIterable<Buffer | string>) : fileChunks(input);
         for await (const chunk of chunks) sum.addChunk(chunk);

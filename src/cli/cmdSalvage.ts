@@ -11,6 +11,7 @@ import { SalvageItem, SalvageManifest, Salvager, STEPS } from '../core/salvage/s
 import type { Transport } from '../core/ssh/transport';
 import { bytes } from './format';
 import { keepSalvaged } from '../core/salvage/watch';
+import { PhaseTimer, connectNow, formatTimings } from '../core/salvage/timings';
 
 export interface SalvageCliOptions {
   dest: string;
@@ -19,6 +20,10 @@ export interface SalvageCliOptions {
   yes: boolean;
   json: boolean;
   includeLarge: boolean;
+  /** Paths on the node whose weights of unknown origin may stay (`--leave`). */
+  leave?: string[];
+  /** Provider volumes to look at (the demo: none; its node is this machine). */
+  volumes?: string[];
   sizeThreshold?: number;
   roots?: string[];
   addRoots?: string[];
@@ -40,6 +45,8 @@ export interface SalvageCliOptions {
   graceS?: number;
   /** The rental's end: most valuable per byte first, and what will not make it named before the bulk data. */
   deadline?: Date | null;
+  /** `--verbose`: the phase timings on stderr at the end. */
+  verbose?: boolean;
 }
 
 export interface Io {
@@ -68,7 +75,9 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
     stats: m.stats,
     listing: m.listing,
     uploads: m.uploads ?? [],
+    data: m.data ?? null,
     deadline: m.deadline ?? null,
+    timings: m.timings ?? null,
     items: m.items.map((i) => ({
       remotePath: i.remotePath,
       localPath: i.localPath ? `${m.dest}/${i.localPath}` : null,
@@ -84,6 +93,7 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
       ...(i.kind === 'cache' ? { files: i.files ?? 0 } : {}),
       ...(i.linkTarget !== undefined ? { linkTarget: i.linkTarget } : {}),
       ...(i.jobWeights ? { jobWeights: true } : {}),
+      ...(i.leaveAccepted ? { leaveAccepted: true } : {}),
       ...(i.goneFromNode ? { goneFromNode: true } : {}),
       ...(i.changedAfterVerify ? { changedAfterVerify: true } : {}),
       ...(i.redacted ? { redacted: true, localSha256: i.localSha256 } : {}),
@@ -104,7 +114,7 @@ function summarizePlan(items: SalvageItem[], m: SalvageManifest): string {
   for (const i of items) if (i.leftReason) by.set(i.leftReason, [...(by.get(i.leftReason) ?? []), i]);
   for (const [r, list] of by)
     L.push(
-      `  Left on the node (${r}${r === 'large' || r === 'redownloadable-weights' ? '; --include-large takes them' : ''}): ${list.length} (${bytes(list.reduce((a, b) => a + b.size, 0))})`,
+      `  Left on the node (${r}${r === 'large' || r === 'on-the-hub' || r === 'origin-unknown' ? '; --include-large takes them' : ''}): ${list.length} (${bytes(list.reduce((a, b) => a + b.size, 0))})`,
     );
   const jw = items.filter((i) => i.jobWeights && !i.selected);
   if (jw.length) L.push(`  WARNING: ${jw.length} weight file(s) the job wrote are above the threshold and left on the node.`);
@@ -121,14 +131,23 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     if (!u) throw new GpuSessionsError('usage', `--s3 must look like s3://bucket/prefix (got "${o.s3}").`);
     s3 = { ...u, endpoint: o.s3Endpoint, forcePathStyle: o.s3Endpoint ? true : undefined };
   }
-  const probe = await runOperation(t, probeOperation(nodeName, { roots: o.roots }), signal);
+  // `total` counts from the process's start (what the person typing the command waits); `connect` until SSH is ready.
+  const timer = new PhaseTimer(0);
+  await connectNow(t);
+  timer.add('connect', performance.now());
+  // The probe (servers with their GPUs) runs while the node is listed; without it the listing's own scan names them.
+  const probe = runOperation(t, probeOperation(nodeName, { roots: o.roots }), signal).then(
+    (p) => p.servers,
+    () => [],
+  );
   let lastLine = 0;
   const salvager = new Salvager({
     node: nodeName,
     transport: t,
     base: o.dest,
     roots: o.roots,
-    servers: probe.servers,
+    servers: probe,
+    timer,
     s3,
     addRoots: o.addRoots,
     sizeThreshold: o.sizeThreshold,
@@ -143,6 +162,8 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     partSize: o.partSizeMiB ? o.partSizeMiB * 1048576 : undefined,
     deadline: o.deadline,
     includeLarge: o.includeLarge,
+    leave: o.leave,
+    volumes: o.volumes,
     signal,
     // the CLI's review: the plan on stderr, then one question unless --yes (or not a terminal)
     review: async (items, manifest) => {
@@ -165,6 +186,8 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
   const m = await salvager.run();
   if (!m) return 1;
   if (o.watch) return watchLoop(salvager, o, io, signal);
+  m.timings = timer.result();
+  if (o.verbose) io.err(`timings: ${formatTimings(m.timings)}\n`);
   if (o.json) {
     io.out(JSON.stringify(salvageJson(m), null, 2) + '\n');
   } else {
@@ -186,6 +209,8 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
       for (const l of m.lost.slice(0, 30)) io.out(`  ${visible(l.remotePath)} (${bytes(l.size)}): ${visible(l.why)}\n`);
       if (m.lost.length > 30) io.out(`  … and ${m.lost.length - 30} more (see SALVAGE.md)\n`);
     }
+    for (const f of m.data?.files.filter((x) => x.verdict !== 'ok') ?? [])
+      io.out(`DATA ${f.verdict}: ${visible(f.path)}: ${visible(f.reasons[0] ?? '')}\n`);
     io.out(`Transferred ${m.stats.filesTransferred} file(s), ${bytes(m.stats.bytesTransferred)}.\nReport: ${m.dest}/SALVAGE.md\n`);
   }
   return m.verdict === 'safe' ? 0 : 5;

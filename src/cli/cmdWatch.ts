@@ -6,7 +6,10 @@
  * sample and one per transition. With --json every line is an object:
  *
  *   {"type":"sample","node":…,"time":…,"reachable":…,"servers":[{port,state,reason,…}],"gpus":[…],"disks":[…],"job":{…}}
- *   {"type":"transition","node":…,"time":…,"port"|"gpu"|"mount":…,"from":…,"to":…,"class":…,"message":…}
+ *   {"type":"transition","node":…,"time":…,"port"|"gpu"|"mount"|"path":…,"from":…,"to":…,"class":…,"message":…}
+ *
+ * With the data guard (on by default; --data PATH[,PATH] names the files, --no-data turns it off) each output
+ * file's verdict is a subject too: {"type":"transition","subject":"data","path":…,"from":…,"to":"data-degenerate"|…}.
  *
  * `to` is a server state (starting ready serving idle stalled unhealthy crashed), a condition (kv-pressure
  * dp-imbalance accept-drop gpu-lost disk-full unreachable done deadline-near) or its end (ok, running).
@@ -22,8 +25,9 @@ import { runOperation } from '../core/remote/operation';
 import type { ServerStateTuning } from '../core/sglang/serverState';
 import type { NodeSpec } from '../core/ssh/config';
 import type { ConnectionPool } from '../core/ssh/pool';
-import { SpendOptions, WatchEconomics } from '../core/node/spend';
+import { Spend, SpendOptions, WatchEconomics, perMillionPhrase } from '../core/node/spend';
 import { HistoryStore } from '../core/node/history';
+import { DataWatch } from '../core/data/watch';
 
 export type UntilCondition = 'done' | 'crashed' | 'unhealthy' | 'any';
 
@@ -35,6 +39,8 @@ export interface WatchOptions {
   spend?: SpendOptions;
   /** Where the samples are kept for `gpu-sessions history` (null: not kept). */
   historyDir?: string | null;
+  /** The data guard: these output files (paths empty: the files `data` finds); null or absent: off. */
+  data?: { paths: string[]; roots?: string[] } | null;
 }
 
 export interface WatchIo {
@@ -83,17 +89,32 @@ export function formatSample(s: GuardSample): string {
   if (s.job.state !== 'unknown') parts.push(`job ${s.job.state}${s.job.percent !== null ? ` ${s.job.percent.toFixed(1)} %` : ''}`);
   const full = s.disks.filter((d) => d.state === 'disk-full').map((d) => d.mount);
   if (full.length) parts.push(`disk nearly full: ${full.join(', ')}`);
-  const x = s as GuardSample & { spend?: { total: number; perMillionTokens: number | null }; deadline?: { secondsLeft: number } };
-  if (x.spend)
-    parts.push(
-      `$${x.spend.total.toFixed(2)}${x.spend.perMillionTokens !== null ? ` ($${x.spend.perMillionTokens.toFixed(2)}/M tok)` : ''}`,
-    );
+  const x = s as GuardSample & { spend?: Spend; deadline?: { secondsLeft: number } };
+  if (x.spend) {
+    const pm = perMillionPhrase(x.spend);
+    parts.push(`$${x.spend.total.toFixed(2)}${pm ? ` (${pm})` : ''}`);
+  }
   if (x.deadline) parts.push(`deadline in ${Math.round(x.deadline.secondsLeft / 60)} min`);
+  const data = (s as GuardSample & { data?: Array<{ verdict: string }> }).data;
+  if (data?.length) {
+    const by = (v: string) => data.filter((f) => f.verdict === v).length;
+    const bad = [by('degenerate') ? `${by('degenerate')} degenerate` : '', by('suspect') ? `${by('suspect')} suspect` : ''].filter(Boolean);
+    parts.push(`data ${bad.length ? bad.join(', ') : 'ok'} (${data.length} file${data.length === 1 ? '' : 's'})`);
+  }
   return `${hhmmss(s.time)} ${s.node}  ${parts.join(' · ')}`;
 }
 
 export function formatTransition(t: GuardTransition): string {
-  const where = t.port !== undefined ? `:${t.port}` : t.gpu !== undefined ? `GPU ${t.gpu}` : t.mount !== undefined ? t.mount : t.subject;
+  const where =
+    t.worker !== undefined
+      ? `gateway :${t.port ?? '?'} worker ${t.worker}`
+      : t.port !== undefined
+        ? `:${t.port}`
+        : t.gpu !== undefined
+          ? `GPU ${t.gpu}`
+          : t.mount !== undefined
+            ? t.mount
+            : (t.path ?? t.subject);
   return `${hhmmss(t.time)} ${t.node}  ${where} ${t.from} → ${t.to}${t.class ? ` [${t.class}]` : ''}  ${t.message}`;
 }
 
@@ -103,6 +124,8 @@ export function transitionJson(t: GuardTransition): Record<string, unknown> {
   if (t.port !== undefined) o.port = t.port;
   if (t.gpu !== undefined) o.gpu = t.gpu;
   if (t.mount !== undefined) o.mount = t.mount;
+  if (t.worker !== undefined) o.worker = t.worker;
+  if (t.path !== undefined) o.path = t.path;
   o.from = t.from;
   o.to = t.to;
   if (t.class) o.class = t.class;
@@ -120,6 +143,7 @@ interface Watched {
   economics: WatchEconomics | null;
   history: HistoryStore | null;
   firstProbe: ProbeResult | null;
+  data: DataWatch | null;
 }
 
 export async function cmdWatch(
@@ -140,14 +164,17 @@ export async function cmdWatch(
     const guard = new NodeGuard(spec.name, monitor, { tuning: opts.tuning });
     const economics = opts.spend ? new WatchEconomics(opts.spend) : null;
     const history = opts.historyDir ? new HistoryStore(opts.historyDir, spec.name) : null;
-    guard.onTransition((tr) => {
+    const onTr = (tr: GuardTransition) => {
       print(transitionJson(tr), formatTransition(tr));
       history?.addTransition(tr);
       if (!opts.until || result !== null) return;
       if (tr.to === 'unreachable') finish(WATCH_EXIT_UNREACHABLE);
       else if (matchesUntil(tr, opts.until)) finish(0);
-    });
-    return { spec, monitor, guard, economics, history, firstProbe: null };
+    };
+    guard.onTransition(onTr);
+    const data = opts.data ? new DataWatch(spec.name, { paths: opts.data.paths, roots: opts.data.roots ?? spec.roots }) : null;
+    data?.onTransition(onTr);
+    return { spec, monitor, guard, economics, history, firstProbe: null, data };
   });
 
   const pollOne = async (w: Watched, first: boolean): Promise<void> => {
@@ -184,6 +211,7 @@ export async function cmdWatch(
     await w.monitor.update(probe);
     if (first) await waitForLogs(w, probe, signal);
     w.guard.update(probe);
+    if (w.data) await w.data.poll(t, signal);
     if (opts.until && result === null) {
       for (const [k, v] of w.guard.states()) {
         if (k === 'node') continue;
@@ -196,7 +224,8 @@ export async function cmdWatch(
   const emitSample = (w: Watched) => {
     const s = w.guard.sample();
     const extra = w.economics ? w.economics.annotate(s, w.guard) : {};
-    const line = { ...s, ...extra };
+    const data = w.data?.sample() ?? [];
+    const line = { ...s, ...extra, ...(data.length ? { data } : {}) };
     for (const tr of w.economics?.transitions(s, line) ?? []) {
       print(transitionJson(tr), formatTransition(tr));
       w.history?.addTransition(tr);

@@ -2,6 +2,7 @@
 import { formatBytes } from '../core/util/format';
 import type { ProbeResult } from '../core/node/probe';
 import { visible } from '../core/util/terminal';
+import { gatewayLines } from '../core/gateway/discover';
 
 export const bytes = formatBytes;
 
@@ -43,6 +44,7 @@ export function formatProbe(p: ProbeResult): string {
       `    :${s.port}  pid ${s.pid}  ${v(s.modelPath, '?')}${par ? '  ' + par : ''}${s.speculativeAlgorithm ? '  spec ' + visible(s.speculativeAlgorithm) : ''}${s.gpus.length ? '  gpu ' + s.gpus.join(',') : ''}${s.logFile ? '  log ' + visible(s.logFile) : ''}`,
     );
   }
+  for (const line of gatewayLines(p.gateways ?? [])) L.push(line);
   L.push(`  Artifacts: ${p.artifacts.length}${p.artifactsTruncated ? ' (truncated; raise the limit to see all)' : ''}`);
   const kinds = new Map<string, number>();
   for (const a of p.artifacts) kinds.set(a.kind, (kinds.get(a.kind) ?? 0) + 1);

@@ -5,230 +5,15 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { GpuSessionsError, errorMessage, exitCodeFor } from '../core/util/errors';
-import { stderrLogger } from '../core/util/logger';
-import { redactOutput } from '../core/util/redact';
+import { errorMessage, exitCodeFor } from '../core/util/errors';
+import { outputStreamRedactor, redactOutput } from '../core/util/redact';
 import { visible } from '../core/util/terminal';
-import { defaultKnownHostsFiles } from '../core/ssh/knownHostsFiles';
-import { KnownHostsStore } from '../core/ssh/knownHosts';
-import { listNodes, resolveNode } from '../core/ssh/nodes';
+import { listNodes } from '../core/ssh/nodes';
 import { runOperation } from '../core/remote/operation';
-import { ConnectionPool } from '../core/ssh/pool';
-import { ProbeResult, probeOperation } from '../core/node/probe';
-import type { NodeSpec } from '../core/ssh/config';
-import type { HostKeyPrompt, Transport } from '../core/ssh/transport';
+import { probeOperation } from '../core/node/probe';
 import { formatProbe } from './format';
-
-const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
-
-Usage:
-  gpu-sessions nodes [--json]                 list nodes from ssh config
-  gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
-  gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
-                        [--redact] [--no-gitignore] [--include-large] [--s3 s3://bucket/prefix] [--s3-endpoint URL]
-                        [--max-files N] [--max-depth N] [--watch [--interval S] [--grace S]]
-                        [--upload-missing [--part-size MiB]] [--deadline ISO] [--yes] [--json]
-                                              every file under the work's folders saved byte-exact or listed with
-                                              why it stays; check S3; environment; whether NODE is safe to shut
-                                              down (exit 5 unsafe: still-running, changed-during-run, ...)
-      [--size-threshold MiB]
-  gpu-sessions parse-log [FILE...] [--json | --summary]
-                                              SGLang log lines → stats (stdin when no FILE)
-  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats] [--raw]
-                                              follow a remote log; --stats prints a live one-line summary;
-                                              --raw passes the log's bytes (ANSI colours) to the terminal as they are
-  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--secret NAME=@FILE] [--json]
-                                              start a launch profile's servers and wait until they are ready
-                                              (--dry-run prints the exact script and the preflight's findings
-                                              as warnings, starts nothing, exits 0 for a valid profile);
-                                              secrets the profile refers to come from --secret NAME=@FILE
-                                              or the environment variable NAME
-  gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
-  gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
-  gpu-sessions restart NODE --port PORT [--drain]
-                                              stop a server and start it again with the same command line
-  gpu-sessions watch NODE... [--json] [--interval SECONDS] [--until done|crashed|unhealthy|any]
-                 [--price-per-hour USD] [--deadline ISO-8601]
-                                              poll nodes; one line per sample and per transition (server
-                                              states, failures, lost GPUs, full disks, job done, spend)
-  gpu-sessions history NODE [--json]          the samples and transitions kept by earlier watch runs
-  gpu-sessions mcp                            Model Context Protocol server over stdio for coding agents (tools:
-                                              list_nodes, probe_node, tail_log, parse_log, salvage_plan,
-                                              salvage_node with confirm: true, salvage_status, watch_node)
-  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
-                                              start the embedded demo node (simulated 7x B200), probe it, and
-                                              salvage it against a local S3 (s3rver) that holds part of its data
-
-NODE is a Host alias from ssh config or [user@]host[:port].
-
-Global options:
-  --ssh-config FILE     ssh client config (default ~/.ssh/config)
-  --known-hosts FILE    known_hosts file to check and append to (default ~/.ssh/known_hosts)
-  --identity FILE       private key to try first (repeatable)
-  --accept-new          accept and record an unknown host key (a changed key is always refused)
-  --roots DIR,...       directories to scan for artifacts (default: the home, the user's provider volumes
-                        such as /workspace or /data, and the SGLang servers' working directories)
-  --timeout SECONDS     connect timeout (default 15)
-  -v, --verbose         log connection details to stderr
-  -h, --help            this help
-
-Exit codes: 0 ok, 2 usage or invalid profile, 3 host-key problem, 4 unreachable or auth failure,
-5 salvage verdict unsafe, 6 launch refused by preflight, 7 a launched instance did not become ready,
-8 watch --until: a node became unreachable first, 130 interrupted (Ctrl-C).`;
-
-export interface CliIo {
-  out: (s: string) => void;
-  err: (s: string) => void;
-  /** Bytes for the terminal as they are (our own cursor controls, `tail --raw`); out/err are sanitized. */
-  raw?: (s: string) => void;
-  isTTY: boolean;
-  ask?: (question: string) => Promise<string>;
-}
-
-const defaultIo: CliIo = {
-  out: (s) => process.stdout.write(s),
-  err: (s) => process.stderr.write(s),
-  isTTY: Boolean(process.stdin.isTTY && process.stderr.isTTY),
-  ask: async (q) => {
-    const rl = (await import('node:readline')).createInterface({ input: process.stdin, output: process.stderr });
-    return new Promise((resolve) => rl.question(q, (a) => (rl.close(), resolve(a))));
-  },
-};
-
-export interface GlobalOpts {
-  sshConfig?: string;
-  knownHosts?: string;
-  identity: string[];
-  acceptNew: boolean;
-  json: boolean;
-  verbose: boolean;
-  roots?: string[];
-  timeoutS?: number;
-}
-
-function usageError(msg: string): never {
-  throw new GpuSessionsError('usage', `${msg}\nRun 'gpu-sessions --help' for usage.`);
-}
-
-export function makePool(g: GlobalOpts, io: CliIo, node?: NodeSpec): ConnectionPool {
-  const files = g.knownHosts ? [g.knownHosts] : defaultKnownHostsFiles(node);
-  const knownHosts = new KnownHostsStore(files);
-  const listing = listNodes({ sshConfigFile: g.sshConfig });
-  return new ConnectionPool({
-    knownHosts,
-    resolveHop: (spec) => resolveNode(spec, listing),
-    extraIdentityFiles: g.identity,
-    connectTimeoutMs: (g.timeoutS ?? 15) * 1000,
-    log: stderrLogger(g.verbose),
-    confirmHostKey: async (p: HostKeyPrompt) => {
-      const where = p.port === 22 ? p.host : `[${p.host}]:${p.port}`;
-      if (g.acceptNew) {
-        io.err(`Warning: permanently adding ${where} (${p.keyType} ${p.fingerprint}) to ${files[0]}\n`);
-        return true;
-      }
-      if (io.isTTY && io.ask) {
-        io.err(`The authenticity of host '${where}' can't be established.\n${p.keyType} key fingerprint is ${p.fingerprint}.\n`);
-        if (p.otherKnown.length) io.err(`Other keys known for this host:\n  ${p.otherKnown.join('\n  ')}\n`);
-        const a = (await io.ask('Are you sure you want to continue connecting (y/N)? ')).trim().toLowerCase();
-        return a === 'y' || a === 'yes';
-      }
-      return false;
-    },
-    askPassphrase: io.isTTY && io.ask ? async (file) => (await io.ask!(`Enter passphrase for key '${file}': `)) || undefined : undefined,
-  });
-}
-
-function nodeFor(arg: string | undefined, g: GlobalOpts): NodeSpec {
-  if (!arg) usageError('Missing NODE.');
-  const listing = listNodes({ sshConfigFile: g.sshConfig });
-  const node = resolveNode(arg, listing);
-  if (!node) usageError(`Unknown node "${arg}": not a Host alias in ${g.sshConfig ?? '~/.ssh/config'} and not [user@]host[:port].`);
-  if (g.roots) node.roots = g.roots;
-  return node;
-}
-
-/** Runs fn with the node's pooled transport; Ctrl-C aborts it; the pool is closed afterwards. */
-async function withNode<T>(
-  arg: string,
-  g: GlobalOpts,
-  io: CliIo,
-  fn: (t: Transport, node: NodeSpec, signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const node = nodeFor(arg, g);
-  const pool = makePool(g, io, node);
-  const ac = new AbortController();
-  const onSig = () => ac.abort();
-  process.once('SIGINT', onSig);
-  process.once('SIGTERM', onSig);
-  try {
-    return await fn(pool.get(node), node, ac.signal);
-  } finally {
-    process.off('SIGINT', onSig);
-    process.off('SIGTERM', onSig);
-    pool.dispose();
-  }
-}
-
-export async function probeNode(
-  node: NodeSpec,
-  pool: ConnectionPool,
-  opts: { maxDepth?: number; maxArtifacts?: number } = {},
-): Promise<ProbeResult> {
-  const t = pool.get(node);
-  return runOperation(t, probeOperation(node.name, { roots: node.roots, ...opts }));
-}
-
-export function probeJson(p: ProbeResult): Record<string, unknown> {
-  return {
-    node: p.node,
-    hostname: p.hostname,
-    os: p.os,
-    kernel: p.kernel,
-    uptimeS: p.uptimeS,
-    cpuModel: p.cpuModel,
-    cpuCores: p.cpuCores,
-    memTotalKiB: p.memTotalKiB,
-    memAvailableKiB: p.memAvailableKiB,
-    disks: p.disks,
-    gpuState: p.gpuState,
-    gpuMessage: p.gpuMessage,
-    driverVersion: p.driverVersion,
-    cudaVersion: p.cudaVersion,
-    gpus: p.gpus,
-    lostGpus: p.lostGpus,
-    gpuProcesses: p.gpuProcesses,
-    servers: p.servers.map((s) => ({
-      pid: s.pid,
-      port: s.port,
-      host: s.host,
-      modelPath: s.modelPath,
-      servedModelName: s.servedModelName,
-      tp: s.tp,
-      dp: s.dp,
-      speculativeAlgorithm: s.speculativeAlgorithm,
-      reasoningParser: s.reasoningParser,
-      enableMetrics: s.enableMetrics,
-      hasApiKey: Boolean(s.hasApiKey),
-      pp: s.pp ?? 1,
-      ep: s.ep ?? 1,
-      nnodes: s.nnodes ?? 1,
-      enableDpAttention: Boolean(s.enableDpAttention),
-      gpuCount: s.gpuCount ?? s.tp * s.dp,
-      logLevel: s.logLevel ?? 'info',
-      statLines: s.statLines !== false,
-      configFile: s.configFile ?? null,
-      logFile: s.logFile,
-      gpus: s.gpus,
-      args: s.args,
-      flags: s.flags,
-    })),
-    artifacts: p.artifacts,
-    artifactsTruncated: p.artifactsTruncated,
-    homeDir: p.homeDir,
-    probedAt: p.probedAt,
-    durationMs: p.durationMs,
-  };
-}
+import { USAGE } from './usage';
+import { CliIo, GlobalOpts, defaultIo, makePool, nodeFor, probeJson, probeNode, usageError, withNode } from './cliNode';
 
 async function cmdNodes(g: GlobalOpts, io: CliIo): Promise<number> {
   const listing = listNodes({ sshConfigFile: g.sshConfig });
@@ -305,6 +90,8 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
               yes: true,
               json: g.json,
               includeLarge: false,
+              // The demo node is this machine: its roots are the demo's own folders, never this host's volumes.
+              volumes: [],
               // The job is done and the node is about to go: stop the servers so the verdict can be safe.
               stopServers: !keep,
             },
@@ -332,7 +119,7 @@ async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, 
 }
 
 /** `gpu-sessions mcp`: the MCP server over stdio. The SDK loads only here (not on the CLI's startup path). */
-async function cmdMcp(g: GlobalOpts, io: CliIo): Promise<number> {
+async function cmdMcp(g: GlobalOpts, io: CliIo, destRoots: string[] = []): Promise<number> {
   const { runMcpServer } = await import('./mcp');
   const { cmdWatch, tuningFromEnv } = await import('./cmdWatch');
   // stdout is the protocol: everything else goes to stderr, and no host key is accepted without a prompt.
@@ -342,6 +129,7 @@ async function cmdMcp(g: GlobalOpts, io: CliIo): Promise<number> {
     return await runMcpServer({
       sshConfig: g.sshConfig,
       nodeFor: (name) => nodeFor(name, g),
+      destRoots,
       pool,
       probeJson,
       version: '0.1.0',
@@ -383,6 +171,7 @@ async function cmdWatchMain(
   const price = v['price-per-hour'] !== undefined ? Number(v['price-per-hour']) : null;
   if (price !== null && !(price >= 0 && Number.isFinite(price))) usageError('--price-per-hour is a number of US dollars, e.g. 12.5.');
   const deadline = deadlineOption(v);
+  if (v.data !== undefined && v['no-data']) usageError('--data and --no-data do not go together.');
   const leadMin = v['deadline-lead'] !== undefined ? Number(v['deadline-lead']) : 30;
   if (!(leadMin >= 0)) usageError('--deadline-lead is a number of minutes.');
   const nodes = [...new Set(rest)].map((n) => nodeFor(n, g));
@@ -404,6 +193,7 @@ async function cmdWatchMain(
         tuning: tuningFromEnv(),
         spend: price !== null || deadline ? { pricePerHour: price, deadline, leadMs: leadMin * 60_000 } : undefined,
         historyDir: defaultHistoryDir(),
+        data: v['no-data'] ? null : { paths: typeof v.data === 'string' ? v.data.split(',').filter(Boolean) : [], roots: g.roots },
       },
       io,
       ac.signal,
@@ -422,11 +212,14 @@ async function cmdWatchMain(
  */
 export function redactingIo(io: CliIo): CliIo {
   const raw = io.raw ?? io.out;
+  // Block state across writes: a private key printed line by line (tail --follow) is redacted as a block.
+  const out = outputStreamRedactor();
+  const err = outputStreamRedactor();
   return {
     ...io,
-    out: (s) => io.out(visible(redactOutput(s), true)),
-    err: (s) => io.err(visible(redactOutput(s), true)),
-    raw: (s) => raw(redactOutput(s)),
+    out: (s) => io.out(visible(out(s), true)),
+    err: (s) => io.err(visible(err(s), true)),
+    raw: (s) => raw(out(s)),
   };
 }
 
@@ -457,6 +250,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         port: { type: 'string' },
         drain: { type: 'boolean' },
         'drain-timeout': { type: 'string' },
+        via: { type: 'string', multiple: true },
         lines: { type: 'string', short: 'n' },
         follow: { type: 'boolean', short: 'f' },
         stats: { type: 'boolean' },
@@ -466,8 +260,10 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         yes: { type: 'boolean', short: 'y' },
         'include-large': { type: 'boolean' },
         'size-threshold': { type: 'string' },
+        leave: { type: 'string', multiple: true },
         'keep-secrets': { type: 'boolean' },
         'add-root': { type: 'string', multiple: true },
+        'mcp-dest': { type: 'string', multiple: true },
         'stop-servers': { type: 'boolean' },
         'stop-writers': { type: 'boolean' },
         redact: { type: 'boolean' },
@@ -484,6 +280,17 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         'price-per-hour': { type: 'string' },
         deadline: { type: 'string' },
         'deadline-lead': { type: 'string' },
+        sample: { type: 'string' },
+        'response-field': { type: 'string' },
+        'prompt-field': { type: 'string' },
+        thresholds: { type: 'string' },
+        data: { type: 'string' },
+        'no-data': { type: 'boolean' },
+        map: { type: 'string', multiple: true },
+        force: { type: 'boolean' },
+        launch: { type: 'boolean' },
+        fill: { type: 'boolean' },
+        'resume-client': { type: 'boolean' },
         timeout: { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
@@ -598,16 +405,89 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
           return L.cmdStop(t, node.name, { port, drain: Boolean(v.drain), json: g.json, drainTimeoutS: drainS }, io, signal);
         });
       }
+      case 'restore': {
+        if (rest.length !== 2) usageError('restore takes RUN_DIR and NODE.');
+        const { parseMapOption } = await import('../core/restore/mapping');
+        const maps = (v.map ?? []).map(parseMapOption);
+        const readyS = v['ready-timeout'] !== undefined ? Number(v['ready-timeout']) : undefined;
+        if (readyS !== undefined && !(readyS > 0)) usageError('--ready-timeout is a positive number of seconds.');
+        const { cmdRestore } = await import('./cmdRestore');
+        const L = await import('./cmdLaunch');
+        const secretFiles = Object.fromEntries((v.secret ?? []).map((x) => L.parseSecretOption(x)));
+        return await withNode(rest[1], g, io, (t, node, signal) =>
+          cmdRestore(
+            t,
+            node.name,
+            {
+              runDir: path.resolve(rest[0]),
+              maps,
+              force: Boolean(v.force),
+              launch: Boolean(v.launch),
+              dryRun: Boolean(v['dry-run']),
+              fill: Boolean(v.fill),
+              resumeClient: Boolean(v['resume-client']),
+              yes: Boolean(v.yes),
+              json: g.json,
+              readyTimeoutS: readyS,
+              secretFiles,
+            },
+            io,
+            signal,
+          ),
+        );
+      }
       case 'watch':
         return await cmdWatchMain(rest, v, g, io);
       case 'mcp': {
         if (rest.length) usageError('mcp takes no arguments (it speaks MCP over stdin/stdout).');
-        return await cmdMcp(g, io);
+        const destRoots = ((v['mcp-dest'] as string[] | undefined) ?? []).map((d) => path.resolve(d));
+        return await cmdMcp(g, io, destRoots);
+      }
+      case 'data': {
+        if (rest.length < 1) usageError('data takes NODE and optional PATHs.');
+        const { dataCliOptions, cmdData } = await import('./cmdData');
+        const o = dataCliOptions(v, g.json, rest.slice(1), usageError);
+        return await withNode(rest[0], g, io, (t, node, signal) => cmdData(t, node.name, { ...o, roots: node.roots }, io, signal));
       }
       case 'history': {
         if (rest.length !== 1) usageError('history takes exactly one NODE.');
         const { cmdHistory } = await import('./cmdHistory');
         return cmdHistory(rest[0], { json: g.json }, io);
+      }
+      case 'release': {
+        if (rest.length !== 1) usageError("release takes exactly one NODE (the gateways' nodes go in --via).");
+        const drainS = v['drain-timeout'] !== undefined ? Number(v['drain-timeout']) : 300;
+        if (!(drainS > 0)) usageError('--drain-timeout is a positive number of seconds.');
+        const node = nodeFor(rest[0], g);
+        const via = (v.via ?? [])
+          .flatMap((x) => x.split(','))
+          .filter(Boolean)
+          .map((x) => nodeFor(x, g));
+        const { cmdRelease } = await import('./cmdRelease');
+        const pool = makePool(g, io, node);
+        const ac = new AbortController();
+        const onSig = () => ac.abort();
+        process.once('SIGINT', onSig);
+        try {
+          return await cmdRelease(
+            node,
+            via,
+            pool,
+            {
+              via: via.map((x) => x.name),
+              drainTimeoutS: drainS,
+              dest: path.resolve(v.dest ?? 'salvage'),
+              dryRun: Boolean(v['dry-run']),
+              yes: Boolean(v.yes),
+              json: g.json,
+            },
+            io,
+            ac.signal,
+          );
+        } finally {
+          process.off('SIGINT', onSig);
+          pool.dispose();
+        }
       }
       case 'salvage': {
         if (rest.length !== 1) usageError('salvage takes exactly one NODE.');
@@ -633,6 +513,8 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         for (const r of addRoots)
           if (!r.startsWith('/') && r !== '~' && !r.startsWith('~/'))
             usageError(`--add-root takes an absolute folder on the node (or ~/…), not "${r}".`);
+        const leave = (v.leave ?? []).filter(Boolean);
+        for (const r of leave) if (!r.startsWith('/')) usageError(`--leave takes an absolute path on the node, not "${r}".`);
         const { cmdSalvage } = await import('./cmdSalvage');
         return await withNode(rest[0], g, io, (t, node, signal) =>
           cmdSalvage(
@@ -645,6 +527,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
               yes: Boolean(v.yes),
               json: g.json,
               includeLarge: Boolean(v['include-large']),
+              leave,
               sizeThreshold: thr ? thr * 1048576 : undefined,
               roots: g.roots,
               addRoots,
@@ -661,6 +544,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
               intervalS: wInterval,
               graceS,
               deadline: deadlineOption(v),
+              verbose: g.verbose,
             },
             io,
             signal,
@@ -682,8 +566,12 @@ if (require.main === module) {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
+  // Exit once stdout has drained: process.exit() drops what a pipe has not taken yet (a 400 KB `salvage --json`
+  // read by a slower consumer came out cut).
+  const exitAfterFlush = (code: number) =>
+    process.stdout.writableLength ? process.stdout.write('', () => process.exit(code)) : process.exit(code);
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => exitAfterFlush(code),
     (e) => {
       process.stderr.write(`error: ${visible(redactOutput(errorMessage(e)), true)}\n`);
       process.exit(1);

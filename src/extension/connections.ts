@@ -10,8 +10,9 @@ import { ConnectionPool } from '../core/ssh/pool';
 import type { NodeSpec } from '../core/ssh/config';
 import type { HostKeyPrompt, Transport } from '../core/ssh/transport';
 import type { Logger } from '../core/util/logger';
-import { cfg, expandHome } from './config';
+import { cfg, pathSetting } from './config';
 import type { DemoNode } from './demo';
+import { currentUserAction } from './userAction';
 
 const secretKey = (file: string) => `gpuSessions.passphrase:${file}`;
 
@@ -39,13 +40,15 @@ export class Connections implements vscode.Disposable {
     return this.routing.get(node);
   }
 
-  forget(node: NodeSpec): void {
-    this.poolFor(node).forget(node);
+  /** Drops the node's connection; `knownHostsFile`: the pool of that file (the demo's, once it is no longer the demo). */
+  forget(node: NodeSpec, knownHostsFile?: string): void {
+    if (knownHostsFile) this.pools.get(knownHostsFile)?.forget(node);
+    else this.poolFor(node).forget(node);
   }
 
   knownHostsFor(node?: NodeSpec): string[] {
-    const custom = cfg<string>('knownHostsFile', '');
-    if (custom) return [expandHome(custom)];
+    const custom = pathSetting('knownHostsFile', (m) => this.deps.log.warn(m));
+    if (custom) return [custom];
     if (this.deps.demo.is(node)) return [this.deps.demo.current!.knownHostsFile];
     return defaultKnownHostsFiles(node);
   }
@@ -71,7 +74,9 @@ export class Connections implements vscode.Disposable {
         resolveHop: (spec) => this.deps.resolveHop(spec),
         connectTimeoutMs: cfg<number>('connectTimeoutSeconds', 15) * 1000,
         log,
-        confirmHostKey: (pr) => confirmHostKey(pr, files[0]),
+        // Only a user's action may ask (a modal); a background reconnect fails with host-key-unknown, and the
+        // node's row says so with "Review Host Key" (gpuSessions.refreshNode).
+        confirmHostKey: (pr) => (currentUserAction() ? confirmHostKey(pr, files[0]) : Promise.resolve(false)),
         askPassphrase: async (file) => {
           const stored = await secrets.get(secretKey(file));
           if (stored) return stored;

@@ -15,11 +15,13 @@ import { announceVanished } from './commands/keepSalvaged';
 import { Alerts } from './alerts';
 import { Dashboards } from './dashboard';
 import { LiveMonitors } from './liveMonitors';
+import { DataGuards } from './dataGuards';
 import { RecentLines, channelLogger } from './log';
 import { LogViews } from './logView';
 import { NodeList, fleetOptions } from './nodeList';
 import { NodeResolver } from './resolve';
 import { SalvageVerdicts } from './salvageVerdicts';
+import { VerdictFreshness } from './verdictFreshness';
 import { SCRIPT_SCHEME, ScriptDocuments } from './scriptDocuments';
 import type { Services } from './services';
 import { ThroughputStatus } from './statusBar';
@@ -81,6 +83,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     }),
   );
 
+  store.add(new VerdictFreshness(fleet, verdicts, (n) => tree.refreshNode(n), log));
   const keepSalvaged = store.add(
     new KeepSalvaged({ verdicts, refresh: (n) => tree.refreshLive(n), log, onVanished: (n, m) => announceVanished(n, m.dest) }),
   );
@@ -107,8 +110,24 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   for (const d of registerAllCommands(services, docs)) store.add(d);
 
   log.info(`GPU Sessions activated: ${fleet.nodes().length} node(s).`);
-  const alerts = store.add(new Alerts((n) => (fleet.node(n) ? transportFor(n) : undefined), docs));
+  const alerts = store.add(
+    new Alerts(
+      (n) => (fleet.node(n) ? transportFor(n) : undefined),
+      docs,
+      (n, port) => fleet.status(n).probe?.servers.find((x) => x.port === port),
+    ),
+  );
   live.alerts = alerts;
+  const data = store.add(
+    new DataGuards({
+      fleet,
+      transportFor: (n) => (fleet.node(n) ? transportFor(n) : undefined),
+      onTransition: (t) => alerts.notify(t),
+      refresh: (n) => tree.refreshLive(n),
+    }),
+  );
+  tree.dataFor = (n) => data.filesOf(n);
+  alerts.dataSample = (n, p) => data.sampleText(n, p);
   return {
     fleet,
     tree,

@@ -8,13 +8,15 @@ import { NodeGuard } from '../core/node/guard';
 import { NodeLive, NodeMonitor } from '../core/node/monitor';
 import type { Alerts } from './alerts';
 import { HistoryStore } from '../core/node/history';
-import { Deadline, Spend, WatchEconomics, deadlineAt } from '../core/node/spend';
+import { Deadline, Spend, WatchEconomics, deadlineAt, perMillionPhrase } from '../core/node/spend';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '../core/ssh/transport';
 import type { Logger } from '../core/util/logger';
 import { cfg } from './config';
 import { Disposables, toDisposable } from './disposable';
 import type { ThroughputStatus } from './statusBar';
+import { StoppedByYou } from './stoppedByYou';
+import { StableFigure } from '../core/util/stableFigure';
 import type { NodesTreeProvider } from './tree';
 
 export class LiveMonitors extends Disposables {
@@ -27,6 +29,8 @@ export class LiveMonitors extends Disposables {
   private readonly money = new Map<string, { spend?: Spend; deadline?: Deadline }>();
   private readonly lastRecord = new Map<string, number>();
   private readonly recorded = new EventEmitter();
+  /** Servers the extension stopped: their end is not a crash (no alert, a neutral row). */
+  readonly stopped = new StoppedByYou();
   /** Folder of the per-node history (the extension's global storage); null: kept in memory only. */
   historyDir: string | null = null;
 
@@ -60,10 +64,12 @@ export class LiveMonitors extends Disposables {
 
   /** The connections were reset (settings changed): the monitors' channels are gone, follow again over new ones. */
   refollow(): void {
-    const names = [...this.monitors.keys()];
+    const names = new Set([...this.monitors.keys(), ...this.fleet.nodes().map((n) => n.name)]);
     this.monitors.forEach((m) => m.dispose());
     this.monitors.clear();
     // (the guards keep their states and attach to the new monitors: no alert is repeated)
+    // Every node with a probe is followed again, not only those still monitored: the node list's reload just
+    // before can drop a monitor, and with the view hidden no probe would bring it back (no live figures, no alerts).
     for (const n of names) if (this.fleet.node(n)) this.onFleetChange(n);
   }
 
@@ -72,13 +78,20 @@ export class LiveMonitors extends Disposables {
     const g = this.guards.get(node);
     if (!l || !g) return l;
     const sample = g.sample();
+    const all = g.problems();
+    const stoppedAt = (port: number | undefined) => (port === undefined ? undefined : this.stopped.at(node, port));
+    const stoppedByYou = [...new Set(all.filter((p) => stoppedAt(p.port) !== undefined).map((p) => p.port!))].map((port) => ({
+      port,
+      at: stoppedAt(port)!,
+    }));
     return {
       ...l,
       servers: l.servers.map((s) => {
         const v = sample.servers.find((x) => x.port === s.port);
         return v ? { ...s, state: v.state, stateReason: v.reason, stateClass: v.class } : s;
       }),
-      problems: g.problems(),
+      problems: all.filter((p) => stoppedAt(p.port) === undefined),
+      stoppedByYou,
       ...this.moneyOf(node),
     };
   }
@@ -111,15 +124,26 @@ export class LiveMonitors extends Disposables {
   summary(node: string): string {
     const m = this.moneyOf(node);
     const parts: string[] = [];
+    const pm = m.spend ? this.perMtokShown(node, m.spend.perMillionTokens) : null;
+    const pmText = m.spend ? perMillionPhrase({ perMillionTokens: pm, perMillionTokensNow: m.spend.perMillionTokensNow }) : null;
     if (m.spend)
       parts.push(
         `$${m.spend.total.toFixed(2)} since ${m.spend.since.slice(0, 16).replace('T', ' ')} at $${m.spend.perHour}/h` +
-          (m.spend.perMillionTokens !== null ? ` · $${m.spend.perMillionTokens.toFixed(2)} per million output tokens` : ''),
+          (pmText ? ` · ${pmText}` : ''),
       );
     if (m.deadline) parts.push(m.deadline.message);
-    const p = this.guards.get(node)?.problems() ?? [];
+    const p = this.live(node)?.problems ?? [];
     if (p.length) parts.push(`not OK: ${p.map((x) => `${x.port !== undefined ? `:${x.port} ` : ''}${x.to}`).join(', ')}`);
     return parts.join('\n');
+  }
+
+  private readonly perMtok = new Map<string, StableFigure>();
+
+  /** $/M output tokens as shown: rounded, and moved only by a real change (core/util/stableFigure.ts). */
+  private perMtokShown(node: string, v: number | null): number | null {
+    let f = this.perMtok.get(node);
+    if (!f) this.perMtok.set(node, (f = new StableFigure()));
+    return f.next(v);
   }
 
   /** The node's price and rental deadline from settings (gpuSessions.pricePerHour, nodePricePerHour, rentalDeadlines). */
@@ -223,7 +247,9 @@ export class LiveMonitors extends Disposables {
         this.log.info(
           `${tr.node}: ${tr.port !== undefined ? `:${tr.port} ` : ''}${tr.from} → ${tr.to}${tr.class ? ` [${tr.class}]` : ''} ${tr.message}`,
         );
-        this.alerts?.notify(tr);
+        const mine = tr.port !== undefined && tr.subject === 'server' && this.stopped.judge(name, tr.port, tr.from, tr.to);
+        if (!mine) this.alerts?.notify(tr);
+        else this.alerts?.clear(tr, false); // stopped by you: not an alert (and an earlier one on it is withdrawn)
         this.historyOf(name).addTransition(tr);
         this.status.update(this.lives());
         this.tree.refreshNode(name);

@@ -10,12 +10,15 @@ import { classifyLine } from '../core/sglang/logLines';
 import { RemoteTail, RingBuffer, TailEvent } from '../core/remote/tail';
 import type { Transport } from '../core/ssh/transport';
 
+import { cfg } from './config';
+import { BlockRedactor, redactOutput as scrubOutput } from '../core/util/redact';
 export const LOG_SCHEME = 'gpu-sessions-log';
 
 interface LiveLog {
   uri: vscode.Uri;
   tail: RemoteTail;
   lines: RingBuffer<string>;
+  redactors: Map<string, BlockRedactor>;
   multi: boolean;
   dirty: boolean;
   label: string;
@@ -110,15 +113,22 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
     });
     const key = uri.toString();
     if (!this.logs.has(key)) {
-      const cfg = vscode.workspace.getConfiguration('gpuSessions');
-      const lines = new RingBuffer<string>(Math.max(100, cfg.get<number>('tail.maxLines', 5000)));
-      const tail = new RemoteTail(t, { files, initialLines: Math.max(0, cfg.get<number>('tail.initialLines', 200)) });
-      const live: LiveLog = { uri, tail, lines, multi: files.length > 1, dirty: true, label, follow: true, settlingUntil: 0 };
+      const lines = new RingBuffer<string>(Math.max(100, cfg<number>('tail.maxLines', 5000)));
+      const tail = new RemoteTail(t, { files, initialLines: Math.max(0, cfg<number>('tail.initialLines', 200)) });
+      const live: LiveLog = {
+        uri,
+        tail,
+        lines,
+        redactors: new Map(),
+        multi: files.length > 1,
+        dirty: true,
+        label,
+        follow: true,
+        settlingUntil: 0,
+      };
       tail.on('event', (e: TailEvent) => this.onEvent(live, e));
       this.logs.set(key, live);
-      lines.push(
-        `──── ${nodeName}: following ${files.join(', ')} (last ${cfg.get<number>('tail.initialLines', 200)} lines, then live) ────`,
-      );
+      lines.push(`──── ${nodeName}: following ${files.join(', ')} (last ${cfg<number>('tail.initialLines', 200)} lines, then live) ────`);
       tail.start().catch((e) => {
         lines.push(`──── could not start the tail: ${e instanceof Error ? e.message : String(e)} ────`);
         live.dirty = true;
@@ -149,7 +159,11 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
 
   private onEvent(live: LiveLog, e: TailEvent): void {
     if (e.type === 'line') {
-      live.lines.push(live.multi ? `[${shortName(e.file)}] ${e.line}` : e.line);
+      // One block redactor per file: a private key the log prints line by line is redacted as a block.
+      let r = live.redactors.get(e.file);
+      if (!r) live.redactors.set(e.file, (r = new BlockRedactor()));
+      const line = scrubOutput(r.line(e.line));
+      live.lines.push(live.multi ? `[${shortName(e.file)}] ${line}` : line);
     } else {
       live.lines.push(`──── ${e.file ? shortName(e.file) + ': ' : ''}${e.kind}: ${e.message} ────`);
     }
@@ -216,6 +230,16 @@ export class LogViews implements vscode.TextDocumentContentProvider, vscode.Disp
         live.tail.stop();
         this.logs.delete(key);
       }
+    }
+  }
+
+  /** The node left the list (the demo was stopped): its tails end, saying so in their view. */
+  stopNode(nodeName: string): void {
+    for (const live of this.logs.values()) {
+      if (!live.uri.path.startsWith(`/${nodeName}/`)) continue;
+      live.tail.stop();
+      live.lines.push(`──── ${nodeName} was removed: this tail has stopped ────`);
+      live.dirty = true;
     }
   }
 

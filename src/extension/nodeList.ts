@@ -11,7 +11,7 @@ import { GroupedNodes, groupNodes, treeGrouping } from '../core/ssh/groups';
 import { NodeListing, defaultSshConfigFile, listNodes, resolveNode } from '../core/ssh/nodes';
 import { LOCAL_NODE_NAME } from '../core/ssh/pool';
 import type { Logger } from '../core/util/logger';
-import { cfg, expandHome } from './config';
+import { cfg, pathSetting } from './config';
 import type { DemoNode } from './demo';
 
 export function fleetOptions(): { maxDepth: number; maxArtifacts: number } {
@@ -34,9 +34,8 @@ export class NodeList {
   }
 
   /** The main ssh config file (gpuSessions.sshConfigFile, else ~/.ssh/config). */
-  private rootConfigFile(): string {
-    const file = cfg<string>('sshConfigFile', '');
-    return file ? expandHome(file) : defaultSshConfigFile();
+  rootConfigFile(): string {
+    return pathSetting('sshConfigFile', (m) => this.log.warn(m)) || defaultSshConfigFile();
   }
 
   /** The tree's top level: flat, or grouped by Included ssh config file / gpuSessions.nodes[].group. */
@@ -45,7 +44,7 @@ export class NodeList {
   }
 
   reload(): void {
-    const file = cfg<string>('sshConfigFile', '');
+    const file = pathSetting('sshConfigFile');
     const current = listNodes({ sshConfigFile: this.rootConfigFile(), settingsNodes: cfg<unknown[]>('nodes', []) });
     this.listing = current;
     for (const d of current.diagnostics) this.log.warn(`${d.file}:${d.line}: ${d.message}`);

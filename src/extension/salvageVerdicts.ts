@@ -1,5 +1,6 @@
 /** The latest salvage verdict per node (shown on the node in the tree), and Keep Node Salvaged's state. */
 import { EventEmitter } from 'node:events';
+import type { VerdictStamp } from '../core/salvage/verdictStamp';
 import type { WatchState } from '../core/salvage/watch';
 
 /** Keep Node Salvaged on one node: the first full salvage, then the watch (keepSalvaged.ts drives it). */
@@ -18,6 +19,8 @@ export interface SalvageVerdict {
   verdict: 'safe' | 'unsafe';
   dest: string;
   at: number;
+  /** What the node looked like at the first probe after the salvage (verdictFreshness.ts); the verdict holds while it matches. */
+  stamp?: VerdictStamp;
 }
 
 export class SalvageVerdicts {
@@ -30,6 +33,17 @@ export class SalvageVerdicts {
 
   set(node: string, v: SalvageVerdict): void {
     this.map.set(node, v);
+    this.events.emit('change', node);
+  }
+
+  /** Nodes with a verdict. */
+  nodes(): string[] {
+    return [...this.map.keys()];
+  }
+
+  /** The node changed since the verdict (its servers, boot or files): the verdict is no longer shown. */
+  drop(node: string): void {
+    if (!this.map.delete(node)) return;
     this.events.emit('change', node);
   }
 

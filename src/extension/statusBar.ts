@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { NodeLive } from '../core/node/monitor';
 import { formatCount } from '../core/util/format';
 import { mdText } from '../core/util/terminal';
+import { perMillionPhrase } from '../core/node/spend';
 
 const n0 = formatCount;
 
@@ -73,7 +74,7 @@ export class ThroughputStatus implements vscode.Disposable {
       else if (p && !p.ok) md.appendMarkdown(`\n**${mdText(l.node)} progress.json:** ${mdText(p.error ?? '')}\n`);
       if (l.spend)
         md.appendMarkdown(
-          `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${l.spend.perMillionTokens !== null ? ` · $${l.spend.perMillionTokens.toFixed(2)} per million output tokens` : ''}\n`,
+          `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${perMillionPhrase(l.spend) ? ` · ${perMillionPhrase(l.spend)}` : ''}\n`,
         );
       md.appendMarkdown(
         `\n[$(graph-line) Dashboard of ${mdText(l.node)}](command:gpuSessions.openDashboard?${encodeURIComponent(JSON.stringify([l.node]))})\n`,

@@ -365,7 +365,7 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     const home = path.join(cs!.userDataDir, 'User', 'globalStorage', 'gpu-sessions.gpu-sessions', 'demo', 'home');
     const port = Number(readFileSync(path.join(home, 'launch_all.sh'), 'utf8').match(/BASE_PORT=(\d+)/)?.[1] ?? 30000);
     execFileSync(path.join(home, 'bin', 'sim-fault'), [String(port), 'oom'], { env: { ...process.env, HOME: home } });
-    const failed = treeItem(`:${port} crashed (oom)`);
+    const failed = treeItem(`:${port} crashed: out of GPU memory`);
     await failed.waitFor({ state: 'visible', timeout: 60_000 });
     await page
       .locator('.statusbar-item.warning-kind, .statusbar-item[style*="warning"], .statusbar-item')

@@ -40,7 +40,7 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     dest = mkdtempSync(path.join(os.tmpdir(), 'gs-mcp-'));
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [CLI, '--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, 'mcp'],
+      args: [CLI, '--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, 'mcp', '--mcp-dest', dest],
       stderr: 'ignore',
     });
     client = new Client({ name: 'gpu-sessions-test', version: '1.0.0' });
@@ -56,9 +56,13 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
     assert.deepEqual(names, [
+      'data_quality',
       'list_nodes',
       'parse_log',
       'probe_node',
+      'release_node',
+      'restore_plan',
+      'restore_run',
       'salvage_node',
       'salvage_plan',
       'salvage_status',
@@ -67,6 +71,8 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     ]);
     const salvage = tools.find((t) => t.name === 'salvage_node')!;
     assert.ok((salvage.inputSchema.required ?? []).includes('confirm'), JSON.stringify(salvage.inputSchema));
+    const release = tools.find((t) => t.name === 'release_node')!;
+    assert.ok((release.inputSchema.required ?? []).includes('confirm'), JSON.stringify(release.inputSchema));
   });
 
   it('list_nodes and probe_node return the node, its GPUs and servers', async () => {
@@ -119,6 +125,13 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     assert.equal(refused.isError, true);
     assert.match(JSON.stringify(refused.content), /confirm: true/);
     assert.ok(!existsSync(path.join(dest, 'simnode')), 'nothing was downloaded');
+    const noRelease = await call('release_node', { node: 'simnode', dest, confirm: false });
+    assert.equal(noRelease.isError, true);
+    assert.match(JSON.stringify(noRelease.content), /confirm: true/);
+    const dry = await call('release_node', { node: 'simnode', dest, confirm: false, dryRun: true });
+    assert.ok(!dry.isError, JSON.stringify(dry.content));
+    assert.deepEqual(dry.structuredContent!.gateways, [], 'no gateway routes to the node');
+    assert.ok(!existsSync(path.join(dest, 'simnode')), 'the dry run downloaded nothing');
     const done = await call('salvage_node', { node: 'simnode', dest, confirm: true });
     assert.ok(!done.isError, JSON.stringify(done.content));
     const v = done.structuredContent as { verdict: string; reasons: string[]; report: string };
@@ -136,6 +149,23 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     assert.ok(Date.now() - t0 < 30_000);
     assert.ok((w.structuredContent!.samples as number) >= 1, JSON.stringify(w.structuredContent).slice(0, 500));
     assert.ok(Array.isArray(w.structuredContent!.transitions));
+  });
+
+  it('data_quality judges the output files on the node (the same JSON as data --json)', async () => {
+    const r = await call('data_quality', { node: 'simnode', paths: [path.join(sim.home, 'completions')], sample: 100 });
+    assert.ok(!r.isError, JSON.stringify(r.content));
+    const v = r.structuredContent as {
+      node: string;
+      verdict: string;
+      files: Array<{ path: string; format: string; rows: number; verdict: string }>;
+    };
+    assert.equal(v.node, 'simnode');
+    assert.equal(v.files.length, 5);
+    assert.deepEqual(
+      v.files.map((f) => [path.basename(f.path), f.format, f.rows, f.verdict]),
+      [0, 1, 2, 3, 4].map((i) => [`batch_00000${i}.jsonl`, 'flat', 20, 'ok']),
+    );
+    assert.equal(v.verdict, 'ok');
   });
 
   it('no result contains the planted secret', () => {

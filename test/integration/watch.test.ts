@@ -5,71 +5,17 @@
  * the other GPUs stay listed when one is lost; spend grows with time at the simulator's rate.
  */
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isOkValue } from '../../src/core/node/guard';
 import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { CLI, Line, Watch } from '../helpers/watchCli';
 
-const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 const INTERVAL_S = 4;
 /** two intervals, plus the guard's one-second settle and scheduling slack */
 const WITHIN_MS = 2 * INTERVAL_S * 1000 + 2000;
-
-interface Line {
-  type: 'sample' | 'transition';
-  node: string;
-  time: string;
-  port?: number;
-  gpu?: number;
-  mount?: string;
-  from?: string;
-  to?: string;
-  class?: string;
-  message?: string;
-  subject?: string;
-  [k: string]: unknown;
-}
-
-class Watch {
-  readonly lines: Line[] = [];
-  readonly proc: ChildProcess;
-  stderr = '';
-  exit: number | null = null;
-  constructor(sim: SimNode, args: string[], env: Record<string, string>) {
-    this.proc = spawn(
-      process.execPath,
-      [CLI, '--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, 'watch', 'simnode', '--json', ...args],
-      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let buf = '';
-    this.proc.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString('utf8');
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const l = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (l.trim()) this.lines.push(JSON.parse(l) as Line);
-      }
-    });
-    this.proc.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString('utf8')));
-    this.proc.on('exit', (code) => (this.exit = code));
-  }
-  transitions(since: number): Line[] {
-    return this.lines.filter((l) => l.type === 'transition' && Date.parse(l.time) >= since);
-  }
-  lastSample(): Line | undefined {
-    return [...this.lines].reverse().find((l) => l.type === 'sample');
-  }
-  stop(): Promise<number | null> {
-    if (this.exit !== null) return Promise.resolve(this.exit);
-    return new Promise((resolve) => {
-      this.proc.once('exit', (c) => resolve(c));
-      this.proc.kill('SIGINT');
-    });
-  }
-}
 
 const delays: string[] = [];
 
@@ -208,7 +154,13 @@ describe('gpu-sessions watch: fault modes of the simulated node', function () {
       ]);
       const s = w.lastSample() as unknown as {
         gpus: Array<{ index: number; state: string; memoryTotalMiB: number | null }>;
-        spend: { perHour: number; total: number; perMillionTokens: number | null; outputTokens: number };
+        spend: {
+          perHour: number;
+          total: number;
+          perMillionTokens: number | null;
+          perMillionTokensNow: number | null;
+          outputTokens: number;
+        };
       };
       assert.equal(s.gpus.length, 6, 'every GPU stays listed');
       assert.deepEqual(
@@ -226,11 +178,15 @@ describe('gpu-sessions watch: fault modes of the simulated node', function () {
       assert.equal(spends[0].perHour, 12.5);
       assert.ok(spends[spends.length - 1].total > spends[0].total, 'spend grows');
       assert.ok(spends[spends.length - 1].outputTokens > spends[0].outputTokens, 'tokens grow');
-      const pm = spends[spends.length - 1].perMillionTokens!;
+      const lastSpend = spends[spends.length - 1];
+      const pm = lastSpend.perMillionTokens!;
       assert.ok(pm > 0, String(pm));
-      // the rate changed during the test (crashes, faults): it must lie between all-six and two-servers rates
+      // one period for both figures (issue 23): total / outputTokens × 1e6 on the same sample
+      assert.ok(Math.abs(pm - (lastSpend.total / lastSpend.outputTokens) * 1e6) <= pm * 1e-6 + 1e-3, JSON.stringify(lastSpend));
+      // the current rate: between the all-six and the two-servers rates (crashes, faults changed it)
       const at = (tps: number) => (12.5 / 3600 / tps) * 1e6;
-      assert.ok(pm >= at(6 * 2000 * 1.1) && pm <= at(2 * 2000 * 0.9), `$${pm}/M tokens vs ${at(12000)}..${at(4000)}`);
+      const now = lastSpend.perMillionTokensNow!;
+      assert.ok(now >= at(6 * 2000 * 1.1) && now <= at(2 * 2000 * 0.9), `$${now}/M tokens vs ${at(12000)}..${at(4000)}`);
     } finally {
       const code = await w.stop();
       assert.equal(code, 130, `Ctrl-C exits 130; stderr: ${w.stderr}`);

@@ -23,7 +23,13 @@ Simulator knobs (environment, none of them used by real SGLang):
   SGLANG_SIM_GEN_TPS          gen throughput per DP rank, token/s (default 2000)
   SGLANG_SIM_RUNNING          synthetic running requests per DP rank (default 32;
                               0 = only real in-flight HTTP requests count)
-  SGLANG_SIM_LOG_FORMAT       "new" (default, 2026 style) or "old" (2025 style)
+  SGLANG_SIM_LOG_FORMAT       "2026" (default; "new" is the same): decode lines end at "#queue-req: N",
+                              prefill lines carry "#pending-token", "Load weight end. elapsed=...",
+                              PP/EP rank tags, the 2026 watchdog/SIGQUIT wording; "2025": the late-2025
+                              shapes (trailing ", ", the 2025 watchdog line); "old": early 2025
+                              ("Decode batch. k: v")
+  SGLANG_SIM_SCHEDULER_PROCS  "1" (default): one child process per GPU named "sglang::scheduler_TP<n>"
+                              (as real schedulers are), listed by the fake nvidia-smi; "0": none
   SGLANG_SIM_LINES_PER_S      if set, emit decode lines at this rate (load tests)
   SGLANG_SIM_REQUEST_S        latency of one POST completion (default 0.2)
   SGLANG_SIM_ACCEPT_LEN       mean speculative accept length (default from steps)
@@ -38,8 +44,8 @@ Simulator knobs (environment, none of them used by real SGLang):
   SIM_NODE_JSON               node description (default $HOME/.sim/node.json)
   SGLANG_LOG_MS               (real SGLang variable) append .mmm to timestamps
 Run-time faults: ``<run dir>/../faults.json`` (written by ``sim-fault``, polled every decode round):
-{"servers": {"<port>": {"mode": "crash" | "oom" | "nccl" | "kv-pressure" | "hang" | "stall" | "dp-slow" |
-"accept-drop" | "health-wedged", ...}}}; see sim/bin/sim-fault.
+{"servers": {"<port>": {"mode": "crash" | "oom" | "nccl" | "kv-pressure" | "hang" | "hang-hard" |
+"subprocess-crash" | "stall" | "dp-slow" | "accept-drop" | "health-wedged", ...}}}; see sim/bin/sim-fault.
 Files: ``<run dir>/../pause_load`` or ``<run dir>/../pause_load_<port>`` existing
 pauses the synthetic load (running drains to 0 and decode lines stop, as a real
 idle server does); removing it resumes the load.
@@ -52,6 +58,7 @@ import os
 import random
 import re
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -60,7 +67,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from sglang import __version__
 
-SPEC_ALGORITHMS = ["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH"]
+# Builtins of 2026 builds; the flag is a free string there ("Or any name registered"), so any value is accepted.
+SPEC_ALGORITHMS = ["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO"]
 QUANT_METHODS = [
     "awq", "fp8", "gptq", "marlin", "gptq_marlin", "awq_marlin", "bitsandbytes", "gguf",
     "modelopt", "modelopt_fp8", "modelopt_fp4", "petit_nvfp4", "w8a8_int8", "w8a8_fp8",
@@ -162,6 +170,11 @@ def build_parser():
     a("--data-parallel-size", "--dp-size", "--dp", type=int, default=1, dest="dp_size")
     a("--pipeline-parallel-size", "--pp-size", type=int, default=1, dest="pp_size")
     a("--expert-parallel-size", "--ep-size", "--ep", type=int, default=1, dest="ep_size")
+    # 2026 parallel sizes carved out of TP (GPU count unchanged)
+    a("--decode-context-parallel-size", "--dcp-size", type=int, default=1, dest="dcp_size")
+    a("--attention-context-parallel-size", "--attn-cp-size", type=int, default=1, dest="attn_cp_size")
+    a("--moe-data-parallel-size", "--moe-dp-size", type=int, default=1, dest="moe_dp_size")
+    a("--disaggregation-mode", type=str, default="null", choices=["null", "prefill", "decode"])
     a("--enable-dp-attention", action="store_true")
     a("--nnodes", type=int, default=1)
     a("--node-rank", type=int, default=0)
@@ -174,7 +187,7 @@ def build_parser():
     a("--sampling-backend", type=str, default=None)
     a("--grammar-backend", type=str, default=None)
     # Speculative decoding
-    a("--speculative-algorithm", type=str, default=None, choices=SPEC_ALGORITHMS)
+    a("--speculative-algorithm", type=str, default=None)
     a("--speculative-draft-model-path", "--speculative-draft-model", type=str, default=None,
       dest="speculative_draft_model_path")
     a("--speculative-num-steps", type=int, default=None)
@@ -260,7 +273,9 @@ class Sim:
         self.ready = False
         self.start_time = time.time()
         self.rng = random.Random()
-        self.fmt = "old" if os.environ.get("SGLANG_SIM_LOG_FORMAT", "new").lower() == "old" else "new"
+        fmt = os.environ.get("SGLANG_SIM_LOG_FORMAT", "2026").lower()
+        self.fmt = fmt if fmt in ("old", "2025") else "2026"
+        self.children = []
         self.period = max(0.01, env_float("SGLANG_SIM_DECODE_PERIOD_S", 1.0))
         self.gen_tps = env_float("SGLANG_SIM_GEN_TPS", 2000.0)
         self.base_running = max(0, int(env_float("SGLANG_SIM_RUNNING", 32)))
@@ -383,13 +398,19 @@ class Sim:
         return s
 
     def tag(self, dp=None, tp=0):
-        """Rank tags: only for dimensions larger than 1 (unless SGLANG_SIM_RANK_TAGS=always)."""
+        """Rank tags: only for dimensions larger than 1 (unless SGLANG_SIM_RANK_TAGS=always), in SGLang's
+        order DP, PP, TP, EP (2026 builds print PP and EP; the sim's lines come from PP stage 0)."""
         always = os.environ.get("SGLANG_SIM_RANK_TAGS", "") == "always"
+        new = self.fmt == "2026"
         t = ""
         if self.dp > 1 and dp is not None:
             t += " DP%d" % dp
+        if new and self.args.pp_size > 1:
+            t += " PP0"
         if self.tp > 1 or always:
             t += " TP%d" % tp
+        if new and self.args.ep_size > 1:
+            t += " EP%d" % (tp % self.args.ep_size)
         return t
 
     def line(self, msg, tag=""):
@@ -439,7 +460,11 @@ class Sim:
             steps.append((0.02, lambda: [self.line("Launch DP%d starting at GPU #%d." % (d, self.gpus[d * self.tp] if d * self.tp < len(self.gpus) else d * self.tp)) for d in range(self.dp)]))
         steps.append((0.05, lambda: [self.line("Using default HuggingFace chat template with detected content format: string")]))
         if not a.attention_backend:
-            steps.append((0.0, lambda: [self.line("Attention backend not explicitly specified. Use flashinfer backend by default.", self.tag(d, t)) for d, t in ranks if t == 0]))
+            if self.fmt == "2026":
+                # 2026 main-process loggers: "[ts] INFO server_args.py:NNNN: ..." (docs notebooks 2026-02/03)
+                steps.append((0.0, lambda: [self.line("INFO server_args.py:2232: Attention backend not specified. Use fa3 backend by default.")]))
+            else:
+                steps.append((0.0, lambda: [self.line("Attention backend not explicitly specified. Use flashinfer backend by default.", self.tag(d, t)) for d, t in ranks if t == 0]))
         steps.append((0.05, lambda: [self.line("Init torch distributed begin.", self.tag(d, t)) for d, t in ranks]))
         steps.append((0.05, lambda: [self.line("Init torch distributed ends. mem usage=%.2f GB" % (0.0 if self.tp == 1 else 0.74), self.tag(d, t)) for d, t in ranks]))
         steps.append((0.02, lambda: [self.line("Load weight begin. avail mem=%.2f GB" % self.avail_start, self.tag(d, t)) for d, t in ranks]))
@@ -447,8 +472,10 @@ class Sim:
         for i in (0, 4, 8, 11):
             steps.append((0.06, lambda: ["Loading safetensors checkpoint shards: %3d%% Completed | %d/%d [00:%02d<00:%02d,  %.2fit/s]\n"
                                  % (i * 100 // shards, i, shards, i * 2, (shards - i) * 2, 0.52)]))
-        steps.append((0.03, lambda: [self.line("Load weight end. type=%s, dtype=%s, avail mem=%.2f GB, mem usage=%.2f GB."
-                                       % (arch, dtype, self.avail_start - self.weight_gb, self.weight_gb), self.tag(d, t)) for d, t in ranks]))
+        # 2026 (sglang#21395): "Load weight end. elapsed=2.19 s, type=..."
+        elapsed = "elapsed=%.2f s, " % (2.0 + self.weight_gb / 40.0) if self.fmt == "2026" else ""
+        steps.append((0.03, lambda: [self.line("Load weight end. %stype=%s, dtype=%s, avail mem=%.2f GB, mem usage=%.2f GB."
+                                       % (elapsed, arch, dtype, self.avail_start - self.weight_gb, self.weight_gb), self.tag(d, t)) for d, t in ranks]))
         if self.spec:
             steps.append((0.05, lambda: [self.line("Load weight end. type=%sMTP, dtype=%s, avail mem=%.2f GB, mem usage=%.2f GB."
                                            % (arch.replace("ForCausalLM", "") if arch.endswith("ForCausalLM") else arch, dtype,
@@ -489,19 +516,26 @@ class Sim:
     # ----- log lines
 
     def kv(self, kind, pairs):
-        """``Decode batch, k: v, ..., `` (new) or ``Decode batch. k: v, ...`` (old)."""
+        """``Decode batch, k: v, ...`` (2026: no trailing ", "), ``Decode batch, k: v, ..., `` (2025) or
+        ``Decode batch. k: v, ...`` (old)."""
         body = ", ".join("%s: %s" % kv for kv in pairs)
         if self.fmt == "old":
             return "%s batch. %s" % (kind, body)
+        if self.fmt == "2026":
+            return "%s batch, %s" % (kind, body)
         return "%s batch, %s, " % (kind, body)
 
     def prefill_line(self, dp, new_seq, new_tok, running, queue, usage):
         cached = self.rng.choice([0, 0, new_tok // 3, new_tok // 2]) if new_tok > 100 else 0
         pairs = [("#new-seq", new_seq), ("#new-token", new_tok), ("#cached-token", cached),
                  ("token usage", "%.2f" % usage), ("#running-req", running), ("#queue-req", queue)]
-        if self.fmt == "new":
-            # As in the reference's 2026 example: cuda graph (piecewise) and input throughput,
-            # and no trailing ", " on prefill lines.
+        if self.fmt == "2026":
+            # metrics_reporter.py (2026): #pending-token after #queue-req, then the PD prefill queues
+            pairs.append(("#pending-token", 0 if queue == 0 else queue * 1024))
+            if self.args.disaggregation_mode == "prefill":
+                pairs += [("#prealloc-req", 0), ("#inflight-req", min(running, 16))]
+        if self.fmt in ("2026", "2025"):
+            # cuda graph (piecewise) and input throughput, and no trailing ", " on prefill lines.
             pairs.append(("cuda graph", "False" if self.args.disable_cuda_graph else "True"))
             pairs.append(("input throughput (token/s)", "%.2f" % (new_tok / max(0.05, self.rng.uniform(0.08, 0.4)))))
             return self.line("Prefill batch, " + ", ".join("%s: %s" % kv for kv in pairs),
@@ -510,11 +544,12 @@ class Sim:
 
     def decode_line(self, dp, running, tokens, usage, tps, accept, queue, retracted=0):
         pairs = [("#running-req", running), ("#token", tokens), ("token usage", "%.2f" % usage)]
-        if retracted:
+        if retracted and self.fmt != "2026":
+            # 2026: "#retracted-req" is a PD decode key only (metrics_reporter.py)
             pairs.append(("#retracted-req", retracted))
         if self.spec:
             pairs.append(("accept len", "%.2f" % accept))
-            if self.fmt == "new":
+            if self.fmt != "old":
                 steps = self.args.speculative_num_steps or 3
                 pairs.append(("accept rate", "%.2f" % max(0.0, min(1.0, (accept - 1) / steps))))
         pairs.append(("cuda graph", "False" if self.args.disable_cuda_graph else "True"))
@@ -569,8 +604,9 @@ class Sim:
                 tokens, usage, tps = self.max_total_num_tokens, 1.0, tps * 0.6
                 retracted = self.rng.randint(2, 6)
                 queue = 20 + self.rng.randint(0, 10)
-                out.append(self.line("KV cache pool is full. Retract requests. #retracted_reqs: %d, "
-                                     "#new_token_ratio: 0.7000 -> 1.0000" % retracted, self.tag(d if self.dp > 1 else None, 0)))
+                gained = ("#new_tokens_gained: %d, " % (retracted * 640)) if self.fmt == "2026" else ""
+                out.append(self.line("KV cache pool is full. Retract requests. #retracted_reqs: %d, %s"
+                                     "#new_token_ratio: 0.7000 -> 1.0000" % (retracted, gained), self.tag(d if self.dp > 1 else None, 0)))
             self.last_tps[d], self.last_accept[d], self.last_queue[d], self.last_tokens[d] = tps, accept, queue, tokens
             with self.lock:
                 self.gen_tokens_total += tps * dt
@@ -612,6 +648,10 @@ class Sim:
             mode = self.poll_fault()
             if mode in ("crash", "oom", "nccl"):
                 self.crash(mode)
+            if mode == "subprocess-crash":
+                self.subprocess_crash()
+            if mode == "hang-hard":
+                self.hard_watchdog()
             if mode in ("hang", "stall"):
                 self.silent_round(mode, now - last)
             else:
@@ -654,7 +694,12 @@ class Sim:
             self.fault_started = time.time()
             if mode == "hang":
                 self.log("Pyspy failed to dump PID %d. Error: Permission denied" % os.getpid(), self.tag(0 if self.dp > 1 else None, 0))
-                self.log("Watchdog timeout (self.watchdog_timeout=%s)" % int(self.args.watchdog_timeout), self.tag(0 if self.dp > 1 else None, 0))
+                if self.fmt == "2026":
+                    # srt/utils/watchdog.py: soft=True only dumps diagnostics, the process stays
+                    self.log("Scheduler watchdog timeout (self.watchdog_timeout=%s, self.soft=True)" % ("%g" % self.args.watchdog_timeout),
+                             self.tag(0 if self.dp > 1 else None, 0))
+                else:
+                    self.log("Watchdog timeout (self.watchdog_timeout=%s)" % int(self.args.watchdog_timeout), self.tag(0 if self.dp > 1 else None, 0))
             else:
                 # the last stat line before the silence shows the queue building up
                 for d in range(self.dp):
@@ -666,6 +711,69 @@ class Sim:
         for d in range(self.dp):
             self.last_queue[d] = 12
             self.last_tps[d] = 0.0
+
+    def hard_watchdog(self):
+        """The 2026 hard scheduler watchdog (srt/utils/watchdog.py, soft=False): its line, py-spy, then 5 s later the
+        SIGQUIT handler kills the server (v0.5.18 wording, sglang#36081); the 2025 form in "2025"/"old"."""
+        t = self.tag(0 if self.dp > 1 else None, 0)
+        if self.fmt == "2026":
+            self.log("Scheduler watchdog timeout (self.watchdog_timeout=%s, self.soft=False)" % ("%g" % self.args.watchdog_timeout), t)
+        else:
+            self.log("Watchdog timeout (self.watchdog_timeout=%s)" % int(self.args.watchdog_timeout), t)
+        self.log("Pyspy failed to dump PID %d. Error: Permission denied" % os.getpid(), t)
+        self.stop.wait(float(self.fault.get("delayS", 5) or 0))
+        self.sigquit_exit()
+
+    def subprocess_crash(self):
+        """The 2026 subprocess watchdog (sglang PR #18582): a scheduler child dies (SIGKILL: exit code -9, as the
+        OOM killer does, or exitCode=N), the watchdog names it and SIGQUITs the server."""
+        code = int(self.fault.get("exitCode", -9))
+        child = self.children[0] if self.children else None
+        pid = child.pid if child else os.getpid() + 1
+        if child:
+            try:
+                child.send_signal(-code if code < 0 else signal.SIGKILL)
+                child.wait(2)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                pass
+        self.log("Subprocess scheduler_0 (pid=%d) crashed with exit code %d. Triggering SIGQUIT for cleanup..." % (pid, code))
+        self.sigquit_exit()
+
+    def sigquit_exit(self):
+        with self.out_lock:
+            sys.stdout.flush()
+            if self.fmt == "2026":
+                sys.stderr.write("[%s] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n"
+                                 "[%s] No live scheduler processes found; skipping py-spy and CUDA coredump.\n" % (self.ts(), self.ts()))
+            else:
+                sys.stderr.write("[%s] Received sigquit from a child process. It usually means the child failed.\n" % self.ts())
+            sys.stderr.flush()
+        self.kill_children()
+        cleanup(self.args.port)
+        os._exit(1)
+
+    def start_children(self):
+        """One child per GPU named as SGLang's scheduler processes are ("sglang::scheduler_TP0", setproctitle),
+        each exiting when the server goes; the fake nvidia-smi lists them as the GPUs' compute processes."""
+        if os.environ.get("SGLANG_SIM_SCHEDULER_PROCS", "1") == "0":
+            return
+        code = "import os,sys,time\nwhile os.getppid() == %d: time.sleep(0.5)\n" % os.getpid()
+        for i, _g in enumerate(self.gpus):
+            d, t = (i // self.tp, i % self.tp) if not self.args.enable_dp_attention else (None, i)
+            name = "sglang::scheduler" + ("_DP%d" % d if self.dp > 1 and d is not None else "") + "_TP%d" % t
+            try:
+                self.children.append(subprocess.Popen([name, "-c", code], executable=sys.executable,
+                                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                      stderr=subprocess.DEVNULL, close_fds=True))
+            except OSError:
+                break
+
+    def kill_children(self):
+        for c in self.children:
+            try:
+                c.kill()
+            except OSError:
+                pass
 
     def crash(self, kind="oom"):
         """Die as SGLang does: a scheduler exception (or an NCCL timeout), "Received sigquit ...", exit 1."""
@@ -688,6 +796,11 @@ class Sim:
                     "terminate called after throwing an instance of 'c10::DistBackendError'\n"
                     "[%s] Received sigquit from a child process. It usually means the child failed.\n"
                     % (time.strftime("%m%d %H:%M:%S"), self.ts()))
+                if self.fmt == "2026":
+                    # torch's teardown warning (sglang#36081): printed while the server stops, not a failure
+                    sys.stderr.write("[rank0]:[W%s ProcessGroupNCCL.cpp:1624] Warning: WARNING: destroy_process_group() was not "
+                                     "called before program exit, which can leak resources.\n"
+                                     % time.strftime("%-m%d %H:%M:%S.000000000"))
             else:
                 sys.stderr.write(
                     "[%s] Scheduler hit an exception: Traceback (most recent call last):\n"
@@ -699,6 +812,7 @@ class Sim:
                     "[%s] Received sigquit from a child process. It usually means the child failed.\n"
                     % (self.ts(), exc_line, self.ts()))
             sys.stderr.flush()
+        self.kill_children()
         cleanup(self.args.port)
         os._exit(1)
 
@@ -758,6 +872,15 @@ class Sim:
                      "internal_states": states, "status": "Up" if self.ready else "Starting"})
         return info
 
+    def loads(self):
+        with self.lock:
+            inflight = self.inflight
+        return {"timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "dp_rank_count": self.dp,
+                "loads": [{"dp_rank": d, "num_running_reqs": self.running[d] + (inflight if d == 0 else 0),
+                           "num_waiting_reqs": self.last_queue[d], "num_used_tokens": self.last_tokens[d],
+                           "token_usage": round(self.last_tokens[d] / float(self.max_total_num_tokens), 2),
+                           "gen_throughput": round(self.last_tps[d], 2)} for d in range(self.dp)]}
+
     def model_info(self):
         return {
             "model_path": self.args.model_path,
@@ -778,7 +901,15 @@ class Sim:
         name = self.served_name
         out = []
 
+        new = self.fmt == "2026"
+
         def labels(d, extra=""):
+            if new:
+                # prometheus multiprocess collector: labels sorted; 2026 builds always add moe_ep_rank
+                ls = {"engine_type": "unified", "model_name": name, "moe_ep_rank": "0", "pp_rank": "0", "tp_rank": "0"}
+                if self.dp > 1:
+                    ls["dp_rank"] = str(d)
+                return "{" + ",".join('%s="%s"' % (k, ls[k]) for k in sorted(ls)) + extra + "}"
             s = 'model_name="%s",engine_type="unified",tp_rank="0",pp_rank="0"' % name
             if self.dp > 1:
                 s += ',dp_rank="%d"' % d
@@ -797,8 +928,9 @@ class Sim:
         run = lambda d: self.running[d] + (inflight if d == 0 else 0)  # noqa: E731
         gauge("sglang:num_running_reqs", "The number of running requests.", run)
         gauge("sglang:num_used_tokens", "The number of used tokens.", lambda d: self.last_tokens[d])
+        # 2026: stats.token_usage = round(get_max_pool_usage(), 2)
         gauge("sglang:token_usage", "The token usage.",
-              lambda d: round(self.last_tokens[d] / float(self.max_total_num_tokens), 4))
+              lambda d: round(self.last_tokens[d] / float(self.max_total_num_tokens), 2 if new else 4))
         gauge("sglang:gen_throughput", "The generation throughput (token/s).", lambda d: round(self.last_tps[d], 2))
         gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", lambda d: self.last_queue[d])
         gauge("sglang:cache_hit_rate", "The prefix cache hit rate.", lambda d: 0.31)
@@ -811,6 +943,12 @@ class Sim:
                 ("sglang:num_requests_total", "Number of requests processed.", totals[2])):
             out.append("# HELP %s %s" % (metric, help_text))
             out.append("# TYPE %s counter" % metric)
+            if new:
+                # metrics_collector.py: labelnames=list(labels.keys()) + ["is_streaming"]; a total is their sum
+                streamed = int(v * 0.75)
+                for flag, part in (("false", int(v) - streamed), ("true", streamed)):
+                    out.append("%s%s %s" % (metric, labels(0, ',is_streaming="%s"' % flag), go_float(part)))
+                continue
             out.append("%s%s %s" % (metric, tl, go_float(int(v))))
             out.append("%s%s %s" % (metric.replace("_total", "_created"), tl, go_float(self.created)))
         for metric, help_text, h in (
@@ -904,6 +1042,9 @@ def make_handler(sim):
                 self.send(200, sim.models())
             elif path == "/metrics" and sim.args.enable_metrics:
                 self.send(200, sim.metrics(), "text/plain; version=0.0.4; charset=utf-8")
+            elif path == "/v1/loads":
+                # 2026: per-DP-rank load without --enable-metrics (the shape the product reads; UNVERIFIED in full)
+                self.send(200, sim.loads())
             elif path == "/get_load":
                 self.send(200, [{"dp_rank": d, "num_reqs": sim.running[d], "num_waiting_reqs": sim.last_queue[d],
                                  "num_tokens": sim.last_tokens[d]} for d in range(sim.dp)])
@@ -943,12 +1084,45 @@ def make_handler(sim):
     return Handler
 
 
+_DATA_FAULT = {"mtime": None, "share": 0.0, "n": 0}
+
+
+def data_degenerate_share(sim):
+    """``sim-fault data-degenerate SHARE``: that share of the answers is the seed's ``OK.`` after an empty think block."""
+    try:
+        mt = os.stat(sim.faults_path).st_mtime_ns
+    except OSError:
+        mt = None
+    if mt != _DATA_FAULT["mtime"]:
+        _DATA_FAULT["mtime"] = mt
+        share = 0.0
+        try:
+            with open(sim.faults_path) as fh:
+                share = float(json.load(fh).get("dataDegenerate") or 0)
+        except (OSError, ValueError, TypeError, AttributeError):
+            share = 0.0
+        _DATA_FAULT["share"] = min(1.0, max(0.0, share))
+    return _DATA_FAULT["share"]
+
+
+ANSWERS = ["Hello! This is simulated completion %d: the sum of the first n odd numbers is n squared.",
+           "Simulated answer %d. TCP retransmits lost segments; UDP leaves that to the game.",
+           "Answer %d from the simulated server: an LRU cache pairs a hash map with a linked list."]
+
+
 def completion_payload(sim, path, req, latency):
-    """A small, valid completion in the shape each endpoint returns."""
+    """A small, valid completion in the shape each endpoint returns (each answer its own, as a model's are)."""
     reasoning = "The user wants a short answer. I will answer briefly."
-    answer = "Hello! This is a simulated SGLang completion."
+    share = data_degenerate_share(sim)
+    with sim.lock:
+        n = _DATA_FAULT["n"]
+        _DATA_FAULT["n"] = n + 1
+    degenerate = share > 0 and int((n + 1) * share) > int(n * share)
+    answer = "OK." if degenerate else ANSWERS[n % len(ANSWERS)] % n
+    if degenerate:
+        reasoning = ""
     prompt_tokens = 24 + len(json.dumps(req.get("messages") or req.get("prompt") or req.get("text") or "")) // 4
-    completion_tokens = 38
+    completion_tokens = 6 if degenerate else 38
     with sim.lock:
         sim.requests_total += 1
         sim.prompt_tokens_total += prompt_tokens
@@ -959,7 +1133,7 @@ def completion_payload(sim, path, req, latency):
              "total_tokens": prompt_tokens + completion_tokens, "prompt_tokens_details": None}
     rid = uuid.uuid4().hex
     if path == "/generate":
-        return {"text": answer, "meta_info": {
+        return {"text": ("<think>\n\n</think>\n\n" + answer) if degenerate else answer, "meta_info": {
             "id": rid, "finish_reason": {"type": "stop", "matched": 151645},
             "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cached_tokens": 0,
             "spec_verify_ct": 13 if sim.spec else 0, "e2e_latency": round(latency, 4)}}
@@ -969,7 +1143,7 @@ def completion_payload(sim, path, req, latency):
                              "matched_stop": 151645}], "usage": usage}
     message = {"role": "assistant", "content": answer, "reasoning_content": None, "tool_calls": None}
     if sim.args.reasoning_parser:
-        message["reasoning_content"] = reasoning
+        message["reasoning_content"] = reasoning or None
     return {"id": rid, "object": "chat.completion", "created": int(time.time()), "model": sim.served_name,
             "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop",
                          "matched_stop": 151645}], "usage": usage}
@@ -1000,10 +1174,9 @@ def config_args(argv):
     placed BEFORE the command line's, so the command line wins. Flat ``key: value`` lines (stdlib only)."""
     path = None
     for i, a in enumerate(argv):
+        # only the exact token (server_args_config_parser.py: `if arg == "--config"`); "--config=FILE" is ignored
         if a == "--config" and i + 1 < len(argv):
             path = argv[i + 1]
-        elif a.startswith("--config="):
-            path = a.split("=", 1)[1]
     if not path:
         return argv
     out = []
@@ -1048,7 +1221,10 @@ def main(argv=None):
     try:
         os.makedirs(run_dir(), exist_ok=True)
         with open(pid_file(args.port), "w") as f:
-            f.write("%d %s %s\n" % (os.getpid(), ",".join(str(g) for g in sim.gpus) or "0", sim.mem_fraction))
+            sim.start_children()
+            # "<pid> <gpu,...> <mem-fraction> [<child pid per GPU>,...]"
+            f.write("%d %s %s %s\n" % (os.getpid(), ",".join(str(g) for g in sim.gpus) or "0", sim.mem_fraction,
+                                       ",".join(str(c.pid) for c in sim.children) or "-"))
     except OSError:
         pass
 
@@ -1065,6 +1241,7 @@ def main(argv=None):
         sim.log("INFO:     Waiting for application shutdown.")
         sim.log("INFO:     Application shutdown complete.")
         sim.log("INFO:     Finished server process [%d]" % os.getpid())
+        sim.kill_children()
         cleanup(args.port)
     return 0
 

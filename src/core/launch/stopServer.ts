@@ -7,7 +7,8 @@ import { RemoteOperation, runOperation } from '../remote/operation';
 import { shq } from '../remote/quote';
 import { AbortLike, ExecResult, Transport } from '../ssh/transport';
 import { sleep } from './launchCommon';
-import { ScannedServer, scanServers } from './serverScan';
+import { scanServers } from './serverScan';
+import type { SglangServer } from '../sglang/serverArgv';
 
 // ------------------------------------------------------------------------------------ stop
 
@@ -17,8 +18,12 @@ export interface StopOptions {
   pid?: number;
   /** Wait for running requests to reach 0 first. */
   drain?: boolean;
-  /** Give up draining after this long (the server is then NOT stopped). Default 10 min. */
+  /** Give up draining after this long (the server is then NOT stopped, unless stopAfterDrainTimeout). Default 10 min. */
   drainTimeoutMs?: number;
+  /** At the drain deadline stop the server anyway (SIGTERM) instead of leaving it running. */
+  stopAfterDrainTimeout?: boolean;
+  /** Polled while draining: true ends the drain and stops the server now ("Stop now"). */
+  stopNow?: () => boolean;
   /** SIGKILL when SIGTERM has not ended the process after this long. Default 30 s. */
   termTimeoutMs?: number;
   /** Drain from the log: no new decode line for this long counts as idle (an idle server prints none). Default 15 s. */
@@ -77,10 +82,10 @@ export function lastDecodeLineOperation(logFile: string): RemoteOperation<string
   };
 }
 
-/** Running + queued requests now, from the first source that answers; null when none does. */
-async function loadNow(
+/** Running + queued requests now, from the first source that answers; null when none does (release drains with it). */
+export async function loadNow(
   t: Transport,
-  srv: ScannedServer,
+  srv: SglangServer,
   state: { source: DrainSource | null; lastDecode: string | null; quietSince: number },
   quietMs: number,
 ): Promise<number | null> {
@@ -275,11 +280,13 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
           break;
         }
       }
-      if (Date.now() >= deadline) break;
+      if (Date.now() >= deadline || opts.stopNow?.()) break;
       await sleep(Math.min(opts.pollMs ?? 1000, Math.max(0, deadline - Date.now())), opts.signal);
     }
     drain = { source: state.source, waitedMs: Date.now() - dStart, drained, lastRunning: last };
-    if (!drained) {
+    if (!drained && (opts.stopNow?.() || opts.stopAfterDrainTimeout))
+      say(`port ${opts.port}: ${last ?? 'an unknown number of'} request(s) still running; stopping it anyway`);
+    else if (!drained) {
       return result({
         drain,
         message: `Port ${opts.port} still had ${last ?? 'an unknown number of'} running request(s) after ${Math.round(drain.waitedMs / 1000)} s of draining; the server was NOT stopped.`,

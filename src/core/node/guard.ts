@@ -13,13 +13,23 @@
  * and emits one transition per change. Used by `gpu-sessions watch` and by the extension's alerts.
  * Nothing here imports vscode.
  */
+import { GatewayWatch } from '../gateway/transitions';
 import { EventEmitter } from 'node:events';
 import * as posixPath from 'node:path/posix';
 import { formatBytes } from '../util/format';
 import { redactOutput } from '../util/redact';
 import type { FailureClass } from '../sglang/logLines';
-import { ServerStateMachine, ServerStateName, ServerStateTuning, StateVerdict, isBadState, median } from '../sglang/serverState';
+import {
+  ServerStateMachine,
+  ServerStateName,
+  ServerStateTuning,
+  StateVerdict,
+  isBadState,
+  median,
+  verdictMessage,
+} from '../sglang/serverState';
 import type { NodeMonitor } from './monitor';
+import { healthLimitMs } from '../sglang/serverArgv';
 import type { DiskInfo, ProbeResult } from './probe';
 import type { ProgressInfo } from './jobProgress';
 
@@ -36,9 +46,12 @@ const FIRST_VALUE: Record<GuardSubject, string> = {
   disk: 'ok',
   node: 'ok',
   job: 'running',
+  gateway: 'ready',
+  data: 'data-ok',
 };
 
-export type GuardSubject = 'server' | 'condition' | 'gpu' | 'disk' | 'node' | 'job';
+/** `data`: an output file's data verdict (data-ok | data-suspect | data-degenerate), judged by core/data/watch.ts. */
+export type GuardSubject = 'server' | 'condition' | 'gpu' | 'disk' | 'node' | 'job' | 'data' | 'gateway';
 
 export interface GuardTransition {
   type: 'transition';
@@ -51,6 +64,8 @@ export interface GuardTransition {
   /** disk: the mount point; the folder the job writes is in `folder` */
   mount?: string;
   folder?: string;
+  /** data: the output file */
+  path?: string;
   from: string;
   to: string;
   class?: FailureClass;
@@ -58,6 +73,8 @@ export interface GuardTransition {
   message: string;
   /** server transitions: the server's log file (to open it at the line) */
   logFile?: string | null;
+  /** gateway transitions of one worker: its URL (`port` is the gateway's) */
+  worker?: string;
 }
 
 export interface GuardOptions {
@@ -87,6 +104,8 @@ export interface GuardServerSample {
   kvPressure: boolean;
   dpImbalance: boolean;
   acceptDrop: boolean;
+  /** This server's generation_tokens_total counter (/metrics), null when it has none (no --enable-metrics). */
+  generationTokensTotal?: number | null;
 }
 
 export interface GuardSample {
@@ -140,7 +159,16 @@ interface Value {
 
 /** States and conditions that are not trouble (no alert, no warning colour). */
 export function isOkValue(v: string): boolean {
-  return v === 'ok' || v === 'running' || v === 'serving' || v === 'idle' || v === 'ready' || v === 'starting';
+  return (
+    v === 'ok' ||
+    v === 'data-ok' ||
+    v === 'running' ||
+    v === 'serving' ||
+    v === 'idle' ||
+    v === 'ready' ||
+    v === 'starting' ||
+    v === 'draining'
+  );
 }
 
 export function jobIsDone(p: ProgressInfo | null | undefined): boolean {
@@ -170,6 +198,7 @@ export class NodeGuard {
   private readonly unclaimed = new Map<string, Array<{ line: string; at: number }>>();
   private offLine: (() => void) | null = null;
   private disposed = false;
+  private readonly gatewayWatch = new GatewayWatch();
 
   constructor(
     readonly node: string,
@@ -219,7 +248,10 @@ export class NodeGuard {
     }
     if (!claimed) this.keepUnclaimed(file, line, now);
     // a failure line: judge soon (after the rest of its traceback), not only at the next poll
-    if (!this.settleTimer && /rror|xception|Watchdog|sigquit|failed|dead|NCCL|KV cache pool|out of memory|GPU/.test(line)) {
+    if (
+      !this.settleTimer &&
+      /rror|xception|[Ww]atchdog|sigquit|SIGQUIT|failed|crashed|dead|NCCL|KV cache pool|out of memory|GPU|No live scheduler/.test(line)
+    ) {
       this.settleTimer = setTimeout(() => {
         this.settleTimer = null;
         if (!this.disposed) this.evaluate();
@@ -262,6 +294,7 @@ export class NodeGuard {
           pid: s.pid,
           health: h.result ? { health: h.result.health, detail: h.result.detail, durationMs: h.result.durationMs } : null,
           healthInFlightSince: h.inFlightSince,
+          healthLimitMs: healthLimitMs(s),
           metrics: this.monitor.metricsOf(s.port),
         },
         now,
@@ -367,7 +400,7 @@ export class NodeGuard {
       const base = { port, logFile: info?.logFile ?? null };
       out.set(`server:${port}`, {
         value: v.state,
-        message: v.line ?? v.reason,
+        message: verdictMessage(v),
         ...(v.class && isBadState(v.state) ? { class: v.class } : {}),
         extra: { subject: 'server', ...base },
       });
@@ -411,6 +444,7 @@ export class NodeGuard {
           extra: { subject: 'disk', mount: d.mount, folder: d.folders[0] },
         });
       }
+      for (const [k, v] of this.gatewayWatch.values(p.gateways ?? [])) out.set(k, v);
       const prog = p.progress?.progress ?? null;
       if (prog?.ok) {
         const done = jobIsDone(prog);
@@ -499,6 +533,7 @@ export class NodeGuard {
           kvPressure: c.kv !== 'ok',
           dpImbalance: c.balance !== 'ok',
           acceptDrop: c.spec !== 'ok',
+          generationTokensTotal: this.monitor.metricsOf(port)?.generationTokensTotal ?? null,
         };
       });
     const prog = p?.progress?.progress ?? null;

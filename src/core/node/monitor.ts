@@ -6,23 +6,15 @@
  */
 import { EventEmitter } from 'node:events';
 import { errorMessage } from '../util/errors';
-import {
-  HEALTH_UNHEALTHY_MS,
-  Health,
-  MetricsSummary,
-  authHeaders,
-  checkHealth,
-  httpGet,
-  metricsSummary,
-  parseMetrics,
-} from '../sglang/endpoints';
+import { Health, MetricsSummary, authHeaders, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
 import { RemoteOperation, incomplete, runOperation, stderrTail } from '../remote/operation';
-import type { SglangServer } from '../sglang/serverArgv';
+import { SglangServer, healthLimitMs } from '../sglang/serverArgv';
 import type { ProbeResult } from './probe';
 import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
 import { newNonce } from '../remote/sections';
 import { RemoteTail, untailablePath } from '../remote/tail';
 import { StatsTracker, formatLoad } from '../sglang/liveStats';
+import { fetchLoads, lacksDecodeLines } from '../sglang/loads';
 import type { Transport } from '../ssh/transport';
 
 export type { DoneIndicesSummary, NodeProgress };
@@ -92,8 +84,17 @@ export interface NodeLive {
   tailError: string | null;
   /** From the live guard: what is not OK on the node now ("`:30001` crashed — oom: …"). */
   problems?: Array<{ key: string; to: string; message: string; class?: string; port?: number; logFile?: string | null }>;
+  /** Servers the user stopped through the extension (not problems): port and when (ms). */
+  stoppedByYou?: Array<{ port: number; at: number }>;
   /** With a price per hour / rental deadline set (core/node/spend.ts). */
-  spend?: { perHour: number; total: number; outputTokens: number; perMillionTokens: number | null; since: string };
+  spend?: {
+    perHour: number;
+    total: number;
+    outputTokens: number;
+    perMillionTokens: number | null;
+    perMillionTokensNow?: number | null;
+    since: string;
+  };
   deadline?: { at: string; secondsLeft: number; jobEta: number | null; jobOverrunS: number | null; message: string };
 }
 
@@ -130,7 +131,8 @@ export class NodeMonitor {
     return { result: this.health.get(port) ?? null, inFlightSince: this.healthInFlight.get(port) ?? null };
   }
 
-  /** Latest /metrics summary of a server (servers launched with --enable-metrics). */
+  /** Latest /metrics summary of a server (servers launched with --enable-metrics), or, for a server without stat
+   *  lines and metrics, its /v1/loads or /server_info figures (sglang/loads.ts). */
   metricsOf(port: number): MetricsSummary | null {
     return this.metrics.get(port) ?? null;
   }
@@ -199,7 +201,13 @@ export class NodeMonitor {
       if (!this.healthInFlight.has(s.port)) {
         const started = Date.now();
         this.healthInFlight.set(s.port, started);
-        const check = checkHealth(this.t, s.host, s.port, HEALTH_UNHEALTHY_MS)
+        // the server's own limit (SGLANG_HEALTH_CHECK_TIMEOUT from its environment); with the health generation
+        // off (SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0) /health answers at once: /health_generate still generates
+        const limitMs = healthLimitMs(s);
+        const check = checkHealth(this.t, s.host, s.port, limitMs, {
+          limitMs,
+          path: s.healthGeneration === false ? '/health_generate' : '/health',
+        })
           .then((h) => this.health.set(s.port, { ...h, at: Date.now(), durationMs: Date.now() - started }))
           .catch((e) => this.health.set(s.port, { health: 'unknown', detail: errorMessage(e), at: Date.now() }))
           .finally(() => {
@@ -207,6 +215,10 @@ export class NodeMonitor {
             this.changed();
           });
         jobs.push(Promise.race([check, new Promise((r) => setTimeout(r, 5000).unref?.())]));
+      }
+      if (!s.enableMetrics && lacksDecodeLines(s)) {
+        // no stat lines and no /metrics: /v1/loads or /server_info carry its throughput and queue
+        jobs.push(fetchLoads(this.t, s).then((l) => (l ? this.metrics.set(s.port, l) : this.metrics.delete(s.port))));
       }
       if (s.enableMetrics) {
         jobs.push(

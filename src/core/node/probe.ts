@@ -25,6 +25,7 @@ import {
 import { NodeProgress, parseProgressSection, progressScript } from './progressRead';
 import { HostFacts, hostFactsScript, parseHostFacts } from './hostFacts';
 import { SglangServer, findServers, parseProcRecords, parsePsLines } from '../sglang/serverArgv';
+import { Gateway, gatewayProbeScript, parseGatewaySection } from '../gateway/discover';
 
 export type ArtifactKind = 'log' | 'launch-script' | 'script' | 'python' | 'progress' | 'config' | 'patch' | 'git-repo';
 
@@ -57,6 +58,8 @@ export interface ProbeResult extends Omit<HostFacts, 'swapTotalKiB'> {
   lostGpus: LostGpu[];
   gpuProcesses: GpuProcess[];
   servers: SglangServer[];
+  /** SGLang Model Gateways (routers) on the node, their workers mapped to this node's servers (core/gateway/). */
+  gateways: Gateway[];
   /** progress.json / .done_indices read in the same exec, when ProbeOptions.progress named them. */
   progress?: NodeProgress;
   artifacts: Artifact[];
@@ -129,28 +132,36 @@ export function remoteRootExpr(root: string): string {
   return shq(root);
 }
 
+/** Bytes of a process's argv read on the node (a co-tenant's 5 MB command line is cut here). */
+export const PROC_ARGV_CAP = 65536;
+/** At most this many servers are listed (the user's own; a node with more is not one we can watch anyway). */
+export const MAX_SERVERS = 256;
+
 /**
  * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
- * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES, the exact argv, and the text of its `--config` file
- * when it has one (read on the node relative to its working directory, at most 64 KiB), parsed by parseProcRecords.
+ * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and SGLang's /health settings, the exact argv, and
+ * the text of its `--config` file when it has one (the exact token `--config FILE`, as SGLang reads it; read on
+ * the node relative to its working directory, at most 64 KiB), parsed by parseProcRecords.
  * Every field the node's processes control (argv, paths, environment) travels hex-encoded (`od -tx1`), so
  * a process whose argv or path holds the separator bytes \x1e \x1d \x1f cannot forge a record: the
  * only separators in the section are the ones this loop prints.
  * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record;
  * it must encode what it prints the same way.
  */
-export function procRecordsLoop(extra = ''): string {
+export function procRecordsLoop(extra = '', opts: { ownOnly?: boolean } = {}): string {
+  // Co-tenants (#24 f1, f2): with ownOnly, another user's processes are skipped before anything is printed;
+  // every record is capped on the node (argv 64 KiB, environment 256 KiB), whoever owns the process.
   return `for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
   d=\${f%/cmdline}
-  [ -r "$f" ] || continue
+  [ -r "$f" ] || continue${opts.ownOnly ? '\n  [ -O "$d" ] || continue' : ''}
   gs_pp=; [ -r "$d/status" ] && while read -r gs_k gs_v; do [ "$gs_k" = PPid: ] && { gs_pp=$gs_v; break; }; done 2>/dev/null <"$d/status"
   printf 'P\\035'
   { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$gs_pp" \\
       "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
-    tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep '^CUDA_VISIBLE_DEVICES='; } | od -An -v -tx1
+    head -c 262144 "$d/environ" 2>/dev/null | tr '\\000' '\\n' | grep -E '^(CUDA_VISIBLE_DEVICES|SGLANG_HEALTH_CHECK_TIMEOUT|SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION)='; } | od -An -v -tx1
   printf '\\035'
-  od -An -v -tx1 < "$f" 2>/dev/null
-  c=; grep -q -a -e --config "$f" 2>/dev/null && c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 } /^--config=/ { sub(/^--config=/, ""); print; exit }')
+  head -c ${PROC_ARGV_CAP} "$f" 2>/dev/null | od -An -v -tx1
+  c=; grep -q -a -e --config "$f" 2>/dev/null && c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 }')
   if [ -n "$c" ]; then printf '\\035'; ( cd "$d/cwd" 2>/dev/null && head -c 65536 -- "$c" 2>/dev/null | od -An -v -tx1 ); fi
   printf '\\036'
 ${extra}done`;
@@ -229,9 +240,10 @@ T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
 sec home; printf '%s' "$HOME"
 sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
 ${hostFactsScript()}
-sec ps; ps -eww -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null
+sec ps; { ps -ww -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null || ps -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null; } | cut -c 1-${PROC_ARGV_CAP} | head -c 4194304
 sec proc
-${procRecordsLoop()}
+{ ${procRecordsLoop('', { ownOnly: true })}; } | head -c 16777216
+${gatewayProbeScript()}
 ${
   opts.progress
     ? `sec progress
@@ -379,7 +391,7 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
 
   const ps = parsePsLines(s.get('ps') ?? '');
   const proc = parseProcRecords(s.get('proc') ?? '');
-  const servers = scopeServers(findServers(ps, proc, gpuProcesses), (s.get('scope') ?? '').trim());
+  const servers = scopeServers(findServers(ps, proc, gpuProcesses), (s.get('scope') ?? '').trim()).slice(0, MAX_SERVERS);
   const max = Math.max(1, Math.floor(opts.maxArtifacts ?? 2000));
   const arts = parseArtifacts(s.get('artifacts') ?? '', max);
   return {
@@ -401,6 +413,7 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
     lostGpus,
     gpuProcesses,
     servers,
+    gateways: parseGatewaySection(s.get('gateways') ?? '', { node: nodeName, hostname: host.hostname, servers }, s.get('scope') ?? ''),
     ...(opts.progress ? { progress: { ...parseProgressSection(s.get('progress') ?? '', opts.progress, nonce), readAt: Date.now() } } : {}),
     artifacts: arts.artifacts,
     artifactsTruncated: arts.truncated,

@@ -21,11 +21,13 @@ export interface Spend {
   perHour: number;
   /** USD since the node booted (its uptime), or since watching began when the uptime is unknown */
   total: number;
-  /** output tokens generated: SGLang's generation_tokens_total counters when every server has them, else the
-   *  decode throughput integrated over the time watched */
+  /** output tokens of every server over the same period as `total`: a server's generation_tokens_total counter
+   *  where it has one (--enable-metrics), its decode throughput integrated over the samples for the others */
   outputTokens: number;
-  /** USD per million output tokens at the rate observed while watching (null until tokens were generated) */
+  /** `total / outputTokens × 1e6`: USD per million output tokens over the rental so far (null before any token) */
   perMillionTokens: number | null;
+  /** USD per million output tokens at the current rate (price per hour over the node's throughput now) */
+  perMillionTokensNow: number | null;
   /** ISO 8601: since when `total` counts */
   since: string;
 }
@@ -43,6 +45,15 @@ export interface Deadline {
 /** USD per million tokens from a spend and a token count over the same period. */
 export function perMillion(usd: number, tokens: number): number | null {
   return tokens > 0 ? (usd / tokens) * 1e6 : null;
+}
+
+/** "$27.20 per million output tokens so far, $0.84 at the current rate" (the CLI, the dashboard, the tree). */
+export function perMillionPhrase(sp: { perMillionTokens: number | null; perMillionTokensNow?: number | null }): string | null {
+  const parts = [
+    sp.perMillionTokens !== null ? `$${sp.perMillionTokens.toFixed(2)} per million output tokens so far` : null,
+    sp.perMillionTokensNow != null ? `$${sp.perMillionTokensNow.toFixed(2)} at the current rate` : null,
+  ].filter(Boolean);
+  return parts.length ? parts.join(', ') : null;
 }
 
 /** "the rental ends in 1 h 12 min" / "the rental ended 5 min ago". */
@@ -77,13 +88,24 @@ export function deadlineRow(d: Deadline, leadS: number): { label: string; detail
   };
 }
 
-/** Follows one node's samples: integrates tokens, computes spend and the deadline, says when it is near. */
+/** One server's output tokens across samples: its counter (restarts carried over), or its throughput integrated. */
+interface ServerTokens {
+  /** Counter value that counts as zero (the first one seen when the period starts at the first sample). */
+  offset: number;
+  lastCounter: number | null;
+  /** Tokens of earlier lives of the counter (before a restart reset it). */
+  carried: number;
+  /** This server ever had a counter: throughput is not integrated (the counter covers the gaps). */
+  hasCounter: boolean;
+  integrated: number;
+  lastGen: number;
+  lastAt: number | null;
+}
+
+/** Follows one node's samples: counts every server's tokens, computes spend and the deadline, says when it is near. */
 export class WatchEconomics {
   private readonly startedAt: number;
-  private lastAt: number | null = null;
-  private lastGen = 0;
-  private integrated = 0;
-  private counterStart: number | null = null;
+  private readonly servers = new Map<number, ServerTokens>();
   private warned = false;
   private readonly leadMs: number;
   private readonly now: () => number;
@@ -97,31 +119,52 @@ export class WatchEconomics {
   /** Adds `spend` and `deadline` to a sample (only those configured). */
   annotate(s: GuardSample, _guard?: unknown): { spend?: Spend; deadline?: Deadline } {
     const now = Date.parse(s.time) || this.now();
-    if (this.lastAt !== null && s.reachable) this.integrated += ((this.lastGen + s.genThroughput) / 2) * ((now - this.lastAt) / 1000);
-    if (s.reachable) {
-      this.lastAt = now;
-      this.lastGen = s.genThroughput;
-    }
+    if (s.reachable) this.countTokens(s, now);
     const out: { spend?: Spend; deadline?: Deadline } = {};
     const price = this.opts.pricePerHour;
     if (price !== null && price !== undefined) {
       const since = s.uptimeS !== null ? now - s.uptimeS * 1000 : this.startedAt;
-      const total = (price * Math.max(0, now - since)) / 3_600_000;
-      const counter = s.generationTokensTotal;
-      if (counter !== null && this.counterStart === null) this.counterStart = counter;
-      const watchedTokens =
-        counter !== null && this.counterStart !== null && counter >= this.counterStart ? counter - this.counterStart : this.integrated;
-      const watchedUsd = (price * Math.max(0, now - this.startedAt)) / 3_600_000;
+      const total = round((price * Math.max(0, now - since)) / 3_600_000, 4) ?? 0;
+      const outputTokens = Math.round([...this.servers.values()].reduce((a, t) => a + tokensOf(t), 0));
+      const rate = s.reachable ? s.servers.reduce((a, x) => a + (x.state === 'crashed' ? 0 : x.genThroughput), 0) : 0;
       out.spend = {
         perHour: price,
-        total: round(total, 4) ?? 0,
-        outputTokens: Math.round(counter ?? this.integrated),
-        perMillionTokens: round(perMillion(watchedUsd, watchedTokens), 4),
+        total,
+        outputTokens,
+        // the rounded figures, so that total / outputTokens × 1e6 is what a reader of the JSON computes
+        perMillionTokens: round(perMillion(total, outputTokens), 4),
+        perMillionTokensNow: round(perMillion(price, rate * 3600), 4),
         since: new Date(since).toISOString(),
       };
     }
     if (this.opts.deadline) out.deadline = deadlineAt(this.opts.deadline, now, s.job.state === 'running' ? s.job.etaS : null);
     return out;
+  }
+
+  /** Every server's tokens up to this sample; the period starts with the node (uptime) or at the first sample. */
+  private countTokens(s: GuardSample, now: number): void {
+    for (const x of s.servers) {
+      const counter = x.generationTokensTotal ?? null;
+      let t = this.servers.get(x.port);
+      if (!t) {
+        // a counter counts since its server started: within the rental when the uptime is known, else from here
+        const offset = counter !== null && s.uptimeS === null ? counter : 0;
+        t = { offset, lastCounter: null, carried: 0, hasCounter: false, integrated: 0, lastGen: 0, lastAt: null };
+        this.servers.set(x.port, t);
+      }
+      const gen = x.state === 'crashed' ? 0 : x.genThroughput;
+      if (counter !== null) {
+        if (t.lastCounter !== null && counter < t.lastCounter) {
+          // the server restarted: its earlier tokens stay counted, the new counter starts at zero
+          t.carried += Math.max(0, t.lastCounter - t.offset);
+          t.offset = 0;
+        }
+        t.lastCounter = counter;
+        t.hasCounter = true;
+      } else if (!t.hasCounter && t.lastAt !== null) t.integrated += ((t.lastGen + gen) / 2) * ((now - t.lastAt) / 1000);
+      t.lastGen = gen;
+      t.lastAt = now;
+    }
   }
 
   /** `deadline-near` once, when the deadline comes within the lead time. */
@@ -141,6 +184,10 @@ export class WatchEconomics {
       },
     ];
   }
+}
+
+function tokensOf(t: ServerTokens): number {
+  return t.carried + (t.lastCounter !== null ? Math.max(0, t.lastCounter - t.offset) : 0) + t.integrated;
 }
 
 function round(x: number | null, digits: number): number | null;

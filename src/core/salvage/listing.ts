@@ -10,6 +10,11 @@
  * the folders named in its argv; plus folders named in launch scripts. Nested folders collapse into their
  * parent; system folders never count. `roots` replaces the whole list, `addRoots` adds to it.
  */
+import { HubOrigin, MODEL_EXT, downloadMetadataScript, parseDownloadMetadata } from './weights';
+import { isUnder } from './paths';
+import { groupedWhy } from './rootsWhy';
+
+export { isUnder };
 import type { RemoteOperation } from '../remote/operation';
 import { ArtifactKind, DEFAULT_VOLUMES, classifyArtifact, remoteRootExpr } from '../node/probe';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
@@ -19,7 +24,9 @@ import { SglangServer, findServers } from '../sglang/serverArgv';
 export type SalvageKind = ArtifactKind | 'data' | 'model' | 'symlink' | 'other' | 'cache';
 
 /** Why a file is left on the node (null: selected). */
-export type LeftReason = 'cache' | 'large' | 'redownloadable-weights' | 'secret-store' | 'deselected';
+/** Why a file stays on the node. `redownloadable-weights` only in manifests written before issue 23 (now: ./weights). */
+export type LeftReason =
+  'cache' | 'large' | 'redownloadable-weights' | 'on-the-hub' | 'in-s3' | 'origin-unknown' | 'secret-store' | 'deselected';
 
 export interface ListedFile {
   path: string;
@@ -73,8 +80,10 @@ export interface SalvageListing {
   /** SGLang servers of this user (from the listing's own process scan). */
   servers: SglangServer[];
   writers: Writer[];
-  /** Model folders that servers (or launch scripts) read: weights under them are re-downloadable. */
+  /** Model folders that servers (or launch scripts) read: their weights stay on the node only on evidence (./weights). */
   modelDirs: string[];
+  /** Weights files the download metadata of `huggingface-cli download --local-dir` vouches for (path → origin). */
+  hubMeta?: Map<string, HubOrigin>;
   truncated: boolean;
   /** Entries not listed because of the bounds (at least this many). */
   notListed: number;
@@ -104,7 +113,7 @@ const DATA_EXT = [
   '.zst',
   '.pkl',
 ];
-export const MODEL_EXT = ['.safetensors', '.bin', '.pt', '.pth', '.gguf', '.ckpt', '.h5', '.onnx'];
+export { MODEL_EXT };
 
 /** Every file has a kind: `other` when nothing more specific applies (no extension list decides existence). */
 export function classifySalvage(p: string): SalvageKind {
@@ -333,6 +342,8 @@ for d in /proc/[0-9]*; do
 done
 sec cands; cat "$T/c"
 sec models; cat "$T/m"
+sec hfmeta
+${downloadMetadataScript('$T/m')}
 cut -f3- "$T/c" | sed 's|$|/|' | sort -u | awk 'k != "" && index($0, k) == 1 { next } { k = $0; print }' | sed 's|/$||' > "$T/roots"
 sec roots; cat "$T/roots"
 sec realroots; while IFS= read -r r; do readlink -f -- "$r" 2>/dev/null || printf '%s\\n' "$r"; done < "$T/roots"
@@ -374,10 +385,6 @@ function portOf(p: ListedProcess | undefined): string {
   const i = p.argv.indexOf('--port');
   const v = i >= 0 ? p.argv[i + 1] : p.argv.find((a) => a.startsWith('--port='))?.slice(7);
   return v ? `, port ${v}` : '';
-}
-
-export function isUnder(p: string, dir: string): boolean {
-  return p === dir || p.startsWith(dir.endsWith('/') ? dir : dir + '/');
 }
 
 /** O_WRONLY or O_RDWR in an fdinfo `flags:` value. */
@@ -444,12 +451,12 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
     const under = cands.filter((c) => isUnder(c.path, r));
     const order = ['root', 'home', 'add-root', 'volume', 'shm', 'server-cwd', 'proc-cwd', 'proc-fd', 'argv', 'script', 'previous'];
     under.sort((a, b) => order.indexOf(a.why) - order.indexOf(b.why));
-    const texts: string[] = [];
-    for (const c of under) {
-      const t = (WHY_TEXT[c.why] ?? (() => c.why))(c.detail, byPid);
-      const full = c.path === r ? t : `${t}: ${c.path}`;
-      if (!texts.includes(full)) texts.push(full);
-    }
+    const texts = groupedWhy(
+      under,
+      r,
+      (c) => (WHY_TEXT[c.why] ?? (() => c.why))(c.detail, byPid),
+      (pid) => Number(portOf(byPid.get(pid)).replace(/^, port /, '')) || null,
+    );
     const why = texts.length
       ? texts[0] +
         (texts.length > 1 ? `; also ${texts.slice(1, 4).join('; ')}${texts.length > 4 ? `; +${texts.length - 4} more` : ''}` : '')
@@ -580,6 +587,7 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
     servers,
     writers,
     modelDirs: [...modelDirs].sort(),
+    hubMeta: parseDownloadMetadata(s.get('hfmeta') ?? ''),
     truncated: truncated || beyond > 0,
     notListed,
     bound: truncated ? 'max-files' : beyond > 0 ? 'max-depth' : null,

@@ -585,16 +585,25 @@ export async function downloadAppend(
   }
   const hashP = runOperation(t, prefixShasOperation(item.remotePath, [n, m]), signal).catch(() => [null, null]);
   let appended = 0;
+  // At most m − n bytes, whatever the node sends (a wrapped `head` may ignore -c): cut, close the channel (#24 e2).
+  let cut = false;
   const failed = await streamIntoWriter(
     t,
     appendStreamOperation(item.remotePath, n, m),
     w,
-    (b) => {
+    (b, s) => {
+      if (cut) return;
+      if (appended + b.length > m - n) {
+        b = b.subarray(0, m - n - appended);
+        cut = true;
+        s.close();
+      }
       w.write(b);
       appended += b.length;
       onBytes(b.length);
     },
     signal,
+    (done) => done.code === 0 || cut,
   );
   if (failed !== null) return fail(failed, { appended });
   const [prefixSha, wholeSha] = await hashP;

@@ -27,6 +27,10 @@ export interface HttpGetOptions {
   maxBytes?: number;
   /** Extra request headers (e.g. `Authorization` for a server launched with --api-key). */
   headers?: Record<string, string>;
+  /** Default GET; a gateway's worker management also needs POST and DELETE (core/gateway/client.ts). */
+  method?: 'GET' | 'POST' | 'DELETE';
+  /** Request body (JSON), sent with its content-length. */
+  body?: string;
 }
 
 /**
@@ -62,11 +66,12 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxBytes = Math.max(0, opts.maxBytes ?? 8 * 1024 * 1024);
   const url = `http://${hostHeader(target, port)}${path}`;
+  const method = opts.method ?? 'GET';
   const started = Date.now();
   const timeoutError = () =>
     new GpuSessionsError(
       'timeout',
-      `GET ${url} on ${t.label}: no answer within ${(timeoutMs / 1000).toFixed(timeoutMs % 1000 ? 1 : 0)} s.`,
+      `${method} ${url} on ${t.label}: no answer within ${(timeoutMs / 1000).toFixed(timeoutMs % 1000 ? 1 : 0)} s.`,
       { url },
     );
 
@@ -97,7 +102,7 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
           throw new GpuSessionsError('remote-failed', e.message, { ...e.detail, refused: true, url });
         throw e;
       }
-      throw new GpuSessionsError('remote-failed', `GET ${url} on ${t.label}: ${errorMessage(e)}`, { refused: isRefused(e), url });
+      throw new GpuSessionsError('remote-failed', `${method} ${url} on ${t.label}: ${errorMessage(e)}`, { refused: isRefused(e), url });
     } finally {
       if (timer) clearTimeout(timer);
     }
@@ -127,12 +132,15 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
         host: target,
         port,
         path,
-        method: 'GET',
+        method,
         headers: {
           Host: hostHeader(target, port),
           Accept: '*/*',
           Connection: 'close',
           'User-Agent': 'gpu-sessions',
+          ...(opts.body !== undefined
+            ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(opts.body)) }
+            : {}),
           ...(opts.headers ?? {}),
         },
         createConnection: () => sock as unknown as Socket,
@@ -167,15 +175,15 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
         });
         res.on('end', () => finish(null, result()));
         res.on('aborted', () =>
-          finish(new GpuSessionsError('remote-failed', `GET ${url} on ${t.label}: the connection closed mid-response.`, { url })),
+          finish(new GpuSessionsError('remote-failed', `${method} ${url} on ${t.label}: the connection closed mid-response.`, { url })),
         );
-        res.on('error', (e) => finish(new GpuSessionsError('remote-failed', `GET ${url} on ${t.label}: ${e.message}`, { url })));
+        res.on('error', (e) => finish(new GpuSessionsError('remote-failed', `${method} ${url} on ${t.label}: ${e.message}`, { url })));
       },
     );
     req.on('error', (e) =>
-      finish(new GpuSessionsError('remote-failed', `GET ${url} on ${t.label}: ${e.message}`, { url, refused: isRefused(e) })),
+      finish(new GpuSessionsError('remote-failed', `${method} ${url} on ${t.label}: ${e.message}`, { url, refused: isRefused(e) })),
     );
-    req.end();
+    req.end(opts.body);
   });
 }
 
@@ -199,18 +207,22 @@ export async function checkHealth(
   host: string,
   port: number,
   timeoutMs = 10_000,
+  opts: { path?: '/health' | '/health_generate'; limitMs?: number } = {},
 ): Promise<{ health: Health; detail: string }> {
+  // the server's own limit (SGLANG_HEALTH_CHECK_TIMEOUT, read from its environment by the probe), default 20 s
+  const limitMs = opts.limitMs ?? HEALTH_UNHEALTHY_MS;
+  const path = opts.path ?? '/health';
   try {
-    const r = await httpGet(t, host, port, '/health', { timeoutMs, maxBytes: 64 * 1024 });
+    const r = await httpGet(t, host, port, path, { timeoutMs, maxBytes: 64 * 1024 });
     if (r.status >= 200 && r.status < 300) return { health: 'healthy', detail: `HTTP ${r.status} in ${r.durationMs} ms` };
     if (r.status === 503) return { health: 'starting', detail: 'HTTP 503: starting up, shutting down, or failing its health generation' };
     return { health: 'dead', detail: `unexpected HTTP ${r.status} from /health${r.body ? `: ${r.body.slice(0, 200)}` : ''}` };
   } catch (e) {
     if (e instanceof GpuSessionsError && e.code === 'timeout') {
-      if (timeoutMs >= HEALTH_UNHEALTHY_MS)
+      if (timeoutMs >= limitMs)
         return {
           health: 'unhealthy',
-          detail: `no answer within ${Math.round(timeoutMs / 1000)} s (SGLang gives up on its health generation after ~20 s)`,
+          detail: `no answer within ${Math.round(timeoutMs / 1000)} s (SGLang gives up on its health generation after ${Math.round(limitMs / 1000)} s)`,
         };
       return {
         health: 'busy',
@@ -402,18 +414,29 @@ function perRankCounter(samples: MetricsSample[], ...names: string[]): number[] 
 const sum = (v: number[] | null) => (v ? v.reduce((a, b) => a + b, 0) : null);
 const mean = (v: number[] | null) => (v && v.length ? v.reduce((a, b) => a + b, 0) / v.length : null);
 
-/** Per-DP-rank KV usage: the maximum over the pools each rank reports (plain, full, SWA, Mamba, HiSparse). */
+/** Pool gauges whose maximum is SGLang's pressure figure (pool_stats_observer.py get_max_pool_usage). */
+const POOL_GAUGES = new Set(['full_token_usage', 'swa_token_usage', 'mamba_usage']);
+
+/**
+ * Per-DP-rank KV usage. `sglang:token_usage` already IS SGLang's max over the full/SWA/Mamba pools
+ * (`stats.token_usage = round(get_max_pool_usage(), 2)`): it is taken whenever a rank reports it. Only a rank
+ * without it falls back to the maximum over the pool gauges. Never `pending_prealloc_token_usage` (a PD decode
+ * node's tokens pre-allocated for transfers, not pool usage) nor any other `*_token_usage` gauge.
+ */
 function perRankUsage(samples: MetricsSample[]): number[] | null {
-  const groups = new Map<string, number>();
+  const plain = new Map<string, number>();
+  const pools = new Map<string, number>();
   for (const s of samples) {
     const b = baseName(s.name);
     if (b === null || !Number.isFinite(s.value)) continue;
-    if (!(b === 'token_usage' || b.endsWith('_token_usage') || b === 'mamba_usage')) continue;
+    const into = b === 'token_usage' ? plain : POOL_GAUGES.has(b) ? pools : null;
+    if (!into) continue;
     const k = s.labels.dp_rank ?? '';
-    const prev = groups.get(k);
-    groups.set(k, prev === undefined ? s.value : Math.max(prev, s.value));
+    const prev = into.get(k);
+    into.set(k, prev === undefined ? s.value : Math.max(prev, s.value));
   }
-  return groups.size ? [...groups.values()] : null;
+  for (const [k, v] of pools) if (!plain.has(k)) plain.set(k, v);
+  return plain.size ? [...plain.values()] : null;
 }
 
 export function metricsSummary(samples: MetricsSample[]): MetricsSummary {

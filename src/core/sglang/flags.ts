@@ -19,8 +19,14 @@ const ALIASES: Record<string, string[]> = {
   '--model-path': ['--model'],
   '--tp-size': ['--tensor-parallel-size', '--tp'],
   '--dp-size': ['--data-parallel-size', '--dp'],
-  '--pp-size': ['--pipeline-parallel-size', '--pp'],
+  // not '--pp': SGLang's argparse has --pp-max-micro-batch-size and --pp-async-batch-depth too, so it refuses
+  // `--pp` as ambiguous (parallel.py: pp_size aliases ["--pipeline-parallel-size"])
+  '--pp-size': ['--pipeline-parallel-size'],
   '--ep-size': ['--expert-parallel-size', '--ep'],
+  // 2026 parallel sizes (parallel.py); all carved out of TP, so the GPU count stays tp × pp (× dp)
+  '--dcp-size': ['--decode-context-parallel-size'],
+  '--attn-cp-size': ['--attention-context-parallel-size'],
+  '--moe-dp-size': ['--moe-data-parallel-size'],
   '--speculative-algorithm': ['--speculative-algo'],
   '--speculative-draft-model-path': ['--speculative-draft-model'],
 };
@@ -65,7 +71,13 @@ const VALUE_FLAGS = [
   '--tp-size',
   '--dp-size',
   '--pp-size',
+  '--pp-max-micro-batch-size',
+  '--pp-async-batch-depth',
   '--ep-size',
+  '--dcp-size',
+  '--attn-cp-size',
+  '--moe-dp-size',
+  '--dwdp-size',
   '--nnodes',
   '--node-rank',
   '--dist-init-addr',

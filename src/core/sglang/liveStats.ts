@@ -30,19 +30,43 @@ export interface RankTotals {
   acceptN: number;
 }
 
-/** Sums the latest record of every rank seen within `staleMs` (older ones count 0). */
+/**
+ * The replica a rank label belongs to: its tags without the pipeline and attention-CP stages. Every PP stage
+ * runs `_pp_process_batch_result` and its attn-TP rank 0 is a stats-logging rank (scheduler_pp_mixin.py), so
+ * each stage may print its own decode line for the same tokens. Whether real PP logs do is UNVERIFIED (no
+ * real `PP0`/`PP1` decode log was found); the safe reading is to count one replica once: the maximum over its
+ * stages, summed over replicas (DP ranks). Without PP/ATTN_CP tags this is the plain sum over ranks.
+ */
+function replicaKey(ranks: Record<string, number> | undefined, i: number): string {
+  // a stage's TP ranks are numbered globally (PP1 holds TP4..7 of a tp 4 × pp 2 server): the replica is its DP rank
+  if (ranks && ('pp' in ranks || 'attn_cp' in ranks)) return `dp${ranks.dp ?? ''}`;
+  return `#${i}`;
+}
+
+/** Sums the latest record of every replica seen within `staleMs` (older ones count 0); PP stages of one
+ *  replica count once (their maximum, see replicaKey). */
 export function sumFreshRanks(ranks: Iterable<{ stat: StatRecord; at: number }>, now: number, staleMs = RANK_STALE_MS): RankTotals {
   const t: RankTotals = { genThroughput: 0, runningReqs: 0, queueReqs: 0, ranks: 0, acceptSum: 0, acceptN: 0 };
+  const replicas = new Map<string, { gen: number; run: number; queue: number }>();
+  let i = 0;
   for (const { stat, at } of ranks) {
     if (now - at > staleMs) continue;
     t.ranks++;
-    t.genThroughput += stat.genThroughput ?? 0;
-    t.runningReqs += stat.runningReqs ?? 0;
-    t.queueReqs += stat.queueReqs ?? 0;
+    const k = replicaKey(stat.ranks, i++);
+    const r = replicas.get(k) ?? { gen: 0, run: 0, queue: 0 };
+    r.gen = Math.max(r.gen, stat.genThroughput ?? 0);
+    r.run = Math.max(r.run, stat.runningReqs ?? 0);
+    r.queue = Math.max(r.queue, stat.queueReqs ?? 0);
+    replicas.set(k, r);
     if (stat.acceptLen !== null) {
       t.acceptSum += stat.acceptLen;
       t.acceptN++;
     }
+  }
+  for (const r of replicas.values()) {
+    t.genThroughput += r.gen;
+    t.runningReqs += r.run;
+    t.queueReqs += r.queue;
   }
   return t;
 }

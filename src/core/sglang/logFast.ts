@@ -36,12 +36,21 @@ const FAST_KEYS = [
   '#cached-token',
   'input throughput (token/s)',
 ];
+/** Keys of the canonical 2026 lines that the summary does not read: their number is checked and skipped (the
+ *  full parser keeps it in `extra`, which no summary field reads). Prefill lines print `#pending-token` since
+ *  2026 (metrics_reporter.py). */
+const SKIP_KEYS = ['#pending-token'];
+/** The field of a skipped key (no slot). */
+const SKIPPED = -2;
 const SLOT_OF = new Map(KNOWN_KEYS);
-const KEYS: Array<[string, number]> = FAST_KEYS.map((k) => {
-  const slot = SLOT_OF.get(k);
-  if (slot === undefined) throw new Error(`logFast: ${k} is not a known stat key`);
-  return [k, slot];
-});
+const KEYS: Array<[string, number]> = [
+  ...FAST_KEYS.map((k): [string, number] => {
+    const slot = SLOT_OF.get(k);
+    if (slot === undefined) throw new Error(`logFast: ${k} is not a known stat key`);
+    return [k, slot];
+  }),
+  ...SKIP_KEYS.map((k): [string, number] => [k, SKIPPED]),
+];
 const KEY_BYTES: Uint8Array[] = [];
 const KEY_FIELDS: number[] = [];
 /** Key indexes by their first byte: a key is matched in place (followed by ": "), never scanned for or sliced. */
@@ -201,7 +210,7 @@ export class FastStatParser {
           break;
         }
       }
-      if (field < 0) return null;
+      if (field === -1) return null;
       const va = j;
       if (field === S_GRAPH) {
         if (b[j] === 84 && b[j + 1] === 114 && b[j + 2] === 117 && b[j + 3] === 101) j += 4;

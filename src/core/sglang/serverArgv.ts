@@ -23,6 +23,9 @@ export interface PsEntry {
   fd1?: string | null;
   fd2?: string | null;
   cudaVisibleDevices?: string | null;
+  /** SGLang's /health settings from the process environment (strings as set), when set. */
+  healthCheckTimeout?: string | null;
+  healthGeneration?: string | null;
   /** The text of its `--config FILE.yaml`, read on the node (bounded), when it has one. */
   configText?: string | null;
 }
@@ -65,27 +68,91 @@ export interface SglangServer {
   statLines?: boolean;
   /** The --config file (as written), whose values apply where the command line does not set them. */
   configFile?: string | null;
+  /** SGLANG_HEALTH_CHECK_TIMEOUT of its environment, in seconds (SGLang's default 20 when unset or unreadable). */
+  healthTimeoutS?: number;
+  /** SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION (default on): off, /health answers 200 at once and proves nothing
+   *  about the scheduler; /health_generate still generates. */
+  healthGeneration?: boolean;
+}
+
+/** SGLang's own /health limit (http_server.py HEALTH_CHECK_TIMEOUT, `SGLANG_HEALTH_CHECK_TIMEOUT`), seconds. */
+export const DEFAULT_HEALTH_TIMEOUT_S = 20;
+
+/** How long SGLang itself lets this server's /health run before answering 503 (ms). */
+export function healthLimitMs(s: { healthTimeoutS?: number }): number {
+  return Math.round((s.healthTimeoutS ?? DEFAULT_HEALTH_TIMEOUT_S) * 1000);
+}
+
+function healthTimeoutOf(v: string | null | undefined): number {
+  const n = v ? Number(v.trim()) : NaN;
+  return Number.isFinite(n) && n > 0 && n <= 24 * 3600 ? n : DEFAULT_HEALTH_TIMEOUT_S;
+}
+
+/** SGLang's env booleans (get_bool_env_var): "true"/"1" on, "false"/"0" off; unset → the default (on). */
+function envBool(v: string | null | undefined, def: boolean): boolean {
+  if (v === null || v === undefined) return def;
+  const t = v.trim().toLowerCase();
+  return t === '' ? def : t === 'true' || t === '1';
 }
 
 /**
- * A SGLang `--config` YAML file → flags (`model-path: /m` → {'model-path': '/m'}; `true` → a bare flag,
- * `false` → absent). Flat `key: value` lines only (what SGLang's config files are); keys may use `_` or `-`.
+ * A SGLang `--config` YAML file → flags, as `ConfigArgumentMerger` (server_args_config_parser.py) reads it:
+ * `model-path: /m` → {'model-path': '/m'}; `true` → a bare flag, `false` → absent; a list (inline
+ * `[1, 2, 4, 8]` or a block of `- item` lines) → its items space-separated, as SGLang passes `--key v1 v2`.
+ * Keys are used verbatim as `--{key}` (argparse abbreviations resolved): SGLang does not turn `_` into `-`, so
+ * `mem_fraction_static:` is the unknown flag `--mem_fraction_static` (SGLang refuses it) and stays as written,
+ * applied to nothing. Flat keys only (a nested mapping is skipped).
  */
 export function parseConfigYaml(text: string): Record<string, string | boolean> {
   const out: Record<string, string | boolean> = {};
+  let listKey: string | null = null;
+  let items: string[] = [];
+  const unquote = (v: string) => (/^(["']).*\1$/.test(v) ? v.slice(1, -1) : v);
+  const endList = () => {
+    if (listKey !== null && items.length) out[listKey] = items.join(' ');
+    listKey = null;
+    items = [];
+  };
   for (const raw of text.split('\n')) {
-    const line = raw.replace(/\s+#.*$/, '');
+    const line = raw.replace(/\s+#.*$/, '').replace(/\r$/, '');
+    const item = /^\s+-\s+(.*?)\s*$/.exec(line) ?? /^-\s+(.*?)\s*$/.exec(line);
+    if (listKey !== null && item) {
+      items.push(unquote(item[1]));
+      continue;
+    }
+    if (/^\s/.test(line) && line.trim()) continue; // nested mapping lines
+    endList();
     const m = /^([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*?)\s*$/.exec(line);
     if (!m) continue;
-    const key = resolveFlag('--' + m[1].replace(/_/g, '-')).slice(2);
+    const key = resolveFlag('--' + m[1]).slice(2);
     let v = m[2];
-    if (v === '' || v === 'null' || v === '~') continue;
-    if (/^(["']).*\1$/.test(v)) v = v.slice(1, -1);
+    if (v === '') {
+      listKey = key; // a block list (or a nested mapping) may follow
+      continue;
+    }
+    if (v === 'null' || v === '~') continue;
+    const inline = /^\[(.*)\]$/.exec(v);
+    if (inline) {
+      const list = inline[1]
+        .split(',')
+        .map((x) => unquote(x.trim()))
+        .filter((x) => x.length > 0);
+      if (list.length) out[key] = list.join(' ');
+      continue;
+    }
+    v = unquote(v);
     if (/^(true|True|yes)$/.test(v)) out[key] = true;
     else if (/^(false|False|no)$/.test(v)) continue;
     else out[key] = v;
   }
+  endList();
   return out;
+}
+
+/** The file of the exact token `--config FILE` (SGLang's `if arg == "--config"`: `--config=FILE` is not read). */
+export function configFileOf(args: readonly string[]): string | null {
+  const i = args.indexOf('--config');
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : null;
 }
 
 /** In-memory only: the secret flag values of the servers seen, by pid and redacted argv. Bounded. */
@@ -169,7 +236,8 @@ export function serverFromArgv(e: PsEntry): SglangServer | null {
   const args = redactArgv(e.argv, isSecretFlag);
   const rest = args.slice(at);
   // `--config FILE.yaml`: its values apply where the command line does not set them (command line wins).
-  const fromConfig = e.configText ? parseConfigYaml(e.configText) : {};
+  const configFile = configFileOf(rest);
+  const fromConfig = e.configText && configFile !== null ? parseConfigYaml(e.configText) : {};
   for (const [k, v] of Object.entries(fromConfig)) if (isSecretFlag('--' + k) && typeof v === 'string') rememberSecret(v);
   const cli = parseFlags(rest);
   const cliCanon = new Set(Object.keys(cli).map((k) => canonicalFlag('--' + k)));
@@ -199,12 +267,14 @@ export function serverFromArgv(e: PsEntry): SglangServer | null {
     flags,
     hasApiKey: [...secrets.keys()].some((f) => resolveFlag(f) === '--api-key') || typeof fromConfig['api-key'] === 'string',
     secretFlags: [...secrets.keys()],
-    pp: flagInt(flags, 1, 'pp-size', 'pipeline-parallel-size', 'pp'),
+    pp: flagInt(flags, 1, 'pp-size', 'pipeline-parallel-size'),
     ep: flagInt(flags, 1, 'ep-size', 'expert-parallel-size', 'ep'),
     nnodes: flagInt(flags, 1, 'nnodes'),
     enableDpAttention: flags['enable-dp-attention'] === true,
     logLevel: flagStr(flags, 'log-level') ?? 'info',
-    configFile: flagStr(flags, 'config'),
+    configFile,
+    healthTimeoutS: healthTimeoutOf(e.healthCheckTimeout),
+    healthGeneration: envBool(e.healthGeneration, true),
   };
   const tp = server.tp;
   const dp = server.dp;
@@ -285,6 +355,8 @@ export function parseProcRecords(text: string): PsEntry[] {
     const argv = cmdline.toString('utf8').split('\0');
     if (argv.length && argv[argv.length - 1] === '') argv.pop();
     const cvd = /(?:^|\n)CUDA_VISIBLE_DEVICES=([^\n]*)/.exec(h[5]);
+    const hto = /(?:^|\n)SGLANG_HEALTH_CHECK_TIMEOUT=([^\n]*)/.exec(h[5]);
+    const hgen = /(?:^|\n)SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=([^\n]*)/.exec(h[5]);
     out.push({
       pid,
       ppid,
@@ -292,6 +364,8 @@ export function parseProcRecords(text: string): PsEntry[] {
       fd1: h[3] || null,
       fd2: h[4] || null,
       cudaVisibleDevices: cvd ? cvd[1] : null,
+      healthCheckTimeout: hto ? hto[1] : null,
+      healthGeneration: hgen ? hgen[1] : null,
       configText: f.length === 4 ? (decodeHexField(f[3])?.toString('utf8') ?? null) : null,
       argv,
       exact: true,

@@ -11,7 +11,11 @@
  *              decode-log intervals while requests run, or a watchdog timeout line (class hang)
  *   unhealthy  /health failing (503 after the server was ready, refused while the process runs) or slower
  *              than 20 s, as SGLang judges it (class hang)
- *   crashed    the process is gone, or a crash / oom / nccl / gpu line (class = that failure)
+ *   crashed    the process is gone, or a crash / oom / nccl / gpu line, a hard watchdog (2026:
+ *              `… watchdog timeout (…, self.soft=False)`, class hang) or a KV allocation RuntimeError (class
+ *              kv-pressure); class = the most specific failure of the burst. A soft watchdog (`self.soft=True`)
+ *              is a stall (the process stays). A PD transfer failure (class pd-transfer) loses one request
+ *              and changes no state.
  *
  * Besides the state, three conditions of the same server: `kv-pressure` (KV pool full, retractions),
  * `dp-imbalance` (one DP rank under half the median of its peers for 2 minutes) and `accept-drop` (the
@@ -20,6 +24,7 @@
  * Nothing here imports vscode.
  */
 import { FailureClass, StatRecord, classifyLine, isKvPressureStat, isRestartLine, rankLabel } from './logLines';
+import { describeExitCode } from './failureSignatures';
 import { RANK_STALE_MS, sumFreshRanks } from './liveStats';
 import type { MetricsSummary } from './endpoints';
 
@@ -39,6 +44,14 @@ export interface StateVerdict {
   class: FailureClass | null;
   /** The log line behind it, when there is one. */
   line: string | null;
+  /** The exit code a line of the failure's burst named (`crashed with exit code -9`), when one did. */
+  exitCode?: number;
+}
+
+/** The verdict's message for an alert: its log line (or reason), with the burst's exit code when the line lacks it. */
+export function verdictMessage(v: StateVerdict): string {
+  const m = v.line ?? v.reason;
+  return v.exitCode !== undefined && m.indexOf('exit code') < 0 ? `${m} [${describeExitCode(v.exitCode)}]` : m;
 }
 
 export interface ServerConditions {
@@ -85,7 +98,10 @@ export interface ServerObservation {
   /** Latest /health result (null: none yet) and since when a check has been waiting for an answer. */
   health: { health: string; detail: string; durationMs?: number } | null;
   healthInFlightSince?: number | null;
-  metrics?: MetricsSummary | null;
+  /** The server's own /health limit (SGLANG_HEALTH_CHECK_TIMEOUT), ms; default 20 s. */
+  healthLimitMs?: number;
+  /** /metrics, or for a server without stat lines and metrics its /v1/loads or /server_info figures. */
+  metrics?: (MetricsSummary & { source?: string }) | null;
 }
 
 interface RankState {
@@ -95,9 +111,9 @@ interface RankState {
   slowSince: number | null;
 }
 
-const FATAL: FailureClass[] = ['crash', 'oom', 'nccl', 'gpu'];
-/** Which class names a crash best when several lines of one burst match: the most specific. */
-const FATAL_PRIORITY: FailureClass[] = ['oom', 'nccl', 'gpu', 'crash'];
+/** Which class names a crash best when several lines of one burst match: the most specific (a hard watchdog is
+ *  followed by the SIGQUIT handler's crash lines: the cause is the hang). */
+const FATAL_PRIORITY: FailureClass[] = ['oom', 'kv-pressure', 'nccl', 'gpu', 'hang', 'crash'];
 
 export class ServerStateMachine {
   private readonly tune: Required<ServerStateTuning>;
@@ -107,7 +123,7 @@ export class ServerStateMachine {
   private lastStatAt: number | null = null;
   private lastTokensAt: number | null = null;
   private spacingMs: number | null = null;
-  private fatal: { cls: FailureClass; line: string; at: number } | null = null;
+  private fatal: { cls: FailureClass; line: string; at: number; exitCode?: number } | null = null;
   private hang: { line: string; at: number } | null = null;
   private kvAt: number | null = null;
   private kvLine: string | null = null;
@@ -168,13 +184,17 @@ export class ServerStateMachine {
       this.restarted();
       return;
     }
-    if (c.kind !== 'error' || !c.errorClass) return;
+    if (c.kind !== 'error' || !c.errorClass || !c.failure) return;
     const cls = c.errorClass;
-    if (FATAL.includes(cls)) {
-      // within one burst (a traceback and what follows it) keep the most specific class
-      if (!this.fatal) this.fatal = { cls, line, at: now };
-      else if (now - this.fatal.at < 5000 && FATAL_PRIORITY.indexOf(cls) < FATAL_PRIORITY.indexOf(this.fatal.cls))
-        this.fatal = { cls, line, at: this.fatal.at };
+    const code = c.failure.exitCode;
+    if (c.failure.fatal) {
+      // within one burst (a traceback and what follows it) keep the most specific class, and any exit code named
+      if (!this.fatal) this.fatal = { cls, line, at: now, exitCode: code };
+      else if (now - this.fatal.at < 5000) {
+        const exitCode = this.fatal.exitCode ?? code;
+        if (FATAL_PRIORITY.indexOf(cls) < FATAL_PRIORITY.indexOf(this.fatal.cls)) this.fatal = { cls, line, at: this.fatal.at, exitCode };
+        else this.fatal.exitCode = exitCode;
+      }
     } else if (cls === 'hang') {
       this.hang ??= { line, at: now };
     } else if (cls === 'kv-pressure') {
@@ -244,7 +264,7 @@ export class ServerStateMachine {
   private pending(): { running: number; queued: number; source: string } {
     const m = this.lastObs?.metrics;
     if (m && (m.runningReqs !== null || m.queueReqs !== null))
-      return { running: m.runningReqs ?? 0, queued: m.queueReqs ?? 0, source: '/metrics' };
+      return { running: m.runningReqs ?? 0, queued: m.queueReqs ?? 0, source: m.source ?? '/metrics' };
     let running = 0;
     let queued = 0;
     for (const r of this.ranks.values()) {
@@ -257,13 +277,23 @@ export class ServerStateMachine {
   /** The state now. */
   verdict(now: number): StateVerdict {
     if (this.fatal)
-      return { state: 'crashed', reason: `${this.fatal.cls}: ${this.fatal.line}`, class: this.fatal.cls, line: this.fatal.line };
+      return {
+        state: 'crashed',
+        reason: `${this.fatal.cls}: ${this.fatal.line}`,
+        class: this.fatal.cls,
+        line: this.fatal.line,
+        ...(this.fatal.exitCode !== undefined ? { exitCode: this.fatal.exitCode } : {}),
+      };
+    // a 2025 watchdog line names no soft flag; its process going shows it was the hard one
+    if (this.gone && this.hang)
+      return { state: 'crashed', reason: `the server process is gone after: ${this.hang.line}`, class: 'hang', line: this.hang.line };
     if (this.gone) return { state: 'crashed', reason: 'the server process is gone', class: 'crash', line: null };
     if (this.hang) return { state: 'stalled', reason: this.hang.line, class: 'hang', line: this.hang.line };
     const o = this.lastObs;
     const h = o?.health ?? null;
     const inFlight = o?.healthInFlightSince ?? null;
-    if (inFlight !== null && now - inFlight >= 20_000)
+    const limit = o?.healthLimitMs ?? 20_000;
+    if (inFlight !== null && now - inFlight >= limit)
       return {
         state: 'unhealthy',
         reason: `/health has not answered for ${Math.round((now - inFlight) / 1000)} s`,
@@ -274,7 +304,7 @@ export class ServerStateMachine {
       const deadAlive = h.health === 'dead' && o?.alive && now - (this.deadSince ?? now) >= this.tune.deadGraceMs;
       if (h.health === 'unhealthy' || h.health === 'starting' || deadAlive)
         return { state: 'unhealthy', reason: `/health: ${h.detail || h.health}`, class: 'hang', line: null };
-      if (h.health === 'healthy' && (h.durationMs ?? 0) > 20_000)
+      if (h.health === 'healthy' && (h.durationMs ?? 0) > limit)
         return { state: 'unhealthy', reason: `/health took ${Math.round(h.durationMs! / 1000)} s`, class: 'hang', line: null };
     }
     if (!this.ready) return { state: 'starting', reason: h ? `/health: ${h.detail || h.health}` : 'loading', class: null, line: null };
@@ -285,7 +315,7 @@ export class ServerStateMachine {
       const limit = Math.max(this.tune.silentMinMs, (this.spacingMs ?? 1000) * this.tune.silentIntervals);
       // an idle scheduler prints nothing either: a silence counts only with evidence of pending work
       // (/metrics, or a queue on the last line, or more than one request running on it)
-      const evidence = p.source === '/metrics' || p.queued > 0 || p.running > 1;
+      const evidence = p.source.startsWith('/') || p.queued > 0 || p.running > 1;
       if (evidence && silentFor > limit)
         return {
           state: 'stalled',
@@ -302,7 +332,8 @@ export class ServerStateMachine {
         };
     }
     const fresh = this.lastStatAt !== null && now - this.lastStatAt <= Math.max(this.tune.silentMinMs, (this.spacingMs ?? 1000) * 3);
-    const gen = this.genThroughput(now);
+    // no stat lines (--log-level warning, a PD prefill node): the figure of /metrics, /v1/loads or /server_info
+    const gen = this.genThroughput(now) || (o?.metrics?.genThroughput ?? 0);
     if ((fresh && gen > 0) || (o?.metrics?.genThroughput ?? 0) > 0 || (fresh && p.running > 0))
       return { state: 'serving', reason: `${Math.round(gen)} tok/s · ${p.running} running · ${p.queued} queued`, class: null, line: null };
     if (!this.everServed) return { state: 'ready', reason: 'ready, no requests yet', class: null, line: null };

@@ -143,11 +143,13 @@ export function loadSshConfig(file: string, opts: { homeDir?: string; user?: str
 
   const cache = new Map<string, NodeSpec | undefined>();
   const resolve = (alias: string): NodeSpec | undefined => {
-    if (typeof alias !== 'string' || alias === '' || /[\s\x00-\x1f\x7f]/.test(alias)) return undefined;
+    // A leading '-' is refused as OpenSSH refuses it ("hostname contains invalid characters"): it would be an option.
+    if (typeof alias !== 'string' || alias === '' || alias.startsWith('-') || /[\s\x00-\x1f\x7f]/.test(alias)) return undefined;
     if (cache.has(alias)) return cloneNode(cache.get(alias));
     let node: NodeSpec | undefined;
     try {
       node = computeNode(loader, rootFile, alias, homeDir, localUser, firstListing.get(alias));
+      if (node && (node.host.startsWith('-') || node.user?.startsWith('-'))) node = undefined;
     } catch {
       node = undefined;
     }
@@ -261,6 +263,8 @@ export function nodeFromSetting(x: unknown): { node?: NodeSpec; error?: string }
     return { error: `name: expected a non-empty string, got ${show(o.name)}` };
   }
   const name = o.name.trim();
+  if (name.startsWith('-'))
+    return { error: `name: may not start with '-' (OpenSSH refuses such names; it would read as an option), got ${show(o.name)}` };
 
   if (typeof o.host !== 'string' || !o.host.trim()) return { error: `host: expected a host name or IP address, got ${show(o.host)}` };
   let host = o.host.trim();
@@ -271,7 +275,7 @@ export function nodeFromSetting(x: unknown): { node?: NodeSpec; error?: string }
 
   let user: string | undefined;
   if (o.user !== undefined && o.user !== null && o.user !== '') {
-    if (typeof o.user !== 'string' || !USER_RE.test(o.user))
+    if (typeof o.user !== 'string' || !USER_RE.test(o.user) || o.user.startsWith('-'))
       return { error: `user: expected a user name without spaces, got ${show(o.user)}` };
     user = o.user;
   }

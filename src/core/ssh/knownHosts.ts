@@ -323,6 +323,48 @@ export function hostKeyAlgorithmsForKeyType(keyType: string): string[] {
   return [keyType];
 }
 
+/** authorized_keys option keywords (sshd(8) AUTHORIZED_KEYS FILE FORMAT), as the first word of a line. */
+const AUTHORIZED_KEYS_OPTION =
+  /^(?:agent-forwarding|cert-authority|command=|environment=|expiry-time=|from=|no-agent-forwarding|no-port-forwarding|no-pty|no-user-rc|no-x11-forwarding|permitlisten=|permitopen=|port-forwarding|principals=|pty|no-touch-required|verify-required|restrict|tunnel=|user-rc|x11-forwarding)/i;
+const KEY_TYPE_WORD = /^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-|sk-)/;
+
+/**
+ * Accepted host keys are written only to a known_hosts file: a file named authorized_keys*, or one with a
+ * line that reads as an authorized_keys entry (starts with a key type, or with an option then a key type),
+ * is refused — a hostile setting pointing the store at ~/.ssh/authorized_keys would otherwise plant a login key.
+ */
+export function refuseNonKnownHostsFile(file: string): void {
+  let real = file;
+  try {
+    real = fs.realpathSync(file); // a dotfile manager's link is fine; what it points at is checked
+  } catch {
+    // missing: checked by name only
+  }
+  if (/^authorized_keys/i.test(path.basename(file)) || /^authorized_keys/i.test(path.basename(real)))
+    throw new Error(`Refusing to write a host key to ${file}: it is an authorized_keys file, not a known_hosts file`);
+  let text: string;
+  try {
+    const fd = fs.openSync(real, fs.constants.O_RDONLY);
+    try {
+      const buf = Buffer.alloc(Math.min(fs.fstatSync(fd).size, 16 << 20));
+      fs.readSync(fd, buf, 0, buf.length, 0);
+      text = buf.toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    throw err;
+  }
+  for (const raw of text.split('\n')) {
+    const words = raw.trim().split(/[ \t]+/);
+    if (!words[0] || words[0].startsWith('#')) continue;
+    if (KEY_TYPE_WORD.test(words[0]) || (AUTHORIZED_KEYS_OPTION.test(words[0]) && words.slice(1).some((w) => KEY_TYPE_WORD.test(w))))
+      throw new Error(`Refusing to write a host key to ${file}: its lines read as authorized_keys entries, not known_hosts`);
+  }
+}
+
 export class KnownHostsStore {
   /** Problems met by the last `load()` other than missing files (e.g. a permission error), for logging. */
   lastLoadErrors: { file: string; message: string }[] = [];
@@ -373,7 +415,11 @@ export class KnownHostsStore {
   append(host: string, port: number, keyBlob: Buffer): string {
     const file = this.files[0];
     if (!file) throw new Error('KnownHostsStore has no file to append to');
-    const line = knownHostLine(host, port, keyBlob, { hashed: this.hashNewEntries });
+    // A host named like an authorized_keys option (`restrict`, `from=…`) is written hashed, so the line can
+    // never read as a login key wherever it ends up.
+    const hashed = this.hashNewEntries || AUTHORIZED_KEYS_OPTION.test(knownHostsLookupName(host, port));
+    const line = knownHostLine(host, port, keyBlob, { hashed });
+    refuseNonKnownHostsFile(file);
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
     try {

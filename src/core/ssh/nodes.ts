@@ -4,6 +4,7 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { GpuSessionsError } from '../util/errors';
 import { ConfigDiagnostic, LoadedSshConfig, NodeSpec, loadSshConfig, nodeFromSetting, parseNodeAddress } from './config';
 
 export interface NodeListing {
@@ -34,6 +35,7 @@ export function listNodes(
 
 /** A NODE argument: a known node name / Host alias, or `[user@]host[:port]`. */
 export function resolveNode(arg: string, listing: NodeListing): NodeSpec | undefined {
+  refuseOptionLikeName(arg);
   const known = listing.nodes.find((n) => n.name === arg);
   if (known) return known;
   const viaConfig = listing.config.resolve(arg);
@@ -50,4 +52,13 @@ export function resolveNode(arg: string, listing: NodeListing): NodeSpec | undef
     proxyJump: base?.proxyJump,
     source: 'cli',
   };
+}
+
+/** Node names that start with '-' are refused everywhere (CLI, settings, MCP), as OpenSSH refuses them: an option. */
+export function refuseOptionLikeName(name: string): void {
+  if (typeof name === 'string' && name.startsWith('-'))
+    throw new GpuSessionsError(
+      'config',
+      `Refusing the node name ${JSON.stringify(name.slice(0, 80))}: a node name may not start with '-' (OpenSSH refuses it too; it would read as an option).`,
+    );
 }

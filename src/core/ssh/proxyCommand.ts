@@ -3,7 +3,10 @@
  * expanded, run locally through `/bin/sh -c "exec <command>"`; its stdin/stdout are the SSH byte stream
  * (the transport still verifies the host key of the node behind it against known_hosts). Its stderr goes
  * to the log and, when the connection fails, into the error message. The command runs in its own process
- * group, which is ended when the connection closes.
+ * group, which is ended on every path out: the connection closing, and this process exiting (normal exit, an
+ * error, a signal the CLI handles, the extension's dispose). A proxy that ignores SIGTERM (SSM's
+ * session-manager-plugin does not exit by itself) gets SIGKILL after a grace timed by a small detached
+ * watchdog process, so it does not depend on this process's event loop staying alive.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { Duplex } from 'node:stream';
@@ -38,7 +41,8 @@ export function expandProxyCommand(command: string, t: ProxyCommandTokens): stri
         `ProxyCommand "${command}": unknown token %${c} (ProxyCommand accepts %h, %p, %r, %n and %%; write %% for a literal %).`,
       );
     const v = values[c];
-    if (!SAFE_VALUE.test(v))
+    // A leading '-' would reach the command as an option (`nc -oProxyCommand=…`): OpenSSH refuses such names too.
+    if (!SAFE_VALUE.test(v) || v.startsWith('-'))
       throw new GpuSessionsError(
         'config',
         `ProxyCommand "${command}": %${c} would insert ${JSON.stringify(v)}, which is not a plain host or user name; refusing to pass it to the shell.`,
@@ -62,6 +66,49 @@ export interface ProxyProcess {
 }
 
 const STDERR_KEEP = 4096;
+const GRACE_MS = 2000;
+
+/** Process groups of proxies still running: ended when this process exits, whatever the path. */
+const liveGroups = new Set<number>();
+let exitHook = false;
+
+/** SIGKILL for group `pgid` after `graceMs`, from a detached process that outlives this one. */
+function killLater(pgid: number, graceMs: number): void {
+  try {
+    const w = spawn(
+      '/bin/sh',
+      ['-c', 'sleep "$1"; kill -0 -"$2" 2>/dev/null && kill -9 -"$2"', 'gs-proxy-watchdog', String(graceMs / 1000), String(pgid)],
+      {
+        detached: true,
+        stdio: 'ignore',
+      },
+    );
+    w.on('error', () => undefined);
+    w.unref();
+  } catch {
+    /* no watchdog: the SIGTERM stands */
+  }
+}
+
+/** SIGTERM to a proxy's process group now, SIGKILL after the grace; false when the group is gone. */
+function endGroup(pgid: number, graceMs: number): boolean {
+  try {
+    process.kill(-pgid, 'SIGTERM');
+  } catch {
+    return false;
+  }
+  killLater(pgid, graceMs);
+  return true;
+}
+
+function ensureExitHook(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const g of liveGroups) endGroup(g, GRACE_MS);
+    liveGroups.clear();
+  });
+}
 
 export function spawnProxyCommand(command: string, opts: { label: string; log?: Logger; env?: NodeJS.ProcessEnv }): ProxyProcess {
   const child: ChildProcess = spawn('/bin/sh', ['-c', `exec ${command}`], {
@@ -72,9 +119,16 @@ export function spawnProxyCommand(command: string, opts: { label: string; log?: 
   let stderr = '';
   let partial = '';
   let status: string | null = null;
+  const pgid = child.pid;
+  if (pgid) {
+    liveGroups.add(pgid);
+    ensureExitHook();
+  }
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, sig) => {
       status = sig ? `killed by ${sig}` : `exit status ${code}`;
+      // the command itself is gone; what it started in its group (if anything) is ended with it
+      if (pgid && liveGroups.delete(pgid)) endGroup(pgid, GRACE_MS);
       resolve();
     });
     child.once('error', (e) => {
@@ -112,14 +166,15 @@ export function spawnProxyCommand(command: string, opts: { label: string; log?: 
     pid: child.pid,
     stderrTail: () => stderr.trim(),
     exitStatus: () => status,
-    kill: (graceMs = 2000) => {
+    kill: (graceMs = GRACE_MS) => {
       if (killed) return;
       killed = true;
       sock.destroy();
+      if (pgid && status === null) {
+        liveGroups.delete(pgid);
+        if (endGroup(pgid, graceMs)) return;
+      }
       signal('SIGTERM');
-      const t = setTimeout(() => signal('SIGKILL'), graceMs);
-      t.unref();
-      void exited.then(() => clearTimeout(t));
     },
     exited,
   };

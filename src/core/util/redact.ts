@@ -296,6 +296,95 @@ function redactPem(text: string): string {
   return out + text.slice(pos);
 }
 
+/** PuTTY keys: `Private-Lines: N` then N base64 lines (redacted when the text holds the whole block). */
+const PUTTY_PRIVATE = /(Private-Lines: *\d+\r?\n)((?:[A-Za-z0-9+/=]+(?:\r?\n|$))+)/g;
+
+const ANY_PEM_END = /-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/;
+const PEM_BEGIN_ONE = /-----BEGIN ([A-Z0-9 ]*?)PRIVATE KEY( BLOCK)?-----/;
+/** What a line inside a key block looks like: base64, a PEM header (`Proc-Type:`, `DEK-Info:`, `Comment:`), or empty. */
+const KEY_MATERIAL_LINE = /^\s*(?:[A-Za-z0-9+/=]*|[A-Za-z][A-Za-z0-9-]*: .*)\s*$/;
+
+/**
+ * Redacts multi-line secrets that arrive one line at a time (tail, follow, MCP line arrays, the CLI's
+ * output): after a line with a private key's BEGIN (PEM, OpenSSH, PGP) or PuTTY's `Private-Lines:` and no
+ * END, every following line that looks like key material is `<redacted>`, until the END line (kept) or a
+ * line that is not key material. Each line also goes through `redactText`.
+ */
+export class BlockRedactor {
+  private inBlock = false;
+
+  line(l: string): string {
+    if (this.inBlock) {
+      const end = ANY_PEM_END.exec(l);
+      if (end) {
+        this.inBlock = false;
+        return (end.index > 0 ? REDACTED : '') + l.slice(end.index);
+      }
+      if (KEY_MATERIAL_LINE.test(l)) return REDACTED;
+      this.inBlock = false;
+    }
+    const out = redactText(l);
+    const begin = PEM_BEGIN_ONE.exec(l);
+    if (begin && !ANY_PEM_END.test(l.slice(begin.index))) this.inBlock = true;
+    else if (/Private-Lines: *\d+\s*$/.test(l)) this.inBlock = true;
+    return out;
+  }
+
+  /** Follows a line's effect on the block state without redacting it (cheap: for lines that are dropped). */
+  skip(line: string): void {
+    // Key material lines are short; of a long line only its end can open a block.
+    const l = line.length > 4096 ? line.slice(-512) : line;
+    if (line.length > 4096) this.inBlock = false;
+    if (this.inBlock) {
+      const ends = l.includes('-----END') && ANY_PEM_END.test(l);
+      if (!ends && KEY_MATERIAL_LINE.test(l)) return;
+      this.inBlock = false;
+      if (ends) return;
+    }
+    if (l.includes('-----BEGIN')) {
+      const begin = PEM_BEGIN_ONE.exec(l);
+      if (begin && !ANY_PEM_END.test(l.slice(begin.index))) this.inBlock = true;
+    } else if (l.includes('Private-Lines:') && /Private-Lines: *\d+\s*$/.test(l)) this.inBlock = true;
+  }
+
+  /** Inside a key block now (the next key-material line would be redacted). */
+  get inside(): boolean {
+    return this.inBlock;
+  }
+
+  /** A chunk of one or more lines (split on \n, each line as above). */
+  text(chunk: string): string {
+    if (!chunk.includes('\n')) return this.line(chunk);
+    return chunk
+      .split('\n')
+      .map((l) => this.line(l))
+      .join('\n');
+  }
+}
+
+/**
+ * The kept end of a list of lines whose start was dropped: if the cut fell inside a key block, the kept
+ * lines that continue it are redacted (the BEGIN line is gone, so a later redaction could not tell).
+ */
+export function redactAfterCut(dropped: readonly string[], kept: string[]): string[] {
+  const b = new BlockRedactor();
+  // A key block is at most a few hundred lines: the state at the cut depends only on the last ones dropped.
+  for (const l of dropped.slice(-1000)) b.skip(l);
+  if (!b.inside) return kept;
+  const out = [...kept];
+  for (let i = 0; i < out.length && b.inside; i++) {
+    const r = b.line(out[i]);
+    out[i] = r;
+  }
+  return out;
+}
+
+/** redactOutput with block state across calls: for a stream of lines (a tail, the CLI's stdout). */
+export function outputStreamRedactor(): (text: string) => string {
+  const b = new BlockRedactor();
+  return (text) => scrubKnown(b.text(text));
+}
+
 interface Rule {
   /** Cheap pre-check: skip the regex when none of these substrings occurs (case-insensitive when `ci`). */
   hint?: string[];
@@ -384,6 +473,7 @@ function redactLineValue(m: string, pre: string, name: string, sep: string, valu
 export function redactText(text: string): string {
   if (!text) return text;
   let t = redactPem(text);
+  if (t.includes('Private-Lines:')) t = t.replace(PUTTY_PRIVATE, `$1${REDACTED}\n`);
   let lowerCache: string | undefined;
   const lower = () => (lowerCache ??= t.toLowerCase());
   for (const r of VALUE_RULES) {
@@ -436,7 +526,11 @@ export function redactValue<T>(value: T): T {
 function redactAny(v: unknown, depth: number): unknown {
   if (depth > 64) return v;
   if (typeof v === 'string') return redactText(v);
-  if (Array.isArray(v)) return v.map((x) => redactAny(x, depth + 1));
+  if (Array.isArray(v)) {
+    // An array of lines (a tail, a log excerpt) can hold a key block across elements: redact it as a block.
+    const lines = new BlockRedactor();
+    return v.map((x) => (typeof x === 'string' ? lines.line(x) : redactAny(x, depth + 1)));
+  }
   if (v && typeof v === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {

@@ -5,6 +5,7 @@ import { errorMessage } from '../../core/util/errors';
 import { captureCandidates, captureServersAsProfile } from '../../core/launch/capture';
 import type { Services } from '../services';
 import type { Command } from './command';
+import { treeServers } from '../treeServers';
 
 async function captureProfileCommand(s: Services, arg?: unknown): Promise<vscode.Uri | undefined> {
   const node = (await s.resolver.resolve(arg, { title: 'Save Running Servers as Profile' }))?.name;
@@ -22,6 +23,9 @@ async function captureProfileCommand(s: Services, arg?: unknown): Promise<vscode
     void vscode.window.showErrorMessage(`GPU Sessions: cannot read the servers of ${node}: ${errorMessage(e)}`);
     return undefined;
   }
+  // exactly the servers the tree shows for this node (its account's, the demo's own folders)
+  const shown = new Set((await treeServers(s, node)).map((x) => x.pid));
+  own = own.filter((x) => shown.has(x.pid));
   if (!own.length) {
     void vscode.window.showInformationMessage(`GPU Sessions: no SGLang server of this account is running on ${node}.`);
     return undefined;

@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import type { Services } from '../services';
+import { asUserAction } from '../userAction';
 
 export interface Command {
   readonly id: string;
@@ -11,5 +12,5 @@ export interface Command {
 }
 
 export function registerCommands(s: Services, commands: readonly Command[]): vscode.Disposable[] {
-  return commands.map((c) => vscode.commands.registerCommand(c.id, (...args: unknown[]) => c.run(s, ...args)));
+  return commands.map((c) => vscode.commands.registerCommand(c.id, (...args: unknown[]) => asUserAction(c.id, () => c.run(s, ...args))));
 }

@@ -13,7 +13,9 @@ import { startDemoNode, stopDemoNode } from './demo';
 import { forgetPassphrases } from './forgetPassphrases';
 import { keepSalvaged } from './keepSalvaged';
 import { launchProfile } from './launchProfile';
+import { moveJob } from './moveJob';
 import { openSettings } from './openSettings';
+import { openSshConfig } from './openSshConfig';
 import { refresh, refreshNode } from './refresh';
 import { salvageNode } from './salvageNode';
 import { showLog } from './showLog';
@@ -27,6 +29,7 @@ export function allCommands(docs: ScriptDocuments): Command[] {
     refreshNode,
     showLog,
     openSettings,
+    openSshConfig,
     copyPath,
     showProbe,
     forgetPassphrases,
@@ -38,6 +41,7 @@ export function allCommands(docs: ScriptDocuments): Command[] {
     keepSalvaged,
     launchProfile(docs),
     captureProfile,
+    moveJob,
     stopServer,
     restartServer,
     openDashboard,

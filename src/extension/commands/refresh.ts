@@ -12,7 +12,7 @@ export const refresh: Command = {
 export const refreshNode: Command = {
   id: 'gpuSessions.refreshNode',
   async run(s, el?: unknown) {
-    const node = s.resolver.nodeOf(el, { nodeElementOnly: true });
+    const node = await s.resolver.resolve(el, { title: 'Refresh Node' });
     if (node) await s.fleet.refresh(node.name);
   },
 };

@@ -14,6 +14,7 @@ import type { SalvageItem, SalvageManifest, SalvageOptions, WriterInfo } from '.
 import type { NodeSpec } from '../../core/ssh/config';
 import type { RootInfo } from '../../core/salvage/listing';
 import { cfg } from '../config';
+import { requireTrust } from '../trust';
 import type { Services } from '../services';
 import type { Command } from './command';
 
@@ -32,6 +33,8 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
     nodeElementOnly: true,
   });
   if (!node) return undefined;
+  // Stopping servers or writers runs kill on the node: refused in an untrusted workspace (as Stop Server is).
+  if ((opts.stopServers || opts.stopWriters || opts.drain) && !requireTrust('Stopping servers')) return undefined;
   const settings = await salvageSettings(deps, node);
   if (!settings) return undefined;
   const t = settings.transport;
@@ -52,6 +55,8 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
           ...settings,
           // Read when the salvage reaches its final pass: the review's stop button can still turn them on.
           get stopServers() {
+            // the servers this salvage stops end by the user's choice: not crash alerts (issue 30)
+            if (stop.servers) for (const sv of probe.servers) deps.live.stopped.mark(node.name, sv.port);
             return stop.servers;
           },
           get stopWriters() {
@@ -66,7 +71,10 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
           // the review panel: the paths chosen, or null (closed) to download nothing
           review: opts.assumeYes
             ? undefined
-            : async (items, manifest) => (await review(node.name, items, manifest.roots, manifest.writers, stop)) ?? null,
+            : async (items, manifest) => {
+                const chosen = await review(node.name, items, manifest.roots, manifest.writers, stop);
+                return chosen ? await choiceForUniqueWeights(items, chosen) : null;
+              },
           onProgress: (p) => {
             const pct = p.bytesTotal > 0 ? (p.bytesDone / p.bytesTotal) * 100 : 0;
             progress.report({
@@ -80,6 +88,8 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
         const m = await salvager.run();
         if (!m) return undefined;
         deps.verdicts.set(node.name, { verdict: m.verdict ?? 'unsafe', dest: m.dest, at: Date.now() });
+        // the node as the verdict found it: the next probe stamps the verdict (verdictFreshness.ts)
+        void deps.fleet.refresh(node.name).catch(() => undefined);
         const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
         void openReport(report);
         if (m.verdict === 'safe') {
@@ -176,6 +186,9 @@ type ReviewPick = vscode.QuickPickItem & { item?: SalvageItem };
 const LEFT_LABEL: Record<string, string> = {
   large: 'above the size threshold',
   'redownloadable-weights': 're-downloadable weights',
+  'on-the-hub': 'on the Hugging Face Hub',
+  'in-s3': 'in S3',
+  'origin-unknown': 'weights of UNKNOWN origin',
   deselected: 'not selected',
 };
 
@@ -252,6 +265,7 @@ async function review(
     qp.onDidChangeSelection(() => setTitle());
     qp.onDidTriggerButton((b) => {
       if (b !== stopButton) return;
+      if (!stop.servers && !requireTrust('Stopping servers')) return;
       stop.servers = !stop.servers;
       stop.writers = stop.servers && others > 0;
       setTitle();
@@ -268,6 +282,27 @@ async function review(
     });
     qp.show();
   });
+}
+
+/**
+ * Weights of unknown origin the review leaves on the node: salvage them, or accept leaving them (`--leave`);
+ * closing the question leaves them unaccepted (the verdict then says unsafe / unique-weights).
+ */
+async function choiceForUniqueWeights(items: SalvageItem[], chosen: string[]): Promise<string[]> {
+  const sel = new Set(chosen);
+  const left = items.filter((i) => i.leftReason === 'origin-unknown' && !sel.has(i.remotePath) && !i.leaveAccepted);
+  if (!left.length) return chosen;
+  const bytes = left.reduce((a, b) => a + b.size, 0);
+  const folders = [...new Set(left.map((i) => i.remotePath.slice(0, i.remotePath.lastIndexOf('/'))))];
+  const a = await vscode.window.showWarningMessage(
+    `${left.length} weight file(s) (${formatSize(bytes)}) of unknown origin would stay on the node: nothing shows they exist anywhere else.`,
+    { modal: true, detail: folders.slice(0, 10).join('\n') },
+    'Salvage Them',
+    'Leave Them',
+  );
+  if (a === 'Salvage Them') return [...chosen, ...left.map((i) => i.remotePath)];
+  if (a === 'Leave Them') for (const i of left) i.leaveAccepted = true;
+  return chosen;
 }
 
 /** VS Code asks before other processes are stopped, naming each. */
@@ -290,6 +325,8 @@ async function confirmStopWriters(writers: WriterInfo[]): Promise<boolean> {
 export async function openReport(report: vscode.Uri): Promise<void> {
   try {
     await vscode.commands.executeCommand('markdown.showPreview', report);
+    // A preview already open keeps its old text until refreshed (issue 30: Open Report showed an older SALVAGE.md).
+    await vscode.commands.executeCommand('markdown.preview.refresh').then(undefined, () => undefined);
   } catch {
     await vscode.window.showTextDocument(report, { preview: false }).then(undefined, () => undefined);
   }

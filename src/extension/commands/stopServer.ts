@@ -4,7 +4,10 @@
  */
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/util/errors';
-import { ScannedServer, scanServers, stopServer as stopOnNode } from '../../core/launch/launch';
+import { stopServer as stopOnNode } from '../../core/launch/launch';
+import type { SglangServer } from '../../core/sglang/serverArgv';
+import { treeServers } from '../treeServers';
+import { drainUi } from './drainUi';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree';
 import { requireTrust } from '../trust';
@@ -25,9 +28,10 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false): P
     pid = el.server.pid;
     what = `${el.server.servedModelName ?? el.server.modelPath ?? 'SGLang'} (pid ${pid}, GPU ${el.server.gpus.join(',') || '?'})`;
   } else {
-    let servers: ScannedServer[];
+    let servers: SglangServer[];
     try {
-      servers = (await scanServers(t)).servers;
+      // the servers the tree lists (issue 30: the picker offered another user's processes)
+      servers = await treeServers(s, node);
     } catch (e) {
       void vscode.window.showErrorMessage(`GPU Sessions: cannot read the servers of ${node}: ${errorMessage(e)}`);
       return false;
@@ -56,12 +60,14 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false): P
     `${Verb} the SGLang server on port ${port} of ${node}?`,
     {
       modal: true,
-      detail: `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running requests reach 0 (stop sending new ones first), then stop it.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}`,
+      detail: `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running requests reach 0 (stop sending new ones first), then stop it — at the latest after 5 min (SIGTERM); "Stop now" ends the wait.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}`,
     },
     drainStop,
     stop,
   );
   if (!choice) return false;
+  // its end is the user's doing: not a crash alert, a neutral "stopped by you" row (issue 30)
+  s.live.stopped.mark(node, port);
   if (restart) {
     const rr = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: restarting port ${port} on ${node}`, cancellable: true },
@@ -96,21 +102,29 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false): P
     async (progress, token) => {
       const ac = new AbortController();
       token.onCancellationRequested(() => ac.abort());
+      const d = drainUi(node, port, progress);
       try {
         return await stopOnNode(t, {
           port,
           pid,
           drain: choice === drainStop,
           signal: ac.signal,
-          onProgress: (m) => progress.report({ message: m }),
+          ...d.opts,
         });
       } catch (e) {
-        if (!ac.signal.aborted)
-          void vscode.window.showErrorMessage(`GPU Sessions: stopping port ${port} on ${node} failed: ${errorMessage(e)}`);
+        if (ac.signal.aborted)
+          // Cancel says what it left: the server was not signalled
+          void vscode.window.showInformationMessage(
+            `GPU Sessions: cancelled — the server on port ${port} of ${node} is still running (not stopped).`,
+          );
+        else void vscode.window.showErrorMessage(`GPU Sessions: stopping port ${port} on ${node} failed: ${errorMessage(e)}`);
         return undefined;
+      } finally {
+        d.done();
       }
     },
   );
+  if (!r?.stopped) s.live.stopped.clear(node, port); // still running: whatever happens to it next is not the user's doing
   if (!r) return false;
   s.log.info(`Stop on ${node}: ${r.message}`);
   if (r.stopped) void vscode.window.showInformationMessage(`GPU Sessions: ${r.message}`);

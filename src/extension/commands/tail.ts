@@ -33,7 +33,8 @@ export const tailLog: Command = {
 export const tailAllGpuLogs: Command = {
   id: 'gpuSessions.tailAllGpuLogs',
   async run(s, el?: TreeNode | string) {
-    const node = s.resolver.nodeOf(el, { nodeElementOnly: true });
+    // From the palette (no argument): which node (issue 30: it did nothing).
+    const node = await s.resolver.resolve(el, { title: 'Tail All GPU Logs' });
     if (!node) return;
     const p = s.fleet.status(node.name).probe ?? (await s.fleet.refresh(node.name)).probe;
     let files = [...new Set((p?.servers ?? []).map((x) => x.logFile).filter((f): f is string => !!f))];

@@ -11,14 +11,17 @@ import type { GroupedNodes } from '../../core/ssh/groups';
 import type { SalvageVerdicts } from '../salvageVerdicts';
 import { artifactItem } from './items/artifact';
 import { errorItem } from './items/error';
-import { gpuItem } from './items/gpu';
+import { gpuItem, lostGpuItem } from './items/gpu';
 import { groupChildren, groupItem } from './items/group';
 import { infoItem } from './items/info';
 import { kindChildren, kindItem } from './items/kind';
-import { liveRows, nodeChildren, nodeItem } from './items/node';
+import { nodeChildren, nodeItem } from './items/node';
+import { LiveRender, elementKey } from './liveRender';
+import { ClickCommands } from './clickCommands';
 import { nodeGroupItem } from './items/nodeGroup';
 import { serverItem } from './items/server';
 import type { TreeContext, TreeNode } from './types';
+import type { DataSampleFile } from '../../core/data/watch';
 import { redactOutput } from '../../core/util/redact';
 
 /** The tree's boundary: label, description and tooltip (plain or Markdown) with secrets redacted. */
@@ -44,23 +47,39 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   liveFor: (node: string) => NodeLive | undefined = () => undefined;
   /** The rental deadline of a node now (LiveMonitors.deadlineOf), supplied by the extension. */
   deadlineFor: (node: string) => { deadline: Deadline; leadS: number } | undefined = () => undefined;
+  /** The data guard's files per node (DataGuards.filesOf), supplied by the extension. */
+  dataFor: (node: string) => DataSampleFile[] | undefined = () => undefined;
   /** How the top level is grouped (setting gpuSessions.tree.grouping), supplied by the extension; flat until then. */
   groupsFor: (nodes: NodeSpec[]) => GroupedNodes = (nodes) => ({ top: nodes, groups: [] });
+
+  private readonly render: LiveRender;
+  private readonly clicks = new ClickCommands();
+
+  tailCommand(node: string, file: string): string {
+    return this.clicks.tailLog(node, file);
+  }
 
   constructor(
     readonly fleet: Fleet,
     /** Latest salvage verdict per node. */
     readonly verdicts: SalvageVerdicts,
   ) {
+    this.render = new LiveRender({
+      render: (el) => this.buildTreeItem(el),
+      childrenNow: (el) => this.childrenOf(el),
+      fire: (els) => this.emitter.fire(els),
+    });
     this.unsubscribe = [
-      fleet.onDidChange((name) => this.emitter.fire(name ? this.nodeItems.get(name) : undefined)),
-      verdicts.onDidChange(() => this.refreshView()),
+      // A probe (every few seconds while watched) re-renders only what it changed (liveRender.ts).
+      fleet.onDidChange((name) => (name && this.nodeItems.has(name) ? this.render.schedule(name) : this.refreshView())),
+      verdicts.onDidChange((name) => this.refreshNode(name)),
     ];
   }
 
-  /** Re-render one node's subtree (live stats changed); the whole view when the node is not shown. */
+  /** Something of this node changed that the user should see now (a transition, a verdict): only what changed is re-rendered. */
   refreshNode(name: string): void {
-    this.emitter.fire(this.nodeItems.get(name));
+    if (this.nodeItems.has(name)) this.render.update(name);
+    else this.refreshView();
   }
 
   refreshView(): void {
@@ -68,25 +87,12 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   }
 
   /**
-   * Live figures changed: re-render only the rows that show them (server items, the progress rows).
-   * Re-rendering the node would make VS Code drop the handles of everything below it until the view
-   * fetched the children again, and a context-menu command (Tail Log on an artifact) run in that
-   * window would receive no element. The node itself is re-rendered only when the set of live rows
-   * changes (a progress row appears or goes).
+   * Live figures changed: at most one render per node every few seconds, of the rows whose text changed
+   * (their objects and handles stay, so hover, click and context menus keep working).
    */
   refreshLive(name: string): void {
-    const shown = this.liveShown.get(name);
-    if (!shown || shown.rows !== liveRowKinds(liveRows(name, this))) {
-      this.refreshNode(name);
-      return;
-    }
-    const els = [...shown.els, ...(this.serverEls.get(name) ?? [])];
-    if (els.length) this.emitter.fire(els);
+    if (this.nodeItems.has(name)) this.render.schedule(name);
   }
-
-  /** Element objects last handed to the view per node (VS Code refreshes elements by identity). */
-  private readonly liveShown = new Map<string, { rows: string; els: TreeNode[] }>();
-  private readonly serverEls = new Map<string, TreeNode[]>();
 
   /** Every label, description and tooltip goes through the boundary redaction (redactTreeItem). */
   getTreeItem(el: TreeNode): vscode.TreeItem {
@@ -105,8 +111,13 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         return infoItem(el, this);
       case 'group':
         return groupItem(el, this);
-      case 'gpu':
-        return gpuItem(el);
+      case 'gpu': {
+        // the same element shows the GPU's latest figures (it is re-rendered in place)
+        const now = this.fleet.status(el.node).probe?.gpus.find((g) => g.index === el.gpu.index);
+        return gpuItem(now ? { ...el, gpu: now } : el);
+      }
+      case 'lostGpu':
+        return lostGpuItem(el);
       case 'server':
         return serverItem(el, this);
       case 'kind':
@@ -123,6 +134,7 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       const nodeEl = (node: NodeSpec) => {
         const it = { type: 'node' as const, node };
         this.nodeItems.set(node.name, it);
+        this.render.noteNode(node.name, it);
         return it;
       };
       const g = this.groupsFor(this.fleet.nodes());
@@ -131,24 +143,20 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         ...g.groups.map((x): TreeNode => ({ type: 'nodeGroup', key: x.key, label: x.label, file: x.file, nodes: x.nodes.map(nodeEl) })),
       ];
     }
+    const kids = this.childrenOf(el);
+    if (el.type === 'node') this.render.noteChildren(el.node.name, '', kids);
+    else if (el.type === 'group' || el.type === 'kind') this.render.noteChildren(el.node, elementKey(el), kids);
+    return kids;
+  }
+
+  private childrenOf(el: TreeNode): TreeNode[] {
     switch (el.type) {
       case 'nodeGroup':
         return el.nodes;
-      case 'node': {
-        const kids = nodeChildren(el, this);
-        const rows = kids.filter((k) => k.type === 'info' && k.live);
-        this.liveShown.set(el.node.name, { rows: liveRowKinds(rows), els: rows });
-        return kids;
-      }
-      case 'group': {
-        const kids = groupChildren(el, this);
-        if (el.group === 'servers')
-          this.serverEls.set(
-            el.node,
-            kids.filter((k) => k.type === 'server'),
-          );
-        return kids;
-      }
+      case 'node':
+        return nodeChildren(el, this);
+      case 'group':
+        return groupChildren(el, this);
       case 'kind':
         return kindChildren(el);
       default:
@@ -157,11 +165,9 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   }
 
   dispose(): void {
+    this.render.dispose();
+    this.clicks.dispose();
     this.unsubscribe.forEach((u) => u());
     this.emitter.dispose();
   }
-}
-
-function liveRowKinds(rows: TreeNode[]): string {
-  return rows.map((r) => (r.type === 'info' ? (r.live ?? '') : '')).join(',');
 }

@@ -1,12 +1,13 @@
 /** The elements of the Nodes tree: [Node group →] Node → GPUs · Servers · Artifacts (grouped by kind). */
 import type { Artifact, ArtifactKind } from '../../core/node/probe';
-import type { GpuInfo } from '../../core/node/nvidiaSmi';
+import type { GpuInfo, LostGpu } from '../../core/node/nvidiaSmi';
 import type { NodeLive } from '../../core/node/monitor';
 import type { Deadline } from '../../core/node/spend';
 import type { SglangServer } from '../../core/sglang/serverArgv';
 import type { NodeSpec } from '../../core/ssh/config';
 import type { Fleet } from '../../core/node/fleet';
 import type { SalvageVerdicts } from '../salvageVerdicts';
+import type { DataSampleFile } from '../../core/data/watch';
 
 export type TreeNode =
   /** Nodes of one Included ssh config file or one gpuSessions.nodes[].group (core/ssh/groups.ts). */
@@ -23,10 +24,12 @@ export type TreeNode =
       /** a theme colour id for the icon */
       color?: string;
       tooltip?: string;
-      live?: 'progress' | 'done' | 'deadline' | 'salvage';
+      live?: 'progress' | 'done' | 'deadline' | 'salvage' | 'data';
     }
   | { type: 'group'; node: string; group: 'gpus' | 'servers' | 'artifacts' }
   | { type: 'gpu'; node: string; gpu: GpuInfo }
+  /** A GPU nvidia-smi can no longer read while the others still report: listed with the driver's words. */
+  | { type: 'lostGpu'; node: string; lost: LostGpu }
   | { type: 'server'; node: string; server: SglangServer }
   | { type: 'kind'; node: string; kind: ArtifactKind; items: Artifact[] }
   | { type: 'artifact'; node: string; artifact: Artifact };
@@ -40,6 +43,10 @@ export interface TreeContext {
   liveFor(node: string): NodeLive | undefined;
   /** The rental deadline now (seconds left at this moment) and the warning lead time; undefined when none is set. */
   deadlineFor(node: string): { deadline: Deadline; leadS: number } | undefined;
+  /** The data guard's latest files of the node (core/data), when judged. */
+  dataFor?(node: string): DataSampleFile[] | undefined;
+  /** The id of an argument-free command that tails `file` of `node` (tree/clickCommands.ts). */
+  tailCommand?(node: string, file: string): string;
 }
 
 export const ERROR_TITLE: Record<string, string> = {
@@ -50,4 +57,10 @@ export const ERROR_TITLE: Record<string, string> = {
   unreachable: 'Unreachable',
   timeout: 'Timed out',
   config: 'Configuration problem',
+  'remote-failed': 'Probe failed on the node',
+  'remote-incomplete': 'Probe cut off — refresh to try again',
+  'remote-truncated': 'Probe output too large',
+  'remote-malformed': 'Probe output not understood',
+  cancelled: 'Cancelled',
+  io: 'Local file error',
 };

@@ -47,22 +47,56 @@ describe('rental deadline countdown row (the tree) from the deadline figures', (
 });
 
 describe('spend and deadline arithmetic', () => {
+  /** One server on port 30000: `gen` tok/s, its counter `tokens` (null: no --enable-metrics). */
   const sample = (time: number, gen: number, uptimeS: number | null, tokens: number | null = null): GuardSample =>
+    multi(time, uptimeS, [{ port: 30000, gen, tokens }]);
+  const multi = (time: number, uptimeS: number | null, servers: Array<{ port: number; gen: number; tokens: number | null }>): GuardSample =>
     ({
       type: 'sample',
       node: 'n',
       time: new Date(time).toISOString(),
       reachable: true,
       message: null,
-      genThroughput: gen,
+      genThroughput: servers.reduce((a, b) => a + b.gen, 0),
       runningReqs: 1,
-      servers: [],
+      servers: servers.map((x) => ({ port: x.port, state: 'serving', genThroughput: x.gen, generationTokensTotal: x.tokens })),
       gpus: [],
       disks: [],
       job: { state: 'running', percent: 50, etaS: 7200, completed: 1, total: 2, outputTokens: null },
       uptimeS,
-      generationTokensTotal: tokens,
-    }) as GuardSample;
+      generationTokensTotal: null,
+    }) as unknown as GuardSample;
+
+  it('three servers, one with metrics: every server counts, over the same period as total (issue 23)', () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    const e = new WatchEconomics({ pricePerHour: 12.5, now: () => t0 });
+    // the harness's node: 1,409 tok/s on the server with --enable-metrics, 4,141 tok/s in all
+    const at = (i: number) =>
+      multi(t0 + i * 1000, null, [
+        { port: 30000, gen: 1409, tokens: 9_000_000 + 1409 * i },
+        { port: 30001, gen: 1366, tokens: null },
+        { port: 30002, gen: 1366, tokens: null },
+      ]);
+    const first = e.annotate(at(0)).spend!;
+    let last = first;
+    for (let i = 1; i <= 60; i++) last = e.annotate(at(i)).spend!;
+    // tokens grow at the node's whole rate (all three servers), not at the metrics server's alone
+    assert.equal((last.outputTokens - first.outputTokens) / 60, 4141);
+    assert.equal(last.outputTokens, 4141 * 60);
+    // one period for both: total / outputTokens × 1e6 is perMillionTokens, on the same sample
+    assert.ok(Math.abs(last.perMillionTokens! - (last.total / last.outputTokens) * 1e6) < 1e-3, JSON.stringify(last));
+    assert.ok(Math.abs(last.perMillionTokensNow! - (12.5 / (4141 * 3600)) * 1e6) < 1e-3, JSON.stringify(last));
+  });
+
+  it('with the uptime known, a counter counts from its server start (within the rental), restarts carried over', () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    const e = new WatchEconomics({ pricePerHour: 10, now: () => t0 });
+    e.annotate(multi(t0, 3600, [{ port: 1, gen: 100, tokens: 1_000_000 }]));
+    e.annotate(multi(t0 + 1000, 3601, [{ port: 1, gen: 100, tokens: 1_000_100 }]));
+    const r = e.annotate(multi(t0 + 2000, 3602, [{ port: 1, gen: 100, tokens: 50 }])).spend!;
+    assert.equal(r.outputTokens, 1_000_150);
+    assert.ok(Math.abs(r.perMillionTokens! - (r.total / r.outputTokens) * 1e6) < 1e-3);
+  });
 
   it('$ per million tokens from the integrated throughput equals price / (rate × 3600) × 1e6', () => {
     const t0 = Date.UTC(2026, 0, 1);
@@ -71,6 +105,7 @@ describe('spend and deadline arithmetic', () => {
     for (let i = 0; i <= 60; i++) last = e.annotate(sample(t0 + i * 10_000, 14_000, null));
     const expected = (12.5 / (14_000 * 3600)) * 1e6;
     assert.ok(Math.abs(last!.spend!.perMillionTokens! - expected) < 1e-3, `${last!.spend!.perMillionTokens} vs ${expected}`);
+    assert.ok(Math.abs(last!.spend!.perMillionTokensNow! - expected) < 1e-3);
     assert.ok(Math.abs(last!.spend!.total - 12.5 * (600 / 3600)) < 1e-3);
     assert.equal(last!.spend!.outputTokens, 14_000 * 600);
   });
@@ -82,7 +117,7 @@ describe('spend and deadline arithmetic', () => {
     const r = e.annotate(sample(t0 + 3_600_000, 1000, 10_800, 8_600_000));
     assert.equal(r.spend!.total, 30);
     assert.equal(r.spend!.outputTokens, 8_600_000);
-    assert.ok(Math.abs(r.spend!.perMillionTokens! - 10 / 3.6) < 1e-3);
+    assert.ok(Math.abs(r.spend!.perMillionTokens! - (30 / 8_600_000) * 1e6) < 1e-3);
   });
 
   it('deadline: seconds left, the job ETA against it, deadline-near once at the lead time', () => {

@@ -1,6 +1,6 @@
 /** The deadline-aware transfer order of salvage (core/salvage/salvage: byValuePerByte, planAgainstDeadline). */
 import assert from 'node:assert/strict';
-import { SalvageItem, byValuePerByte, planAgainstDeadline } from '../../../src/core/salvage/salvage';
+import { BATCH_BYTES, BATCH_FILES, SalvageItem, byValuePerByte, planAgainstDeadline, planBatches } from '../../../src/core/salvage/salvage';
 
 const item = (remotePath: string, kind: string, step: string, size: number) => ({ remotePath, kind, step, size }) as unknown as SalvageItem;
 
@@ -47,5 +47,33 @@ describe('deadline-aware salvage order (issue 17, item 4)', () => {
     const over = planAgainstDeadline(data, new Date(now - 1000), now, 5e6);
     assert.equal(over.fits, false);
     assert.equal(over.wontMakeIt.length, 3);
+  });
+
+  it('plans tar batches: even, a multiple of the streams, within the file and byte bounds, order kept', () => {
+    const files = (n: number, size = 8192) => Array.from({ length: n }, (_, i) => ({ i, size }));
+    const check = (bs: Array<Array<{ i: number; size: number }>>, all: Array<{ i: number }>) => {
+      assert.deepEqual(
+        bs.flat().map((f) => f.i),
+        all.map((f) => f.i),
+      );
+      for (const b of bs) {
+        assert.ok(b.length <= BATCH_FILES);
+        assert.ok(b.length === 1 || b.reduce((a, f) => a + f.size, 0) <= BATCH_BYTES);
+      }
+    };
+    const a = files(5000);
+    const bs = planBatches(a, 3);
+    check(bs, a);
+    assert.equal(bs.length % 3, 0);
+    assert.ok(Math.max(...bs.map((b) => b.length)) - Math.min(...bs.map((b) => b.length)) <= 1, 'even batches');
+    assert.equal(planBatches(a, 4).length, 4);
+    assert.equal(planBatches(files(2 * BATCH_FILES + 1), 1).length, 3);
+    // Few files: fewer streams, never empty batches.
+    assert.equal(planBatches(files(30), 4).length, 1);
+    assert.equal(planBatches(files(120), 4).length, 2);
+    assert.deepEqual(planBatches([], 3), []);
+    // The byte bound cuts too: 40 files of 4 MiB.
+    const big = files(40, 4 * 1024 * 1024);
+    check(planBatches(big, 3), big);
   });
 });

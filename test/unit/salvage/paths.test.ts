@@ -6,7 +6,7 @@ import { LocalNames, ensureParent, insideDest, localRelPath, safeComponent } fro
 
 describe('local names safe on every OS (issue 12)', () => {
   it('attack 9: a Linux name with backslashes cannot climb out of the run folder on Windows', () => {
-    const rel = localRelPath('/home/u/a\\..\\..\\..\\..\\running-servers.sh');
+    const rel = localRelPath('/home/u/a\\..\\..\\..\\..\\running-servers.sh', 'files', 'win32');
     assert.equal(rel, 'files/home/u/a%5C..%5C..%5C..%5C..%5Crunning-servers.sh');
     const abs = insideDest('C:\\salvage\\node\\run', rel, path.win32);
     assert.equal(abs, 'C:\\salvage\\node\\run\\files\\home\\u\\a%5C..%5C..%5C..%5C..%5Crunning-servers.sh');
@@ -41,23 +41,23 @@ describe('local names safe on every OS (issue 12)', () => {
   });
 
   it('attack 10: case and Unicode-normalisation twins get distinct local names, with a note', () => {
-    const names = new LocalNames();
-    const a = names.claim(localRelPath('/w/Run.log'), '/w/Run.log');
-    const b = names.claim(localRelPath('/w/run.log'), '/w/run.log');
+    const names = new LocalNames('win32');
+    const a = names.claim(localRelPath('/w/Run.log', 'files', 'win32'), '/w/Run.log');
+    const b = names.claim(localRelPath('/w/run.log', 'files', 'win32'), '/w/run.log');
     assert.equal(a.note, null);
     assert.notEqual(LocalNames.fold(b.localPath), LocalNames.fold(a.localPath));
     assert.match(b.localPath, /^files\/w\/run~[0-9a-f]{8}\.log$/);
     assert.match(b.note ?? '', /differs only in case or Unicode normalisation/);
     const nfc = 'caf\u00e9';
     const nfd = 'cafe\u0301';
-    const c = names.claim(localRelPath(`/w/${nfc}`), `/w/${nfc}`);
-    const d = names.claim(localRelPath(`/w/${nfd}`), `/w/${nfd}`);
+    const c = names.claim(localRelPath(`/w/${nfc}`, 'files', 'win32'), `/w/${nfc}`);
+    const d = names.claim(localRelPath(`/w/${nfd}`, 'files', 'win32'), `/w/${nfd}`);
     assert.equal(c.note, null);
     assert.ok(d.note);
     assert.notEqual(LocalNames.fold(c.localPath), LocalNames.fold(d.localPath));
     // the same remote path claimed again keeps its name; a third twin gets yet another
-    assert.equal(names.claim(localRelPath('/w/Run.log'), '/w/Run.log').localPath, a.localPath);
-    const e = names.claim(localRelPath('/w/RUN.log'), '/w/RUN.log');
+    assert.equal(names.claim(localRelPath('/w/Run.log', 'files', 'win32'), '/w/Run.log').localPath, a.localPath);
+    const e = names.claim(localRelPath('/w/RUN.log', 'files', 'win32'), '/w/RUN.log');
     assert.equal(new Set([a, b, e].map((x) => LocalNames.fold(x.localPath))).size, 3);
   });
 
@@ -70,8 +70,8 @@ describe('local names safe on every OS (issue 12)', () => {
 describe('remote paths → the salvage folder', () => {
   it('maps remote paths into the salvage folder safely', () => {
     assert.equal(localRelPath('/root/logs/a.log'), 'files/root/logs/a.log');
-    assert.equal(localRelPath('/root/new\nline.log'), 'files/root/new%0Aline.log');
-    assert.equal(localRelPath('/root/100%.log'), 'files/root/100%25.log');
+    assert.equal(localRelPath('/root/new\nline.log', 'files', 'win32'), 'files/root/new%0Aline.log');
+    assert.equal(localRelPath('/root/100%.log', 'files', 'win32'), 'files/root/100%25.log');
     assert.throws(() => localRelPath('/root/../etc/passwd'), /\.\./);
     assert.throws(() => localRelPath('/'), /Refusing/);
     assert.equal(safeComponent(`q'"$(x)`), `q'%22$(x)`); // `"` is not allowed in Windows names

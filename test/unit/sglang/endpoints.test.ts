@@ -150,6 +150,23 @@ describe('http', () => {
       assert.equal(sum.retractedReqs, 2);
     });
 
+    it('KV usage is sglang:token_usage (already the max over pools); never pending_prealloc_token_usage', () => {
+      // metrics_collector.py: token_usage = round(get_max_pool_usage(), 2); pending_prealloc is a PD decode figure
+      const pd = metricsSummary(
+        parseMetrics(
+          [
+            'sglang:token_usage{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 0.31',
+            'sglang:pending_prealloc_token_usage{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 0.85',
+            'sglang:full_token_usage{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 0.12',
+          ].join('\n'),
+        ),
+      );
+      assert.equal(pd.tokenUsage, 0.31);
+      assert.equal(pd.maxTokenUsage, 0.31);
+      const onlyPending = metricsSummary(parseMetrics('sglang:pending_prealloc_token_usage{tp_rank="0"} 0.85\n'));
+      assert.equal(onlyPending.tokenUsage, null);
+    });
+
     it('reads +Inf and NaN values', () => {
       const s = parseMetrics('a 1\nb +Inf\nc NaN\nd -Inf\n');
       assert.deepEqual(

@@ -23,7 +23,15 @@ describe('SGLang flags: aliases, booleans and odd spellings', () => {
     assert.equal(resolveFlag('--tensor-para'), '--tensor-parallel-size');
     assert.equal(canonicalFlag('--tensor-para'), '--tp-size');
     assert.equal(canonicalFlag('--data-parallel-size'), '--dp-size');
-    assert.equal(canonicalFlag('--pp'), '--pp-size');
+    // parallel.py: pp_size aliases only ["--pipeline-parallel-size"]; --pp is a prefix of --pp-size,
+    // --pp-max-micro-batch-size and --pp-async-batch-depth, so argparse refuses it as ambiguous
+    assert.equal(canonicalFlag('--pp'), '--pp');
+    assert.equal(canonicalFlag('--pipeline-parallel-size'), '--pp-size');
+    // 2026 parallel sizes and their long spellings
+    assert.equal(canonicalFlag('--decode-context-parallel-size'), '--dcp-size');
+    assert.equal(canonicalFlag('--attention-context-parallel-size'), '--attn-cp-size');
+    assert.equal(canonicalFlag('--moe-data-parallel-size'), '--moe-dp-size');
+    assert.equal(isBoolFlag('--dwdp-size'), false);
     // the prefix of an alias and of its canonical flag is one flag to argparse: the canonical spelling is taken
     assert.equal(resolveFlag('--speculative-alg'), '--speculative-algorithm');
     assert.equal(resolveFlag('--speculative-algo'), '--speculative-algo', 'an exact alias wins over a longer flag');

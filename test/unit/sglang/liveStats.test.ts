@@ -94,3 +94,46 @@ describe('liveStats: formatLoad (the one "tok/s · run · queue" text)', () => {
     assert.equal(formatLoad(12345.6, 1024, 3, null), '12,346 tok/s · 1,024 run · 3 queue');
   });
 });
+
+describe('liveStats: PP stages of one replica count once (the safe reading, UNVERIFIED in real logs)', () => {
+  const rec = (ranks: Record<string, number>, gen: number, run: number): StatRecord => ({
+    kind: 'decode',
+    time: null,
+    ranks,
+    genThroughput: gen,
+    inputThroughput: null,
+    runningReqs: run,
+    queueReqs: 0,
+    tokenUsage: 0.3,
+    acceptLen: null,
+    acceptRate: null,
+    cudaGraph: true,
+    numTokens: null,
+    newSeq: null,
+    newTokens: null,
+    cachedTokens: null,
+    cacheHitRate: null,
+    extra: {},
+  });
+  it('PP0 TP0 100 + PP1 TP4 100 is 100 tok/s, not 200; two DP replicas still add up', () => {
+    const now = 1000;
+    const pp = sumFreshRanks(
+      [
+        { stat: rec({ pp: 0, tp: 0 }, 100, 8), at: now },
+        { stat: rec({ pp: 1, tp: 4 }, 100, 8), at: now },
+      ],
+      now,
+    );
+    assert.equal(pp.genThroughput, 100);
+    assert.equal(pp.runningReqs, 8);
+    const dp = sumFreshRanks(
+      [
+        { stat: rec({ dp: 0, pp: 0, tp: 0 }, 100, 8), at: now },
+        { stat: rec({ dp: 1, pp: 0, tp: 0 }, 150, 9), at: now },
+      ],
+      now,
+    );
+    assert.equal(dp.genThroughput, 250);
+    assert.equal(dp.runningReqs, 17);
+  });
+});

@@ -253,4 +253,23 @@ describe('parse-log fast path (logFast.ts) agrees with the full parser', () => {
     assert.equal(f.fastLines, n);
     assert.equal(f.summary.ranks.length, 8);
   });
+
+  it('takes the 2026 line shapes too (no trailing ", " on decode lines; #pending-token on prefill lines)', () => {
+    // metrics_reporter.py (2026): decode ends at "#queue-req: N"; prefill adds "#pending-token" after "#queue-req"
+    const lines: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t = `2026-08-01 10:00:${String(i % 60).padStart(2, '0')}`;
+      lines.push(
+        `[${t} DP${i % 2} TP0] Decode batch, #running-req: ${30 + (i % 5)}, #token: ${9000 + i}, token usage: 0.${10 + (i % 80)}, cuda graph: True, gen throughput (token/s): ${1900 + i}.25, #queue-req: ${i % 3}`,
+      );
+      if (i % 4 === 0)
+        lines.push(
+          `[${t} DP${i % 2} TP0] Prefill batch, #new-seq: 1, #new-token: 812, #cached-token: 0, token usage: 0.21, #running-req: 31, #queue-req: 2, #pending-token: ${i * 10}, cuda graph: False, input throughput (token/s): 4012.50`,
+        );
+    }
+    const buf = Buffer.from(lines.join('\n') + '\n');
+    const f = fastSummary(buf, () => 64 * 1024);
+    assert.deepEqual(f.summary, fullSummary(buf));
+    assert.equal(f.fastLines, lines.length, 'every 2026 stat line is taken by the fast path');
+  });
 });

@@ -584,7 +584,6 @@ const CASES: Array<[string, FailureClass]> = [
   ['[2026-03-01 10:00:00 TP0] Decode out of memory happened. #retracted_reqs: 1', 'kv-pressure'],
   ['AssertionError: No space left for only one request', 'kv-pressure'],
   ['[2026-03-01 10:00:00] Watchdog timeout (self.watchdog_timeout=300)', 'hang'],
-  ['[2026-05-01 10:00:00 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, soft=False)'.replace('watchdog', 'Watchdog'), 'hang'],
   ['[2026-03-01 10:00:00] Pyspy failed to dump PID 4242. Error: permission denied', 'hang'],
   ["[2026-03-01 10:00:00] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.", 'hang'],
   ['RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)', 'nccl'],
@@ -644,11 +643,35 @@ describe('failure classes of log lines', () => {
     assert.equal(classifyLine(hybrid).errorClass, 'kv-pressure');
   });
 
-  it('HiSparse pools: token usage is the maximum of the GPU and CPU pools', () => {
+  it("HiSparse pools: token usage is the GPU pool (the host pool is not part of SGLang's max); #gpu token fills #token", () => {
+    // pool_stats_observer.py: get_max_pool_usage() leaves the host (cpu) pool out
     const s = parseStatLine(
       '[2026-06-01 10:00:00 TP0] Decode batch, #running-req: 9, #gpu-token: 100, gpu token usage: 0.31, cpu token usage: 0.62, gen throughput (token/s): 100.00, #queue-req: 0, ',
     )!;
-    assert.equal(s.tokenUsage, 0.62);
+    assert.equal(s.tokenUsage, 0.31);
+    assert.equal(s.numTokens, 100);
+    assert.equal(s.extra['cpu token usage'], 0.62);
+    const full =
+      '[2026-06-01 10:00:00 TP0] Decode batch, #running-req: 9, #gpu token: 7, gpu token usage: 0.30, #cpu token: 9, cpu token usage: 1.00, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0';
+    assert.equal(parseStatLine(full)!.numTokens, 7);
+    assert.equal(isKvPressureStat(parseStatLine(full)!), false, 'a full host tier is not KV pressure');
+  });
+
+  it('2026 main-process format "[time] INFO file.py:NNN: " keeps the time; its ServerArgs line is startup', () => {
+    // docs notebooks 2026-02/03: "[2026-03-21 12:19:50] INFO server_args.py:2232: Attention backend not specified. ..."
+    const st = parseStatLine(
+      '[2026-03-21 12:19:50] INFO scheduler.py:640: Decode batch, #running-req: 3, #token: 100, token usage: 0.01, cuda graph: True, gen throughput (token/s): 12.00, #queue-req: 0',
+    )!;
+    assert.equal(st.time, '2026-03-21 12:19:50');
+    assert.equal(st.genThroughput, 12);
+    const sa = classifyLine(
+      '[2026-02-13 09:29:37] INFO engine.py:156: server_args=ServerArgs(model_path="/m/GPU is lost", watchdog_timeout=300)',
+    );
+    assert.equal(sa.kind, 'startup');
+    assert.equal(
+      classifyLine('[2026-03-21 12:19:50] INFO server_args.py:2232: Attention backend not specified. Use fa3 backend by default.').kind,
+      'other',
+    );
   });
 
   it('custom logging format [time][file:line][LEVEL]: keeps time and message', () => {
@@ -690,7 +713,7 @@ describe('failure classes of log lines', () => {
     const s = sum.summary();
     const expected: Record<string, number> = {};
     for (const [, c] of CASES) expected[c] = (expected[c] ?? 0) + 1;
-    assert.deepEqual(s.errorClasses, { crash: 0, oom: 0, 'kv-pressure': 0, hang: 0, nccl: 0, gpu: 0, ...expected });
+    assert.deepEqual(s.errorClasses, { crash: 0, oom: 0, 'kv-pressure': 0, hang: 0, nccl: 0, gpu: 0, 'pd-transfer': 0, ...expected });
     assert.equal(s.errors, CASES.length + 1);
   });
 });

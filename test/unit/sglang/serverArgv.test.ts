@@ -250,8 +250,8 @@ describe('SGLang flag fidelity', () => {
 
   it('--config FILE.yaml read on the node: its values apply, command-line flags override, secrets stay redacted', () => {
     const cfg =
-      'model-path: /models/x\ntensor_parallel_size: 4\nport: 31000\nenable-metrics: true\napi-key: cfg-secret-value-123\n# comment\n';
-    assert.deepEqual(parseConfigYaml('tp: 2\nlog_level: "warning"\ntrust-remote-code: false\n'), { tp: '2', 'log-level': 'warning' });
+      'model-path: /models/x\ntensor-parallel-size: 4\nport: 31000\nenable-metrics: true\napi-key: cfg-secret-value-123\n# comment\n';
+    assert.deepEqual(parseConfigYaml('tp: 2\nlog-level: "warning"\ntrust-remote-code: false\n'), { tp: '2', 'log-level': 'warning' });
     const s = srv(['--config', 'c.yaml', '--port', '32000'], { configText: cfg });
     assert.equal(s.modelPath, '/models/x');
     assert.equal(s.tp, 4);
@@ -260,5 +260,21 @@ describe('SGLang flag fidelity', () => {
     assert.equal(s.hasApiKey, true);
     assert.equal(s.configFile, 'c.yaml');
     assert.ok(!JSON.stringify(s).includes('cfg-secret-value-123'));
+  });
+
+  it('--config as SGLang reads it: the exact token only, lists as space-separated values, keys verbatim', () => {
+    // server_args_config_parser.py: `if arg == "--config"`; lists become `--key v1 v2`; keys used as `--{key}`
+    const cfg =
+      'model-path: /models/x\ntp: 4\ncuda-graph-bs: [1, 2, 4, 8]\nmem_fraction_static: 0.7\ndisable-radix-cache: false\nlora-paths:\n  - a=/l/a\n  - b=/l/b\nport: 31000\n';
+    const flags = parseConfigYaml(cfg);
+    assert.equal(flags['cuda-graph-bs'], '1 2 4 8');
+    assert.equal(flags['lora-paths'], 'a=/l/a b=/l/b');
+    assert.equal(flags['mem_fraction_static'], '0.7', 'an underscore key is the unknown flag as written');
+    assert.equal(flags['mem-fraction-static'], undefined);
+    assert.equal(flags.port, '31000', 'the key after a block list is read');
+    const eq = srv(['--model-path', '/m', '--config=c.yaml'], { configText: cfg });
+    assert.equal(eq.tp, 1, '--config=FILE is not read by SGLang');
+    assert.equal(eq.configFile, null);
+    assert.equal(srv(['--config', 'c.yaml'], { configText: cfg }).tp, 4);
   });
 });

@@ -210,6 +210,20 @@ describe('simulated GPU node', function () {
       assert.match(r.stdout, /NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver/);
     });
 
+    it('prints the R610 banner (KMD / CUDA UMD Version) for a 610 driver, as the product parses it', async () => {
+      const node = JSON.parse(readFileSync(layout.nodeJson, 'utf8'));
+      const f = path.join(tmp, 'node-610.json');
+      writeFileSync(f, JSON.stringify({ ...node, driverVersion: '610.43.02', cudaVersion: '13.3' }));
+      const r = nvidiaSmi(layout, [], { SIM_NODE_JSON: f });
+      const banner = r.stdout.split('\n')[2];
+      assert.equal(banner, '| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |');
+      const { parseSmiBanner } = await import('../../../src/core/node/nvidiaSmi');
+      assert.deepEqual(
+        [parseSmiBanner(r.stdout).driverVersion, parseSmiBanner(r.stdout).cudaVersion],
+        ['610.43.02', '13.3'],
+      );
+    });
+
     it('shows [N/A] for values node.json marks unavailable', () => {
       const node = JSON.parse(readFileSync(layout.nodeJson, 'utf8'));
       node.gpus[1].powerNA = true;
@@ -247,16 +261,17 @@ describe('simulated GPU node', function () {
       assert.equal(first.status, 503);
       await waitFor('/health 200', async () => ((await httpGet(port, '/health')).status === 200 ? true : undefined));
       await waitFor('the ready line', () => s.out.includes('The server is fired up and ready to roll!') || undefined);
-      assert.match(s.out, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] Load weight end\. type=Qwen3ForCausalLM, dtype=torch\.bfloat16, avail mem=[\d.]+ GB, mem usage=[\d.]+ GB\.$/m);
+      // 2026 (sglang#21395): "Load weight end. elapsed=2.19 s, type=..."
+      assert.match(s.out, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] Load weight end\. elapsed=[\d.]+ s, type=Qwen3ForCausalLM, dtype=torch\.bfloat16, avail mem=[\d.]+ GB, mem usage=[\d.]+ GB\.$/m);
       assert.match(s.out, /^\[[^\]]+\] KV Cache is allocated\. #tokens: \d+, K size: [\d.]+ GB, V size: [\d.]+ GB$/m);
       assert.match(s.out, /^\[[^\]]+\] max_total_num_tokens=\d+, chunked_prefill_size=\d+, max_prefill_tokens=\d+, max_running_requests=\d+, context_len=262144/m);
       assert.match(s.out, new RegExp(`INFO:     Started server process \\[${s.proc.pid}\\]`));
 
       const decode = await waitFor('a decode line', () => s.out.split('\n').find((l) => l.includes('Decode batch')));
-      // Single GPU, new format: no rank tags, comma after "batch", trailing ", ".
+      // Single GPU, 2026 format: no rank tags, comma after "batch", nothing after "#queue-req: N".
       assert.match(
         decode,
-        /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] Decode batch, #running-req: \d+, #token: \d+, token usage: \d\.\d\d, accept len: \d\.\d\d, accept rate: \d\.\d\d, cuda graph: True, gen throughput \(token\/s\): \d+\.\d\d, #queue-req: \d+, $/,
+        /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] Decode batch, #running-req: \d+, #token: \d+, token usage: \d\.\d\d, accept len: \d\.\d\d, accept rate: \d\.\d\d, cuda graph: True, gen throughput \(token\/s\): \d+\.\d\d, #queue-req: \d+$/,
       );
       const tps = Number(/gen throughput \(token\/s\): ([\d.]+)/.exec(decode)![1]);
       assert.ok(tps > 1800 && tps < 2200, `throughput ${tps} near 2000`);
@@ -283,7 +298,12 @@ describe('simulated GPU node', function () {
 
       const metrics = (await httpGet(port, '/metrics')).body;
       assert.match(metrics, /^# TYPE sglang:gen_throughput gauge$/m);
-      assert.match(metrics, /^sglang:gen_throughput\{model_name="qwen3\.6-27b",engine_type="unified",tp_rank="0",pp_rank="0"\} [\d.]+$/m);
+      // 2026: sorted labels (multiprocess collector), moe_ep_rank always; counters split by is_streaming
+      assert.match(metrics, /^sglang:gen_throughput\{engine_type="unified",model_name="qwen3\.6-27b",moe_ep_rank="0",pp_rank="0",tp_rank="0"\} [\d.]+$/m);
+      assert.match(metrics, /^sglang:generation_tokens_total\{[^}]*,is_streaming="true"\} [\d.e+]+$/m);
+      const loads = JSON.parse((await httpGet(port, '/v1/loads')).body);
+      assert.equal(loads.loads.length, 1);
+      assert.ok(loads.loads[0].gen_throughput > 0 && loads.loads[0].num_running_reqs > 0, JSON.stringify(loads));
       assert.match(metrics, /^sglang:spec_accept_length\{/m);
 
       const chat = await httpGet(port, '/v1/chat/completions', 'POST', JSON.stringify({ model: 'qwen3.6-27b', messages: [{ role: 'user', content: 'hi' }] }));
@@ -296,8 +316,10 @@ describe('simulated GPU node', function () {
       assert.equal(readFileSync(pidFile, 'utf8').split(' ').slice(0, 2).join(' '), `${s.proc.pid} 3`);
       const apps = nvidiaSmi(layout, ['--query-compute-apps=pid,process_name,used_memory', '--format=csv,noheader,nounits']);
       const [pid, name, used] = apps.stdout.trim().split(', ');
-      assert.equal(pid, String(s.proc.pid));
-      assert.equal(path.basename(name), 'python3'); // argv[0]: a pyenv shim execs an absolute path
+      // as real drivers list them: the scheduler child (setproctitle "sglang::scheduler_TP0"), not the server
+      assert.notEqual(pid, String(s.proc.pid));
+      assert.equal(name, 'sglang::scheduler_TP0');
+      assert.equal(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1], String(s.proc.pid), 'a child of the server');
       assert.ok(Number(used) > 0.85 * 183359);
       const gpu3 = nvidiaSmi(layout, ['--query-gpu=memory.used,utilization.gpu', '--format=csv,noheader,nounits', '-i', '3']);
       const [mem, util] = gpu3.stdout.trim().split(', ').map(Number);
@@ -324,6 +346,16 @@ describe('simulated GPU node', function () {
       await waitFor('a decode line for the in-flight request', () => (/#running-req: 1,/.test(s.out.slice(quiet)) ? true : undefined));
       assert.equal((await inflight).status, 200);
       assert.doesNotMatch(s.out, /accept len/);
+    });
+
+    it('prints the 2025 shapes on request (trailing ", ", the 2025 watchdog line)', async () => {
+      const port = await freePort();
+      const s = startServer(['--model-path', layout.modelPath, '--port', String(port), '--speculative-algorithm', 'DSPARK'], {
+        SGLANG_SIM_LOG_FORMAT: '2025',
+      });
+      const decode = await waitFor('a decode line', () => s.out.split('\n').find((l) => l.includes('Decode batch')));
+      assert.match(decode, /, #queue-req: \d+, $/);
+      assert.match(s.out, /\] Load weight end\. type=/);
     });
 
     it('prints DP/TP rank tags and the old format', async () => {

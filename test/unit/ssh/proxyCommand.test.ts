@@ -3,6 +3,9 @@
  * the local process that carries the SSH byte stream. A node reached through it: test/integration/proxyCommand.test.ts.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { expandProxyCommand, spawnProxyCommand } from '../../../src/core/ssh/proxyCommand';
 import { GpuSessionsError } from '../../../src/core/util/errors';
 
@@ -49,4 +52,39 @@ describe('ProxyCommand: the local process', () => {
     assert.equal(p.exitStatus(), 'exit status 7');
     assert.equal(p.stderrTail(), 'no route');
   });
+});
+
+describe('ProxyCommand: never outlives the process that started it (issue 23)', function () {
+  this.timeout(20_000);
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  const mod = path.resolve(__dirname, '..', '..', '..', 'src', 'core', 'ssh', 'proxyCommand.js');
+
+  for (const how of ['exit', 'error', 'kill'] as const) {
+    it(`a proxy that ignores SIGTERM is gone within 3 s after the CLI ends (${how})`, async function () {
+      if (process.platform !== 'linux') this.skip();
+      // a proxy like SSM's session-manager-plugin: it does not exit on its own, and shrugs off SIGTERM
+      const script = `
+        const { spawnProxyCommand } = require(${JSON.stringify(mod)});
+        const p = spawnProxyCommand("sh -c 'trap \\"\\" TERM; while :; do sleep 0.2; done'", { label: 't' });
+        process.stdout.write(String(p.pid) + '\\n');
+        setTimeout(() => {
+          if (${JSON.stringify(how)} === 'kill') { p.kill(); process.exit(0); }
+          if (${JSON.stringify(how)} === 'error') throw new Error('boom');
+          process.exit(0);
+        }, 300);`;
+      const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10_000 });
+      const pid = Number(r.stdout.trim());
+      assert.ok(pid > 0, r.stderr);
+      const t0 = Date.now();
+      while (alive(pid) && Date.now() - t0 < 3000) await new Promise((res) => setTimeout(res, 100));
+      assert.equal(alive(pid), false, `proxy ${pid} still runs 3 s after its CLI exited`);
+    });
+  }
 });

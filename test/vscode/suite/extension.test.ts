@@ -110,7 +110,8 @@ describe('GPU Sessions in the extension host', function () {
 
   it('the demo node has GPUs, Servers and Artifacts with the expected labels', async () => {
     const node = (await find(undefined, (el) => el.type === 'node' && el.node.name === DEMO))!;
-    const groups = await children(node);
+    // the groups (the live rows above them, Data and Generation, are checked elsewhere)
+    const groups = (await children(node)).filter((g) => g.type === 'group');
     const groupItems = await Promise.all(groups.map((g) => api.tree.getTreeItem(g)));
     assert.deepEqual(groupItems.map(label), ['GPUs', 'Servers', 'Artifacts']);
     assert.equal(groupItems[0].description, '7');
@@ -140,7 +141,9 @@ describe('GPU Sessions in the extension host', function () {
       assert.match(String(s.description), /^GPU \d/);
       assert.match(String(s.description), /NEXTN/);
       assert.equal(s.contextValue, 'server.log');
-      assert.equal(s.command?.command, 'gpuSessions.tailLog');
+      // an argument-free row command (issue 30: arguments died with each re-render) that tails this server's log
+      assert.match(String(s.command?.command), /^gpuSessions\.row\.tailLog\.\d+$/);
+      assert.equal(s.command?.arguments, undefined);
     }
 
     const kinds = await children(groups[2]);
@@ -245,7 +248,7 @@ describe('GPU Sessions in the extension host', function () {
       await waitFor(
         'live refreshes of the server rows',
         () => (liveFires >= 3 ? true : `${liveFires} row refresh(es), ${nodeFires} node refresh(es)`) === true,
-        20_000,
+        40_000, // three renders at most every 5 s (tree/liveRender.ts), with room for a loaded machine
       );
     } finally {
       sub.dispose();
@@ -363,7 +366,9 @@ describe('GPU Sessions in the extension host', function () {
       45_000,
     );
     assert.equal(alert.transition.class, 'oom');
-    assert.match(alert.text, /crashed \(oom\)/);
+    // plain words and the exception line, error severity (issue 30)
+    assert.match(alert.text, /crashed: out of GPU memory — .*OutOfMemoryError/);
+    assert.equal(alert.severity, 'error');
     assert.deepEqual(alert.actions, ['Open Log', 'Salvage Node', 'Show Node']);
     await new Promise((r) => setTimeout(r, 2000));
     assert.equal(
@@ -408,7 +413,8 @@ describe('GPU Sessions in the extension host', function () {
       .status(DEMO)
       .probe!.servers.map((s) => s.logFile!)
       .filter((f) => f.startsWith(home + '/'));
-    assert.equal(logs.length, 7);
+    // six or seven: the crash test above ends one server with a simulated OOM (its process is gone)
+    assert.ok(logs.length >= 6, `demo server logs: ${logs.length}`);
     let last = '';
     let quietSince = Date.now();
     await waitFor(

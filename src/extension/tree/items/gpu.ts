@@ -32,3 +32,19 @@ export function gpuItem(el: TreeNodeOf<'gpu'>): vscode.TreeItem {
   item.contextValue = 'gpu';
   return item;
 }
+
+/** A lost GPU: error icon, the driver's words ("Unable to determine the device handle … Unknown Error"). */
+export function lostGpuItem(el: TreeNodeOf<'lostGpu'>): vscode.TreeItem {
+  const l = el.lost;
+  const item = new vscode.TreeItem(`GPU ${l.index ?? '?'} · lost`, vscode.TreeItemCollapsibleState.None);
+  item.id = `${el.node}:lostGpu:${l.index ?? l.busId ?? l.message}`;
+  item.description = visible(l.message);
+  item.tooltip = visible(
+    `nvidia-smi can no longer read this GPU${l.busId ? ` (bus ${l.busId})` : ''}:\n${l.message}\n\n` +
+      'Its work is likely lost or stuck; the other GPUs still report. Salvage the node before the provider replaces it.',
+    true,
+  );
+  item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'));
+  item.contextValue = 'gpu.lost';
+  return item;
+}

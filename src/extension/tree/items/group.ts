@@ -6,7 +6,12 @@ import { KIND_ORDER } from './kind';
 
 export function groupItem(el: TreeNodeOf<'group'>, ctx: TreeContext): vscode.TreeItem {
   const p = ctx.fleet.status(el.node).probe;
-  const n = el.group === 'gpus' ? (p?.gpus.length ?? 0) : el.group === 'servers' ? (p?.servers.length ?? 0) : (p?.artifacts.length ?? 0);
+  const n =
+    el.group === 'gpus'
+      ? (p?.gpus.length ?? 0) + (p?.lostGpus?.length ?? 0)
+      : el.group === 'servers'
+        ? (p?.servers.length ?? 0)
+        : (p?.artifacts.length ?? 0);
   const label = el.group === 'gpus' ? 'GPUs' : el.group === 'servers' ? 'Servers' : 'Artifacts';
   const item = new vscode.TreeItem(
     label,
@@ -22,7 +27,14 @@ export function groupItem(el: TreeNodeOf<'group'>, ctx: TreeContext): vscode.Tre
 export function groupChildren(el: TreeNodeOf<'group'>, ctx: TreeContext): TreeNode[] {
   const p = ctx.fleet.status(el.node).probe;
   if (!p) return [];
-  if (el.group === 'gpus') return p.gpus.map((gpu) => ({ type: 'gpu', node: el.node, gpu }));
+  if (el.group === 'gpus') {
+    const rows: TreeNode[] = p.gpus.map((gpu) => ({ type: 'gpu', node: el.node, gpu }));
+    for (const lost of p.lostGpus ?? []) {
+      const at = lost.index === null ? rows.length : rows.findIndex((r) => r.type === 'gpu' && r.gpu.index > lost.index!);
+      rows.splice(at < 0 ? rows.length : at, 0, { type: 'lostGpu', node: el.node, lost });
+    }
+    return rows;
+  }
   if (el.group === 'servers') {
     if (!p.servers.length) return [{ type: 'info', node: el.node, label: 'No SGLang server running', icon: 'circle-outline' }];
     return p.servers.map((server) => ({ type: 'server', node: el.node, server }));

@@ -1,17 +1,19 @@
 /** A node: its summary, tooltip with the machine's facts, salvage verdict; children: live progress and the groups. */
+import { dataRowText } from '../../dataGuards';
 import * as vscode from 'vscode';
 import { visible } from '../../../core/util/terminal';
 import type { NodeStatus } from '../../../core/node/fleet';
 import type { ProbeResult } from '../../../core/node/probe';
 import { deadlineRow } from '../../../core/node/spend';
 import { formatDuration } from '../../../core/util/format';
+import { isErrorState, plainState } from '../../../core/node/plainWords';
 import { eta as formatEta } from '../../statusBar';
 import { keepSalvagedRows } from './keepSalvaged';
 import { ERROR_TITLE, TreeContext, TreeNode, TreeNodeOf } from '../types';
 
 export function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): string {
   if (st.state === 'probing' && !p) return 'connecting…';
-  if (st.state === 'error') return ERROR_TITLE[st.error?.code ?? ''] ?? 'error';
+  if (shownState(st) === 'error') return ERROR_TITLE[st.error?.code ?? ''] ?? 'error';
   if (!p) return '';
   const parts: string[] = [];
   if (p.gpuState !== 'ok')
@@ -19,10 +21,26 @@ export function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): str
   else {
     const names = new Map<string, number>();
     for (const g of p.gpus) names.set(g.name, (names.get(g.name) ?? 0) + 1);
-    parts.push([...names].map(([n, c]) => `${c}× ${n}`).join(', '));
+    // A lost GPU is counted and named, never dropped (issue 30: a node with a lost GPU read "6× NVIDIA B200").
+    const lost = p.lostGpus?.length ?? 0;
+    if (lost && names.size === 1) {
+      const [[n, c]] = [...names];
+      parts.push(`${c + lost}× ${n} (${lost} lost)`);
+    } else parts.push([...names].map(([n, c]) => `${c}× ${n}`).join(', ') + (lost ? ` + ${lost} lost` : ''));
   }
   parts.push(`${p.servers.length} server${p.servers.length === 1 ? '' : 's'}`);
   return parts.join(' · ');
+}
+
+/** "22:20": the local time of day, as the verdict and "stopped by you" rows show it. */
+export function hhmm(ms: number): string {
+  return new Date(ms).toTimeString().slice(0, 5);
+}
+
+/** The state a node's row shows: a refresh under way keeps the last result's state (ok or error) until it ends. */
+export function shownState(st: NodeStatus): NodeStatus['state'] {
+  if (st.state !== 'probing') return st.state;
+  return st.error ? 'error' : st.probe ? 'ok' : 'probing';
 }
 
 export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeItem {
@@ -35,14 +53,18 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
   const dl = ctx.deadlineFor(el.node.name)?.deadline;
   item.description =
     nodeDescription(p, st) +
-    (money?.spend ? ` · $${money.spend.total.toFixed(2)}` : '') +
+    // whole dollars (cents in the tooltip and dashboard): the row is not re-rendered every second for a cent
+    (money?.spend ? ` · $${Math.floor(money.spend.total).toLocaleString('en-US')}` : '') +
     (dl ? ` · ${dl.secondsLeft > 0 ? `ends in ${formatDuration(dl.secondsLeft)}` : 'rental ended'}` : '') +
-    (v ? (v.verdict === 'safe' ? ' · ✓ salvaged, safe to shut down' : ' · ✗ salvage incomplete') : '');
-  item.contextValue = st.state === 'error' ? 'node.error' : st.state === 'ok' ? 'node.ok' : 'node';
+    (v ? (v.verdict === 'safe' ? ` · ✓ safe as of ${hhmm(v.at)}` : ` · ✗ salvage incomplete (${hhmm(v.at)})`) : '');
+  // While a probe runs the row keeps showing the last result: flipping to "probing" and back on every refresh
+  // re-rendered the whole node twice per probe, which dropped its rows' handles (hover, context-menu arguments).
+  const state = shownState(st);
+  item.contextValue = state === 'error' ? 'node.error' : state === 'ok' ? 'node.ok' : 'node';
   item.iconPath =
-    st.state === 'error'
+    state === 'error'
       ? new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'))
-      : st.state === 'probing'
+      : state === 'probing'
         ? new vscode.ThemeIcon('loading~spin')
         : ctx.liveFor(el.node.name)?.problems?.length
           ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
@@ -75,7 +97,7 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
   }
   if (v) {
     md.appendMarkdown(
-      `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} (${new Date(v.at).toLocaleTimeString()}) → `,
+      `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} as of ${new Date(v.at).toLocaleTimeString()} (dropped when the node's servers, boot or files change) → `,
     );
     md.appendText(v.dest);
   }
@@ -92,7 +114,7 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
   }
   if (st.state === 'probing' && !st.probe) return [{ type: 'info', node: name, label: 'Connecting…', icon: 'loading~spin' }];
   const out: TreeNode[] = [];
-  if (st.state === 'error' && st.error) out.push({ type: 'error', node: name, code: st.error.code, message: st.error.message });
+  if (shownState(st) === 'error' && st.error) out.push({ type: 'error', node: name, code: st.error.code, message: st.error.message });
   const p = st.probe;
   if (!p) return out;
   out.push(...liveRows(name, ctx));
@@ -135,11 +157,27 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
     out.push({
       type: 'info',
       node: name,
-      label: `${pb.port !== undefined ? `:${pb.port} ` : pb.key.startsWith('gpu:') ? `GPU ${pb.key.slice(4)} ` : ''}${pb.to}${pb.class ? ` (${pb.class})` : ''}`,
+      label:
+        pb.to === 'gpu-lost' && pb.key.startsWith('gpu:')
+          ? `GPU ${pb.key.slice(4)} lost`
+          : `${pb.port !== undefined ? `:${pb.port} ` : pb.key.startsWith('gpu:') ? `GPU ${pb.key.slice(4)} ` : ''}${plainState(pb.to, pb.class, pb.message)}`,
       detail: pb.message,
-      icon: pb.to === 'crashed' || pb.to === 'gpu-lost' || pb.to === 'unreachable' ? 'error' : 'warning',
+      tooltip: `${pb.message}\n\n(${pb.to}${pb.class ? `, ${pb.class}` : ''})`,
+      icon: isErrorState(pb.to, pb.class) || pb.to === 'unreachable' ? 'error' : 'warning',
+      color: isErrorState(pb.to, pb.class) || pb.to === 'unreachable' ? 'errorForeground' : 'list.warningForeground',
+    });
+  // what the user stopped through the extension: neutral, not a problem (issue 30)
+  for (const st of live?.stoppedByYou ?? [])
+    out.push({
+      type: 'info',
+      node: name,
+      label: `:${st.port} stopped by you, ${hhmm(st.at)}`,
+      detail: 'start it again with Launch Profile',
+      tooltip: `You stopped the server on port ${st.port} at ${new Date(st.at).toLocaleTimeString()} (GPU Sessions). Not an alert.`,
+      icon: 'debug-stop',
     });
   out.push(...deadlineRows(name, ctx));
+  out.push(...dataRows(name, ctx));
   const pr = live?.progress?.progress;
   const di = live?.progress?.doneIndices;
   if (pr && pr.ok) {
@@ -166,4 +204,26 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
     });
   out.push(...keepSalvagedRows(name, ctx));
   return out;
+}
+
+/** The Data row (core/data via DataGuards): "902,087 rows · 0.4 % empty · 3 % cut at length", warning colours when bad. */
+function dataRows(name: string, ctx: TreeContext): TreeNode[] {
+  const files = ctx.dataFor?.(name);
+  if (!files?.length) return [];
+  const r = dataRowText(files);
+  const bad = files.filter((f) => f.verdict !== 'ok');
+  return [
+    {
+      type: 'info',
+      node: name,
+      live: 'data',
+      label: r.label,
+      detail: r.detail,
+      icon: r.state === 'ok' ? 'database' : r.state === 'suspect' ? 'warning' : 'error',
+      color: r.state === 'suspect' ? 'list.warningForeground' : r.state === 'degenerate' ? 'errorForeground' : undefined,
+      tooltip:
+        `Generation output judged on ${name} (gpu-sessions data): ${files.length} file(s)\n` +
+        (bad.length ? bad.map((f) => `${f.verdict}: ${f.path}`).join('\n') : 'the sampled answers look fine'),
+    },
+  ];
 }

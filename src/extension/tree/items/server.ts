@@ -112,6 +112,10 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
       `\n\nHealth: **${health}**${live.healthDetail ? ` (${mdText(live.healthDetail)})` : ''}${live.stats ? ` · ${mdText(live.stats)} (from ${live.source})` : ''}`,
     );
   item.contextValue = s.logFile ? 'server.log' : 'server';
-  if (s.logFile) item.command = { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [el] };
+  // no arguments: they would die with each re-render of the live row (tree/clickCommands.ts)
+  if (s.logFile)
+    item.command = ctx.tailCommand
+      ? { command: ctx.tailCommand(el.node, s.logFile), title: 'Tail Log' }
+      : { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [el.node, s.logFile] };
   return item;
 }

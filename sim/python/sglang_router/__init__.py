@@ -1,0 +1,1 @@
+"""Simulated SGLang Model Gateway (``sglang-router`` / ``sgl-model-gateway``), stdlib only: see gateway.py."""

@@ -1,0 +1,76 @@
+/**
+ * The text of 'gpu-sessions --help'.
+ */
+export const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLang
+
+Usage:
+  gpu-sessions nodes [--json]                 list nodes from ssh config
+  gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
+  gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
+                        [--redact] [--no-gitignore] [--include-large] [--size-threshold MiB] [--leave PATH]
+                        [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--max-files N] [--max-depth N]
+                        [--watch [--interval S] [--grace S]]
+                        [--upload-missing [--part-size MiB]] [--deadline ISO] [--yes] [--json]
+                                              every file under the work's folders saved byte-exact or listed with
+                                              why it stays; check S3; environment; whether NODE is safe to shut
+                                              down (exit 5 unsafe: still-running, changed-during-run, ...);
+                                              --leave PATH accepts leaving weights of unknown origin (repeatable)
+  gpu-sessions parse-log [FILE...] [--json | --summary]
+                                              SGLang log lines → stats (stdin when no FILE)
+  gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats] [--raw]
+                                              follow a remote log; --stats prints a live one-line summary;
+                                              --raw passes the log's bytes (ANSI colours) to the terminal as they are
+  gpu-sessions launch NODE --profile FILE [--dry-run] [--override] [--ready-timeout S] [--secret NAME=@FILE] [--json]
+                                              start a launch profile's servers and wait until they are ready
+                                              (--dry-run prints the exact script and the preflight's findings
+                                              as warnings, starts nothing, exits 0 for a valid profile);
+                                              secrets the profile refers to come from --secret NAME=@FILE
+                                              or the environment variable NAME
+  gpu-sessions restore RUN_DIR NODE [--map OLD=NEW]... [--force] [--launch [--dry-run] [--fill] [--resume-client]] [--yes] [--json]
+                                              carry a salvaged run to NODE: files byte-exact under their old names
+                                              (old home → new home, --map for other folders), then --launch its
+                                              servers on the new GPUs (exit 9: conflicts left as they are)
+  gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
+  gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
+  gpu-sessions restart NODE --port PORT [--drain]
+                                              stop a server and start it again with the same command line
+  gpu-sessions watch NODE... [--json] [--interval SECONDS] [--until done|crashed|unhealthy|any]
+                 [--price-per-hour USD] [--deadline ISO-8601] [--data PATH[,PATH] | --no-data]
+                                              poll nodes; one line per sample and per transition (server
+                                              states, failures, lost GPUs, full disks, job done, spend)
+  gpu-sessions release NODE [--via NODE...] [--drain-timeout S] [--dest DIR] [--dry-run] [--yes] [--json]
+                                              give a node back without dropping a request: take its servers out
+                                              of every gateway routing to them (on NODE and the --via nodes), wait
+                                              until they are idle, then salvage with the servers stopped (into
+                                              --dest, default ./salvage); exit 0 safe, 5 unsafe
+  gpu-sessions history NODE [--json]          the samples and transitions kept by earlier watch runs
+  gpu-sessions data NODE [PATH...] [--json] [--sample N] [--response-field PTR] [--prompt-field PTR]
+                 [--thresholds NAME=SHARE,...]
+                                              is the generation output any good? judges each output file on the
+                                              node (empty, thinking-only, cut, repeated, looping answers) without
+                                              copying it; exit 7 when any file is degenerate
+  gpu-sessions mcp [--mcp-dest DIR]...        Model Context Protocol server over stdio for coding agents (tools:
+                                              list_nodes, probe_node, tail_log, parse_log, salvage_plan,
+                                              salvage_node and release_node with confirm: true, salvage_status, watch_node,
+                                              data_quality, restore_plan, restore_run with confirm: true);
+                                              salvage_node writes only under --mcp-dest (default: current folder)
+  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
+                                              start the embedded demo node (simulated 7x B200), probe it, and
+                                              salvage it against a local S3 (s3rver) that holds part of its data
+
+NODE is a Host alias from ssh config or [user@]host[:port].
+
+Global options:
+  --ssh-config FILE     ssh client config (default ~/.ssh/config)
+  --known-hosts FILE    known_hosts file to check and append to (default ~/.ssh/known_hosts)
+  --identity FILE       private key to try first (repeatable)
+  --accept-new          accept and record an unknown host key (a changed key is always refused)
+  --roots DIR,...       directories to scan for artifacts (default: the home, the user's provider volumes
+                        such as /workspace or /data, and the SGLang servers' working directories)
+  --timeout SECONDS     connect timeout (default 15)
+  -v, --verbose         log connection details to stderr (salvage: also its phase timings)
+  -h, --help            this help
+
+Exit codes: 0 ok, 2 usage or invalid profile, 3 host-key problem, 4 unreachable or auth failure,
+5 salvage verdict unsafe, 6 launch refused by preflight, 7 a launched instance did not become ready (data: a file is degenerate),
+8 watch --until: a node became unreachable first, 9 restore: conflicts left as they are (--force), 130 interrupted (Ctrl-C).`;

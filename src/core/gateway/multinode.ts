@@ -1,0 +1,61 @@
+/**
+ * Multi-node SGLang servers (`--nnodes N --node-rank R --dist-init-addr HOST:PORT`): one server across nodes.
+ * Rank 0 is the server (its HTTP API, its tokenizer); ranks ≥ 1 run schedulers only and serve at most a dummy
+ * `/health` (reference B2), so they are folded into the rank-0 server: never a separate server with an API, their
+ * GPUs counted there, a missing rank a failure of the whole server.
+ */
+import type { SglangServer } from '../sglang/serverArgv';
+
+type ServerLike = Pick<SglangServer, 'port' | 'pid' | 'flags' | 'modelPath'> & { nnodes?: number; gpuCount?: number };
+
+export function nodeRank(s: Pick<SglangServer, 'flags'>): number {
+  const v = s.flags['node-rank'];
+  const n = typeof v === 'string' ? Number.parseInt(v, 10) : 0;
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+export function distInitAddr(s: Pick<SglangServer, 'flags'>): string | null {
+  const v = s.flags['dist-init-addr'] ?? s.flags['nccl-init-addr'];
+  return typeof v === 'string' && v ? v : null;
+}
+
+/** A rank ≥ 1 of a multi-node server: no HTTP API of its own (not a server to drain, query or route to). */
+export function isSecondaryRank(s: ServerLike): boolean {
+  return (s.nnodes ?? 1) > 1 && nodeRank(s) > 0;
+}
+
+export interface MultiNodeServer {
+  /** `--dist-init-addr`, the same on every node of the server. */
+  distInitAddr: string;
+  nnodes: number;
+  /** The rank-0 server (null: not found on the nodes given). */
+  head: { node: string; port: number | null; pid: number } | null;
+  ranks: Array<{ node: string; rank: number; pid: number; gpuCount: number }>;
+  /** GPUs of every rank found. */
+  gpuCount: number;
+  /** Ranks 0..nnodes-1 not found running: the whole server is failing. */
+  missingRanks: number[];
+}
+
+/** Group the fleet's multi-node servers by their rendezvous address and model. */
+export function foldMultiNode(fleet: Array<{ node: string; servers: ServerLike[] }>): MultiNodeServer[] {
+  const groups = new Map<string, MultiNodeServer>();
+  for (const n of fleet)
+    for (const s of n.servers) {
+      const nn = s.nnodes ?? 1;
+      const addr = distInitAddr(s);
+      if (nn <= 1 || !addr) continue;
+      const key = `${addr}\0${s.modelPath ?? ''}`;
+      const g = groups.get(key) ?? { distInitAddr: addr, nnodes: nn, head: null, ranks: [], gpuCount: 0, missingRanks: [] };
+      groups.set(key, g);
+      const rank = nodeRank(s);
+      if (rank === 0) g.head = { node: n.node, port: s.port, pid: s.pid };
+      g.ranks.push({ node: n.node, rank, pid: s.pid, gpuCount: s.gpuCount ?? 1 });
+    }
+  for (const g of groups.values()) {
+    g.ranks.sort((a, b) => a.rank - b.rank);
+    g.gpuCount = g.ranks.reduce((a, r) => a + r.gpuCount, 0);
+    for (let r = 0; r < g.nnodes; r++) if (!g.ranks.some((x) => x.rank === r)) g.missingRanks.push(r);
+  }
+  return [...groups.values()];
+}

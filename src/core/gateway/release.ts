@@ -1,0 +1,193 @@
+/**
+ * Releasing a node behind a gateway without dropping a request (the flow both faces drive: `gpu-sessions release`,
+ * VS Code "Release Node…", MCP `release_node`):
+ *   1. probe NODE and the `--via` nodes (one exec each), find every gateway that routes to NODE's servers;
+ *   2. remove those workers through each gateway's API (the call its version expects) and wait until the gateway
+ *      no longer lists them (the 202 jobs applied; smg 1.5+ has drained them);
+ *   3. wait until each of NODE's servers has 0 running requests (or the drain timeout);
+ *   4. run the salvage with the servers stopped; its verdict is the release's.
+ * The gateways themselves are never stopped. If a removal fails, nothing is stopped and the error says which.
+ */
+import { runOperation } from '../remote/operation';
+import { ProbeResult, probeOperation } from '../node/probe';
+import type { SglangServer } from '../sglang/serverArgv';
+import type { Transport } from '../ssh/transport';
+import { GpuSessionsError, errorMessage } from '../util/errors';
+import type { Gateway } from './discover';
+import { gatewayRef, removeWorker, waitRemoved } from './client';
+import { FleetNode, mapFleetWorkers } from './mapping';
+import { isSecondaryRank, nodeRank, distInitAddr } from './multinode';
+
+export interface ReleaseFleetNode {
+  name: string;
+  /** SSH HostName (worker URLs name it). */
+  host: string;
+  transport: Transport;
+}
+
+export interface ReleaseTarget {
+  /** Node hosting the gateway. */
+  node: string;
+  gateway: Gateway;
+  /** Its workers that reach NODE's servers. */
+  workers: Gateway['workers'];
+}
+
+export interface ReleasePlan {
+  node: string;
+  targets: ReleaseTarget[];
+  servers: SglangServer[];
+  probes: Map<string, ProbeResult>;
+}
+
+export interface ReleaseResult {
+  node: string;
+  gateways: Array<{ node: string; port: number | null; removed: string[] }>;
+  drained: Array<{ port: number; runningAtStart: number | null; seconds: number }>;
+  salvage: { verdict: 'safe' | 'unsafe' | null; dest: string } | null;
+}
+
+/** Probe NODE and the via nodes (in parallel), map every gateway's workers over them, keep those reaching NODE. */
+export async function planRelease(node: ReleaseFleetNode, via: ReleaseFleetNode[], signal?: AbortSignal): Promise<ReleasePlan> {
+  const all = [node, ...via.filter((v) => v.name !== node.name)];
+  const probes = new Map<string, ProbeResult>();
+  await Promise.all(
+    all.map(async (n) => {
+      probes.set(n.name, await runOperation(n.transport, probeOperation(n.name, { artifacts: false }), signal));
+    }),
+  );
+  const fleet: FleetNode[] = all.map((n) => ({
+    node: n.name,
+    host: n.host,
+    hostname: probes.get(n.name)?.hostname ?? null,
+    servers: probes.get(n.name)?.servers ?? [],
+  }));
+  const targets: ReleaseTarget[] = [];
+  for (const n of all) {
+    for (const g of probes.get(n.name)?.gateways ?? []) {
+      mapFleetWorkers(n.name, g.workers, fleet);
+      const ws = g.workers.filter((w) => w.node === node.name);
+      if (ws.length) targets.push({ node: n.name, gateway: g, workers: ws });
+    }
+  }
+  return { node: node.name, targets, servers: probes.get(node.name)?.servers ?? [], probes };
+}
+
+/** Review lines: the node's part in multi-node servers (stopping any rank stops the whole server). */
+export function multiNodeWarnings(plan: ReleasePlan): string[] {
+  return plan.servers
+    .filter((s) => (s.nnodes ?? 1) > 1)
+    .map(
+      (s) =>
+        `${plan.node} runs rank ${nodeRank(s)} of a ${s.nnodes}-node server (${distInitAddr(s) ?? 'rendezvous unknown'}): stopping it stops that whole server${nodeRank(s) > 0 ? ', whose API is on its rank-0 node' : ''}.`,
+    );
+}
+
+export interface ReleaseOptions {
+  drainTimeoutMs: number;
+  signal?: AbortSignal;
+  onProgress?: (message: string) => void;
+  /** Runs the salvage with the servers stopped (the CLI's and VS Code's own review and output around the core Salvager). */
+  salvage: (servers: SglangServer[]) => Promise<{ verdict: 'safe' | 'unsafe' | null; dest: string } | null>;
+  /** Reads running + queued requests of one server (launch.ts loadNow); injectable for tests. */
+  loadOf?: (t: Transport, s: SglangServer) => Promise<number | null>;
+}
+
+/** Steps 2–4 for a plan (planRelease). Throws GpuSessionsError before anything is stopped when a removal fails. */
+export async function executeRelease(plan: ReleasePlan, transports: Map<string, Transport>, o: ReleaseOptions): Promise<ReleaseResult> {
+  const say = o.onProgress ?? (() => undefined);
+  const result: ReleaseResult = { node: plan.node, gateways: [], drained: [], salvage: null };
+  const deadline = Date.now() + o.drainTimeoutMs;
+  // 2. remove, on every gateway first, then wait for all (the removals run concurrently in the gateways)
+  const pending: Array<{
+    t: Transport;
+    ref: NonNullable<ReturnType<typeof gatewayRef>>;
+    urls: string[];
+    entry: ReleaseResult['gateways'][0];
+  }> = [];
+  for (const tg of plan.targets) {
+    const ref = gatewayRef(tg.gateway);
+    const entry = { node: tg.node, port: tg.gateway.port, removed: [] as string[] };
+    result.gateways.push(entry);
+    if (!ref)
+      throw new GpuSessionsError(
+        'remote-failed',
+        `The gateway pid ${tg.gateway.pid} on ${tg.node} routes to ${plan.node} but its API was not found (no port answered /readiness); nothing was stopped.`,
+      );
+    if (tg.gateway.authRequired)
+      throw new GpuSessionsError(
+        'remote-failed',
+        `The gateway :${ref.port} on ${tg.node} wants an API key this tool does not have; remove ${tg.workers.map((w) => w.url).join(', ')} from it by hand. Nothing was stopped.`,
+      );
+    const t = transports.get(tg.node)!;
+    for (const w of tg.workers) {
+      say(`Removing ${w.url} from the gateway :${ref.port} on ${tg.node}…`);
+      const r = await removeWorker(t, ref, w);
+      if (!r.accepted)
+        throw new GpuSessionsError(
+          'remote-failed',
+          `The gateway :${ref.port} on ${tg.node} refused ${r.request}: ${r.message}. Nothing was stopped.`,
+        );
+      entry.removed.push(w.url);
+    }
+    pending.push({ t, ref, urls: entry.removed, entry });
+  }
+  for (const p of pending) {
+    const left = await waitRemoved(p.t, p.ref, p.urls, Math.max(5000, deadline - Date.now()), o.signal);
+    if (left.length)
+      throw new GpuSessionsError(
+        'timeout',
+        `The gateway :${p.ref.port} on ${p.entry.node} still lists ${left.join(', ')} after the drain timeout; nothing was stopped.`,
+      );
+    say(`The gateway :${p.ref.port} on ${p.entry.node} no longer routes to ${p.urls.join(', ')}.`);
+  }
+  // 3. drain each server of the node
+  const t = transports.get(plan.node)!;
+  const loadOf =
+    o.loadOf ??
+    (async (tt: Transport, s: SglangServer) => {
+      const { loadNow } = await import('../launch/launch');
+      return loadNow(tt, s, { source: null, lastDecode: null, quietSince: Date.now() }, 15_000);
+    });
+  await Promise.all(
+    plan.servers
+      // a rank ≥ 1 of a multi-node server has no API of its own (nothing to read; its rank 0 carries the requests)
+      .filter((s) => s.port !== null && !isSecondaryRank(s))
+      .map(async (s) => {
+        const started = Date.now();
+        let first: number | null | undefined;
+        for (;;) {
+          let n: number | null = null;
+          try {
+            n = await loadOf(t, s);
+          } catch (e) {
+            say(`:${s.port}: ${errorMessage(e)}`);
+          }
+          if (first === undefined) first = n;
+          if (n === 0 || Date.now() >= deadline || o.signal?.aborted) break;
+          say(`:${s.port}: ${n === null ? 'load unknown' : `${n} running request(s)`}, waiting…`);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        result.drained.push({
+          port: s.port as number,
+          runningAtStart: first ?? null,
+          seconds: Math.round((Date.now() - started) / 100) / 10,
+        });
+      }),
+  );
+  result.drained.sort((a, b) => a.port - b.port);
+  // 4. the salvage, servers stopped
+  say(`Salvaging ${plan.node} with its servers stopped…`);
+  result.salvage = await o.salvage(plan.servers);
+  return result;
+}
+
+/** The JSON of `release --json` (field names are a contract: issue #28). */
+export function releaseJson(r: ReleaseResult): Record<string, unknown> {
+  return {
+    node: r.node,
+    gateways: r.gateways.map((g) => ({ node: g.node, port: g.port, removed: g.removed })),
+    drained: r.drained.map((d) => ({ port: d.port, runningAtStart: d.runningAtStart, seconds: d.seconds })),
+    salvage: r.salvage ? { verdict: r.salvage.verdict, dest: r.salvage.dest } : null,
+  };
+}

@@ -1,0 +1,66 @@
+/** The restore result as the CLI's --json (the contract) and as text (CLI, VS Code review and log). */
+import { formatBytes as bytes } from '../util/format';
+import type { RestoreResult } from './restore';
+
+export function restoreJson(r: RestoreResult): Record<string, unknown> {
+  return {
+    node: r.node,
+    from: r.from,
+    mapped: r.mapped,
+    files: {
+      uploaded: r.files.uploaded,
+      unchanged: r.files.unchanged,
+      bytes: r.files.bytes,
+      conflicts: r.files.conflicts,
+      kept: r.files.kept,
+      failed: r.files.failed,
+      git: r.files.git,
+      ...(r.files.toUpload !== undefined ? { toUpload: r.files.toUpload } : {}),
+    },
+    ...(r.launch ? { launch: r.launch } : {}),
+    client: r.client,
+    messages: r.messages,
+    exitCode: r.exitCode,
+  };
+}
+
+export function renderRestore(r: RestoreResult): string {
+  const L: string[] = [];
+  L.push(`Restore of ${r.from.node} (${r.from.run}) onto ${r.node}`);
+  for (const m of r.mapped) L.push(`  ${m.from} → ${m.to}`);
+  const f = r.files;
+  L.push(
+    f.toUpload !== undefined
+      ? `Files: ${f.toUpload} to send (${bytes(f.bytes)}), ${f.unchanged} already there, ${f.conflicts.length} conflict(s).`
+      : `Files: ${f.uploaded} sent (${bytes(f.bytes)}), ${f.unchanged} already there (not sent again), ${f.conflicts.length} conflict(s).`,
+  );
+  for (const c of f.conflicts) L.push(`  CONFLICT ${c.path}: ${c.reason}`);
+  for (const c of f.failed) L.push(`  FAILED ${c.path}: ${c.reason}`);
+  if (f.kept.length) L.push(`  Kept the new node's own: ${f.kept.join(', ')}`);
+  for (const g of f.git) L.push(`  git ${g.path}: ${g.state} — ${g.reason}`);
+  if (r.launch) {
+    L.push(`Launch: ${r.launch.outcome}`);
+    for (const n of r.launch.notes) L.push(`  ${n}`);
+    for (const x of r.launch.refusals) L.push(`  REFUSED: ${x}`);
+    for (const x of r.launch.warnings) L.push(`  warning: ${x}`);
+    for (const s of r.launch.servers)
+      L.push(`  port ${s.port} GPU ${s.gpus.join(',')}${s.state ? ` ${s.state}` : ''}${s.error ? `: ${s.error}` : ''}`);
+    if (r.launch.outcome === 'dry-run')
+      L.push('--- launch script (dry run: nothing started) ---', r.launch.script.replace(/\n$/, ''), '---');
+  }
+  if (r.client) {
+    L.push(
+      r.client.started
+        ? `Generation client started (pid ${r.client.pid}), log ${r.client.log}:`
+        : 'Resume the generation client on the new node with:',
+    );
+    L.push(`  ${r.client.command}`);
+    if (r.client.secretEnv.length) L.push(`  (it had ${r.client.secretEnv.join(', ')} set: set them on ${r.node} first)`);
+    if (r.client.error) L.push(`  ${r.client.error}`);
+    else if (!r.client.started) L.push('  (--resume-client starts it)');
+  }
+  for (const m of r.messages) L.push(m);
+  if (r.exitCode === 9)
+    L.push(`${r.files.conflicts.length} conflict(s) left as they are: resolve them, or rerun with --force to replace them.`);
+  return L.join('\n') + '\n';
+}

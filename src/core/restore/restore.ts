@@ -1,0 +1,227 @@
+/**
+ * The one restore flow both faces drive (CLI `gpu-sessions restore`, MCP restore_plan / restore_run, VS Code
+ * "Move Job to Another Node…"): read the salvage run, read the new node (home, GPUs, ports), map the folders,
+ * restore the files (git diffs first), then, when asked, relaunch the servers from the launch profile salvage
+ * captured, adapted to the new node, wait until they are ready, and resume the generation client.
+ */
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { runOperation } from '../remote/operation';
+import { shJoin } from '../remote/quote';
+import type { AbortLike, Transport } from '../ssh/transport';
+import type { SalvageManifest } from '../salvage/salvage';
+import { LaunchResult, SecretSource, launch } from '../launch/launch';
+import { LaunchProfile, validateProfile } from '../launch/profile';
+import { GpuSessionsError, errorMessage } from '../util/errors';
+import type { RestoreCapture } from './capture';
+import { ClientResume, clientResume, startClientOperation } from './client';
+import { FilesResult, LocalPlan, applyFiles, buildLocalPlan, checkWritable } from './files';
+import { adaptProfile } from './launchAdapt';
+import { FolderMap } from './mapping';
+import { NodeFacts, nodeFactsOperation } from './nodeOps';
+
+export type RestoreManifest = SalvageManifest & { restore?: RestoreCapture | null };
+
+export interface RestoreOptions {
+  runDir: string;
+  /** The target node's name (for messages and the JSON). */
+  node: string;
+  maps?: FolderMap[];
+  force?: boolean;
+  launch?: boolean;
+  dryRun?: boolean;
+  fill?: boolean;
+  resumeClient?: boolean;
+  /** Compare only: write nothing, start nothing (restore_plan, the VS Code review). */
+  planOnly?: boolean;
+  readyTimeoutMs?: number;
+  secrets?: SecretSource;
+  signal?: AbortLike;
+  onProgress?: (message: string) => void;
+}
+
+export interface RestoreServer {
+  port: number;
+  gpus: number[];
+  modelPath: string | null;
+  command: string;
+  state?: string;
+  error?: string | null;
+}
+
+export interface RestoreResult {
+  node: string;
+  from: { node: string; run: string };
+  mapped: FolderMap[];
+  files: FilesResult;
+  launch?: {
+    script: string;
+    servers: RestoreServer[];
+    outcome: LaunchResult['outcome'] | 'skipped';
+    notes: string[];
+    refusals: string[];
+    warnings: string[];
+    missingSecrets: string[];
+  };
+  client: (ClientResume & { started: boolean; pid: number | null; error: string | null }) | null;
+  /** 0 ok, 9 conflicts (without force), 6 launch refused, 7 not ready, 1 files failed. */
+  exitCode: number;
+  messages: string[];
+}
+
+/** The run folder: RUN_DIR itself, or the newest run under DIR/<node>/ or DIR. */
+export function resolveRunDir(dir: string): string {
+  const abs = path.resolve(dir);
+  if (existsSync(path.join(abs, 'salvage-manifest.json'))) return abs;
+  let best: { p: string; t: number } | null = null;
+  const scan = (d: string, depth: number) => {
+    if (depth > 2) return;
+    let names: string[] = [];
+    try {
+      names = readdirSync(d);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const p = path.join(d, n);
+      const mf = path.join(p, 'salvage-manifest.json');
+      if (existsSync(mf)) {
+        const t = statSync(mf).mtimeMs;
+        if (!best || t > best.t) best = { p, t };
+      } else if (depth < 2) {
+        try {
+          if (statSync(p).isDirectory()) scan(p, depth + 1);
+        } catch {
+          /* unreadable: skip */
+        }
+      }
+    }
+  };
+  scan(abs, 1);
+  if (!best)
+    throw new GpuSessionsError(
+      'usage',
+      `${abs} is not a salvage run folder (no salvage-manifest.json in it or below): pass the folder salvage printed, DEST/<node>/<timestamp>.`,
+    );
+  return (best as { p: string }).p;
+}
+
+export function readRun(runDir: string): RestoreManifest {
+  const f = path.join(runDir, 'salvage-manifest.json');
+  try {
+    const m = JSON.parse(readFileSync(f, 'utf8')) as RestoreManifest;
+    if (!m || !Array.isArray(m.items) || typeof m.node !== 'string') throw new Error('not a salvage manifest');
+    return m;
+  } catch (e) {
+    throw new GpuSessionsError('usage', `${f}: cannot read the salvage manifest: ${errorMessage(e)}.`);
+  }
+}
+
+/** The captured profile's groups (a profile file's shape too: one group, or {groups: [...]}). */
+export function profileGroups(p: unknown): LaunchProfile[] {
+  if (Array.isArray(p)) return p as LaunchProfile[];
+  if (p && typeof p === 'object') return validateProfile(p).groups ?? [];
+  return [];
+}
+
+function argOf(argv: string[], flag: string): string | null {
+  const i = argv.indexOf(flag);
+  if (i >= 0 && i + 1 < argv.length) return argv[i + 1];
+  const eq = argv.find((a) => a.startsWith(flag + '='));
+  return eq ? eq.slice(flag.length + 1) : null;
+}
+
+export async function restoreRun(t: Transport, o: RestoreOptions): Promise<RestoreResult> {
+  const progress = (m: string) => o.onProgress?.(m);
+  const runDir = resolveRunDir(o.runDir);
+  const m = readRun(runDir);
+  progress(`Reading ${o.node} (home, GPUs, ports)…`);
+  const facts: NodeFacts = await runOperation(t, nodeFactsOperation(o.node), o.signal);
+  if (!facts.home.startsWith('/'))
+    throw new GpuSessionsError('remote-failed', `${o.node} did not say its home folder ($HOME is "${facts.home}").`);
+  const plan: LocalPlan = buildLocalPlan(runDir, m, o.maps ?? [], facts.home);
+  const messages: string[] = [];
+  const planOnly = Boolean(o.planOnly || o.dryRun);
+  if (!planOnly) {
+    progress('Checking that the folders can be written…');
+    await checkWritable(t, plan, o.node, o.signal);
+  }
+  progress(`Comparing ${plan.entries.length} file(s) with ${o.node}…`);
+  const files = await applyFiles(t, plan, {
+    node: o.node,
+    force: Boolean(o.force),
+    planOnly,
+    signal: o.signal,
+    onProgress: (msg, done, total) => progress(`${msg} (${Math.round((done / Math.max(1, total)) * 100)}%)`),
+  });
+  const res: RestoreResult = {
+    node: o.node,
+    from: { node: m.node, run: runDir },
+    mapped: plan.mapped,
+    files,
+    client: null,
+    exitCode: 0,
+    messages,
+  };
+  if (files.failed.length) res.exitCode = 1;
+  if (files.conflicts.length && !o.force) res.exitCode = 9;
+  const resume = clientResume(m.restore, plan.mapped);
+  if (o.launch) {
+    const cap = m.restore;
+    const groups = profileGroups(cap?.profile);
+    if (!groups.length)
+      throw new GpuSessionsError(
+        'config',
+        `The salvage ${runDir} recorded no launch profile (no server ran at salvage time, or it was salvaged by an older version): ` +
+          'launch with `gpu-sessions launch NODE --profile FILE` instead.',
+      );
+    const adapted = adaptProfile(groups, plan.mapped, facts, o.node, o.fill);
+    if (res.exitCode === 9 && !o.dryRun) {
+      messages.push(`Not launching: ${files.conflicts.length} conflict(s) left as they are (--force replaces them).`);
+      res.launch = { script: '', servers: [], outcome: 'skipped', notes: adapted.notes, refusals: [], warnings: [], missingSecrets: [] };
+      res.client = resume ? { ...resume, started: false, pid: null, error: null } : null;
+      return res;
+    }
+    progress(o.dryRun ? 'Rendering the launch script (dry run)…' : `Launching ${adapted.groups.length} group(s) of servers…`);
+    const lr = await launch(t, adapted.groups, {
+      dryRun: o.dryRun,
+      timeoutMs: o.readyTimeoutMs,
+      secrets: o.secrets ?? ((n) => process.env[n]),
+      signal: o.signal,
+      fallbackName: 'restore',
+      onProgress: (p) => progress(p.message),
+    });
+    res.launch = {
+      script: lr.script,
+      servers: lr.instances.map((i) => ({
+        port: i.port,
+        gpus: i.gpus,
+        modelPath: argOf(i.argv, '--model-path') ?? argOf(i.argv, '--model'),
+        command: `CUDA_VISIBLE_DEVICES=${i.gpus.join(',')} ${shJoin(i.argv)}`,
+        state: i.state,
+        error: i.error,
+      })),
+      outcome: lr.outcome,
+      notes: adapted.notes,
+      refusals: lr.preflight.refusals.map((r) => r.message),
+      warnings: lr.preflight.warnings.map((r) => r.message),
+      missingSecrets: lr.missingSecrets,
+    };
+    if (lr.outcome === 'refused') res.exitCode = 6;
+    else if (lr.outcome === 'failed') res.exitCode = 7;
+  }
+  if (resume) {
+    res.client = { ...resume, started: false, pid: null, error: null };
+    const canStart = !planOnly && (!o.launch || res.launch?.outcome === 'ready');
+    if (o.resumeClient && canStart && res.exitCode === 0) {
+      if (resume.blocked) res.client.error = resume.blocked;
+      else {
+        progress('Starting the generation client…');
+        const s = await runOperation(t, startClientOperation(resume), o.signal);
+        Object.assign(res.client, { started: s.pid !== null, pid: s.pid, error: s.error });
+        if (s.pid === null) res.exitCode = 1;
+      }
+    }
+  } else if (o.resumeClient) messages.push('The salvage recorded no generation client: nothing to resume.');
+  return res;
+}

@@ -1,0 +1,188 @@
+/**
+ * Listing and plan: the listing options, the listing, and each listed file as an item (kept, left, or a cache).
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { GpuSessionsError, errorMessage } from '../util/errors';
+import { formatBytes } from '../util/format';
+import { runOperation } from '../remote/operation';
+import { SglangServer } from '../sglang/serverArgv';
+import { ListedFile, ListingOptions, SalvageListing, insideRoots, salvageListOperation } from './listing';
+import { localRelPath } from './paths';
+import { usableRecordedPath } from './localNames';
+import { accepted as acceptedLeave } from './weights';
+import { LEFT_REASON_TEXT, SalvageItem, SalvageManifest } from './salvageTypes';
+import { stepOf } from './stepOf';
+import { writeAtomic } from './runDir';
+import { classifyFile, writerInfo } from './classify';
+import type { Salvager } from './salvage';
+import { PREVIOUS_WHY, diagnoseWrite, isLoopback } from './salvageUtil';
+
+/** Folders and model folders an earlier run of this node found (their evidence may be gone: servers stopped). */
+export function listingOptions(sv: Salvager, extraRoots: string[] = []): ListingOptions {
+  const prevRoots = (sv.previous?.roots ?? []).map((r) => (typeof r === 'string' ? r : r.path)).filter((r) => r.startsWith('/'));
+  return {
+    roots: sv.o.roots,
+    addRoots: sv.o.addRoots,
+    previousRoots: sv.o.roots && sv.o.roots.length ? [] : [...new Set([...prevRoots, ...extraRoots])],
+    volumes: sv.o.volumes,
+    maxDepth: sv.o.maxDepth,
+    maxFiles: sv.o.maxFiles,
+    // When the node is this machine (the demo node), never salvage the salvage folder itself.
+    exclude: [path.resolve(sv.o.base)],
+    excludePids:
+      sv.o.transport.describe().transport === 'local' || isLoopback(String(sv.o.transport.describe().host ?? '')) ? [process.pid] : [],
+  };
+}
+
+export async function list(sv: Salvager, extraRoots: string[] = []): Promise<SalvageListing> {
+  const l = await runOperation(sv.o.transport, salvageListOperation(listingOptions(sv, extraRoots)), sv.o.signal);
+  const prevWhy = new Map((sv.previous?.roots ?? []).filter((r) => typeof r !== 'string').map((r) => [r.path, r.why]));
+  for (const r of l.roots) {
+    if (r.why.startsWith(PREVIOUS_WHY)) {
+      const w = prevWhy.get(r.path) ?? sv.manifest.roots.find((x) => x.path === r.path)?.why;
+      if (w && !w.startsWith(PREVIOUS_WHY)) r.why = `${w} (found earlier)`;
+    }
+  }
+  const prevModels = (sv.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [];
+  sv.modelDirs = [...new Set([...sv.modelDirs, ...l.modelDirs, ...prevModels])].sort();
+  (sv.manifest as SalvageManifest & { modelDirs?: string[] }).modelDirs = sv.modelDirs;
+  return l;
+}
+
+export async function planNow(sv: Salvager): Promise<SalvageItem[]> {
+  try {
+    mkdirSync(sv.dir, { recursive: true });
+    if (sv.o.gitignore !== false)
+      writeFileSync(path.join(sv.dir, '.gitignore'), '# Written by GPU Sessions salvage: keep salvaged files out of git.\n*\n');
+    writeAtomic(path.join(sv.dir, 'salvage-manifest.json'), JSON.stringify(sv.manifest, null, 2) + '\n');
+  } catch (e0) {
+    const e = diagnoseWrite(sv.dir, e0);
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    throw new GpuSessionsError(
+      'io',
+      `Cannot write the salvage folder ${sv.dir} (${code || errorMessage(e)}): ${code === 'ENOSPC' ? 'the disk is full' : code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(e)}. Choose another destination (CLI --dest, setting gpuSessions.salvage.folder); nothing was downloaded.`,
+    );
+  }
+  sv.lastWrite = Date.now();
+  sv.progress('plan', 'Listing files on the node…');
+  sv.listing = await list(sv);
+  const L = sv.listing;
+  sv.manifest.roots = L.roots;
+  sv.probeServers = (await sv.o.servers) ?? [];
+  sv.servers = ownServers(sv, L);
+  const items: SalvageItem[] = [];
+  for (const f of L.files) items.push(itemFor(sv, f));
+  for (const c of L.caches) items.push(cacheItem(sv, c));
+  if (L.truncated) sv.log.warn(`Listing incomplete: ${L.notListed} entries not listed (${L.bound} bound).`);
+  if (sv.servers.length) {
+    items.push({
+      remotePath: '(running SGLang servers)',
+      localPath: 'running-servers.sh',
+      kind: 'server-cmdline',
+      step: 'scripts',
+      size: 0,
+      mtime: new Date().toISOString(),
+      sha256: null,
+      selected: true,
+      status: 'pending',
+      reason: null,
+      leftReason: null,
+      s3: 'unknown',
+    });
+  } else {
+    const prev = sv.previous?.items.find((i) => i.kind === 'server-cmdline' && i.status === 'verified');
+    if (prev && existsSync(path.join(sv.dir, 'running-servers.sh')))
+      items.push({ ...prev, reason: 'written by an earlier run (no server runs now)' });
+  }
+  sv.manifest.items = items;
+  sv.manifest.writers = L.writers.map(writerInfo);
+  sv.save(true);
+  return items;
+}
+
+/** Servers of this user: the probe's (with GPUs) when they match the listing's own scan. */
+export function ownServers(sv: Salvager, L: SalvageListing): SglangServer[] {
+  const own = new Set(L.servers.map((s) => s.pid));
+  const fromProbe = sv.probeServers.filter((s) => own.has(s.pid));
+  return fromProbe.length === L.servers.length ? fromProbe : L.servers;
+}
+
+export function cacheItem(sv: Salvager, c: { path: string; files: number; bytes: number }): SalvageItem {
+  return {
+    remotePath: c.path,
+    localPath: null,
+    kind: 'cache',
+    step: 'data',
+    size: c.bytes,
+    files: c.files,
+    mtime: new Date(0).toISOString(),
+    sha256: null,
+    selected: false,
+    status: 'skipped',
+    leftReason: 'cache',
+    reason: `${LEFT_REASON_TEXT.cache}: ${c.files} file(s), ${formatBytes(c.bytes)}`,
+    s3: 'unknown',
+  };
+}
+
+/** The local name of a remote path: the one an earlier run of this folder gave it (so it resumes), else a new one. */
+export function localName(sv: Salvager, remotePath: string, area: 'files' | 'git'): string {
+  sv.previousLocal ??= new Map((sv.previous?.items ?? []).map((i) => [i.remotePath, i.localPath]));
+  const prev = sv.previousLocal.get(remotePath);
+  return usableRecordedPath(prev, area) ? prev : localRelPath(remotePath, area);
+}
+
+export function itemFor(sv: Salvager, f: ListedFile): SalvageItem {
+  const threshold = sv.manifest.sizeThreshold;
+  const base: SalvageItem = {
+    remotePath: f.path,
+    localPath: null,
+    kind: f.kind,
+    step: stepOf(f.kind),
+    size: f.size,
+    mtime: f.mtime,
+    sha256: null,
+    selected: true,
+    status: 'pending',
+    reason: null,
+    leftReason: null,
+    s3: 'unknown',
+  };
+  if (f.kind === 'symlink') {
+    const outside =
+      f.linkTarget && f.linkTarget.startsWith('/') && sv.listing && !insideRoots(f.linkTarget, sv.listing.realRoots)
+        ? ', and this one leads outside the folders'
+        : '';
+    return {
+      ...base,
+      linkTarget: f.linkTarget,
+      reason: `symlink → ${f.linkTarget ?? '?'}; the link is recorded in the manifest, never followed (salvage never follows links${outside})`,
+    };
+  }
+  if (f.kind === 'git-repo') {
+    // a bad record (a path with `..`) fails this item, not the plan
+    try {
+      return { ...base, kind: 'git-state', localPath: sv.localNames.claim(localName(sv, f.path, 'git'), f.path).localPath };
+    } catch (e) {
+      return { ...base, kind: 'git-state', status: 'failed', reason: `cannot be mapped to a local name: ${errorMessage(e)}` };
+    }
+  }
+  try {
+    const named = sv.localNames.claim(localName(sv, f.path, 'files'), f.path);
+    base.localPath = named.localPath;
+    if (named.note) {
+      base.localNote = named.note;
+      sv.log.warn(`${f.path}: ${named.note}`);
+    }
+  } catch (e) {
+    // accounted for: a record that cannot be mapped is a failed item (the verdict says so), never dropped
+    return { ...base, status: 'failed', reason: `cannot be mapped to a local name: ${errorMessage(e)}` };
+  }
+  const c = classifyFile(f, threshold, sv.modelDirs, sv.listing?.hubMeta);
+  if (c.jobWeights) base.jobWeights = true;
+  if (c.leftReason === 'origin-unknown' && acceptedLeave(f.path, sv.o.leave)) base.leaveAccepted = true;
+  const taken = sv.o.includeLarge && (c.leftReason === 'large' || c.leftReason === 'on-the-hub' || c.leftReason === 'origin-unknown');
+  if (c.leftReason && !taken) return { ...base, selected: false, leftReason: c.leftReason, reason: c.reason };
+  return base;
+}

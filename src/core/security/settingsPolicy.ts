@@ -1,0 +1,46 @@
+/**
+ * Settings that name a file, a command, a host or an endpoint (or make us run commands locally) are the
+ * user's alone: a repository's `.vscode/settings.json` must never choose them. package.json marks them
+ * `"scope": "machine"` and lists them in `capabilities.untrustedWorkspaces.restrictedConfigurations`; the
+ * extension reads them through one accessor that takes only the user's (global) or the default value.
+ */
+export const MACHINE_SETTINGS: readonly string[] = [
+  'nodes',
+  'sshConfigFile',
+  'includeSshConfigHosts',
+  'showLocalMachine',
+  'knownHostsFile',
+  'salvage.folder',
+  'salvage.addRoots',
+  'salvage.s3Url',
+  'salvage.s3Endpoint',
+  'salvage.s3Mappings',
+];
+
+export function isMachineSetting(key: string): boolean {
+  return MACHINE_SETTINGS.includes(key.replace(/^gpuSessions\./, ''));
+}
+
+/** What VS Code's `inspect()` returns, in the parts that matter here. */
+export interface SettingLayers<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+  globalLanguageValue?: T;
+  workspaceLanguageValue?: T;
+  workspaceFolderLanguageValue?: T;
+}
+
+/** The user's own value of a machine setting: global, else the default; workspace layers are ignored. */
+export function machineValue<T>(layers: SettingLayers<T> | undefined, def: T): T {
+  if (!layers) return def;
+  if (layers.globalValue !== undefined) return layers.globalValue;
+  if (layers.defaultValue !== undefined) return layers.defaultValue;
+  return def;
+}
+
+/** A workspace (or folder) value that was set and is being ignored: for one log line. */
+export function ignoredWorkspaceValue<T>(layers: SettingLayers<T> | undefined): boolean {
+  return !!layers && (layers.workspaceValue !== undefined || layers.workspaceFolderValue !== undefined);
+}

@@ -1,0 +1,56 @@
+/**
+ * What a drain shows while it runs (issue 30: it never ended while a client kept sending, Cancel was silent): why
+ * it is not finishing, a "Stop now" button, the deadline (then SIGTERM), and what Cancel left running.
+ */
+import * as vscode from 'vscode';
+
+/** The drain deadline: after it the server is stopped anyway (SIGTERM, then SIGKILL). */
+export const DRAIN_DEADLINE_MS = 5 * 60_000;
+
+export interface DrainUi {
+  /** Options for core stopServer: the deadline, Stop now, progress in words. */
+  opts: { drainTimeoutMs: number; stopAfterDrainTimeout: boolean; stopNow: () => boolean; onProgress: (m: string) => void };
+  /** Called when the stop ended (the Stop now button goes). */
+  done(): void;
+}
+
+export function drainUi(node: string, port: number, progress: vscode.Progress<{ message?: string }>): DrainUi {
+  let now = false;
+  const started = Date.now();
+  const seen: Array<{ at: number; n: number }> = [];
+  let offered = false;
+  let ended = false;
+  const offer = () => {
+    if (offered || ended) return;
+    offered = true;
+    void vscode.window
+      .showInformationMessage(
+        `GPU Sessions: draining port ${port} on ${node}. It stops by itself when its requests end, or at the deadline (5 min) with SIGTERM.`,
+        'Stop now',
+      )
+      .then((c) => {
+        if (c === 'Stop now' && !ended) now = true;
+      });
+  };
+  return {
+    opts: {
+      drainTimeoutMs: DRAIN_DEADLINE_MS,
+      stopAfterDrainTimeout: true,
+      stopNow: () => now,
+      onProgress: (m) => {
+        const n = Number(m.match(/: (\d+) running request/)?.[1] ?? NaN);
+        if (!m.startsWith('draining')) return progress.report({ message: m });
+        offer();
+        if (Number.isFinite(n)) seen.push({ at: Date.now(), n });
+        while (seen.length > 1 && Date.now() - seen[0].at > 15_000) seen.shift();
+        const left = Math.max(0, Math.round((DRAIN_DEADLINE_MS - (Date.now() - started)) / 1000));
+        const stuck = seen.length > 1 && Date.now() - seen[0].at >= 10_000 && seen[seen.length - 1].n >= seen[0].n && n > 0;
+        const why = stuck ? ' — not finishing: new requests keep arriving (stop the client that sends them, or Stop now)' : '';
+        progress.report({ message: `${m}${why} · SIGTERM in ${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}` });
+      },
+    },
+    done: () => {
+      ended = true;
+    },
+  };
+}

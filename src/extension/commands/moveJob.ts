@@ -1,0 +1,141 @@
+/**
+ * gpuSessions.moveJob — "Move Job to Another Node…" (on a node, or on a salvage report SALVAGE.md): pick the salvaged
+ * run and the target node, review the folder mapping, the files and the adapted launch (a plan: nothing written),
+ * then restore with progress and a result notification. The same core flow as `gpu-sessions restore`.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { errorMessage } from '../../core/util/errors';
+import { safeNodeName } from '../../core/salvage/salvage';
+import { RestoreResult, profileGroups, restoreRun } from '../../core/restore/restore';
+import { renderRestore } from '../../core/restore/render';
+import { cfg } from '../config';
+import type { Services } from '../services';
+import type { Command } from './command';
+import { secretSource } from './launchProfile';
+import { requireTrust } from '../trust';
+
+const TITLE = 'Move Job to Another Node…';
+
+/** Salvage runs of a node under the salvage folder, newest first. */
+function runsOf(base: string, node: string): Array<{ dir: string; label: string; detail: string }> {
+  const dir = path.join(base, safeNodeName(node));
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => existsSync(path.join(dir, n, 'salvage-manifest.json')))
+    .sort()
+    .reverse()
+    .map((n) => {
+      let detail = '';
+      try {
+        const m = JSON.parse(readFileSync(path.join(dir, n, 'salvage-manifest.json'), 'utf8'));
+        const files = (m.items ?? []).filter((i: { status: string }) => i.status === 'verified').length;
+        detail = `${files} item(s) verified · verdict ${m.verdict ?? 'unfinished'}${m.restore?.profile ? ' · servers captured' : ''}${m.restore?.client ? ' · client recorded' : ''}`;
+      } catch {
+        detail = 'unreadable manifest';
+      }
+      return { dir: path.join(dir, n), label: n, detail };
+    });
+}
+
+async function pickRun(s: Services, arg: unknown): Promise<string | undefined> {
+  if (arg instanceof vscode.Uri) return path.dirname(arg.fsPath);
+  const src = await s.resolver.resolve(arg, { title: TITLE, placeHolder: 'Which node did the job run on (its salvage)?' });
+  if (!src) return undefined;
+  const ws = vscode.workspace.workspaceFolders?.[0];
+  const folder = cfg<string>('salvage.folder', 'salvage');
+  const base = path.isAbsolute(folder) ? folder : ws ? path.join(ws.uri.fsPath, folder) : folder;
+  const runs = runsOf(base, src.name);
+  if (!runs.length) {
+    void vscode.window.showErrorMessage(`GPU Sessions: no salvage of ${src.name} under ${base}: salvage it first (Salvage Node).`);
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    runs.map((r) => ({ label: r.label, detail: r.detail, dir: r.dir })),
+    { title: `${TITLE} — the salvaged run of ${src.name}` },
+  );
+  return pick?.dir;
+}
+
+async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult | undefined> {
+  // A salvage folder in the workspace could be planted by the repository: its manifest chooses files and commands.
+  if (!requireTrust('Moving a job')) return undefined;
+  const runDir = await pickRun(s, arg);
+  if (!runDir) return undefined;
+  const target = await s.resolver.resolve(undefined, { title: `${TITLE} — the target node`, placeHolder: 'Which node receives the job?' });
+  if (!target) return undefined;
+  const t = s.transportFor(target);
+  let hasProfile = false;
+  try {
+    hasProfile = profileGroups(JSON.parse(readFileSync(path.join(runDir, 'salvage-manifest.json'), 'utf8')).restore?.profile).length > 0;
+  } catch {
+    /* restoreRun says what is wrong */
+  }
+  let plan: RestoreResult;
+  try {
+    plan = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: planning the move to ${target.name}…` },
+      () => restoreRun(t, { runDir, node: target.name, planOnly: true, launch: hasProfile, dryRun: hasProfile }),
+    );
+  } catch (e) {
+    void vscode.window.showErrorMessage(`GPU Sessions: cannot plan the move to ${target.name}: ${errorMessage(e)}`);
+    return undefined;
+  }
+  const doc = await vscode.workspace.openTextDocument({ content: renderRestore(plan), language: 'markdown' });
+  await vscode.window.showTextDocument(doc, { preview: true });
+  const f = plan.files;
+  const launchBtn = 'Restore and Launch';
+  const filesBtn = 'Restore Files Only';
+  const choice = await vscode.window.showWarningMessage(
+    `Move the job to ${target.name}: ${f.toUpload ?? 0} file(s) to send, ${f.unchanged} already there, ${f.conflicts.length} conflict(s) (left as they are).`,
+    {
+      modal: true,
+      detail: `${plan.mapped.map((m) => `${m.from} → ${m.to}`).join('\n')}${hasProfile ? `\n\nThen relaunch ${plan.launch?.servers.length ?? 0} server(s) on ${target.name}'s GPUs (the script is in the review).` : ''}`,
+    },
+    ...(hasProfile ? [launchBtn, filesBtn] : [filesBtn]),
+  );
+  if (!choice) return undefined;
+  const launch = choice === launchBtn;
+  try {
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: moving the job to ${target.name}`, cancellable: true },
+      (progress, token) => {
+        const ac = new AbortController();
+        token.onCancellationRequested(() => ac.abort());
+        return restoreRun(t, {
+          runDir,
+          node: target.name,
+          launch,
+          secrets: secretSource(s.context),
+          signal: ac.signal,
+          onProgress: (m) => progress.report({ message: m }),
+        });
+      },
+    );
+    s.log.info(renderRestore(r));
+    const summary = `${r.files.uploaded} file(s) sent, ${r.files.unchanged} already there${r.launch ? `; servers ${r.launch.outcome}` : ''}`;
+    if (r.exitCode === 0) {
+      const resume = r.client ? 'Copy Client Command' : undefined;
+      const a = await vscode.window.showInformationMessage(
+        `GPU Sessions: moved the job to ${target.name}: ${summary}.`,
+        ...(resume ? [resume] : []),
+      );
+      if (a === resume && r.client) await vscode.env.clipboard.writeText(r.client.command);
+    } else
+      void vscode.window.showWarningMessage(
+        `GPU Sessions: move to ${target.name}: ${summary}; ${r.files.conflicts.length} conflict(s), ${r.files.failed.length} failed${r.launch?.refusals.length ? `; launch refused: ${r.launch.refusals[0]}` : ''} (details in the log).`,
+      );
+    return r;
+  } catch (e) {
+    void vscode.window.showErrorMessage(`GPU Sessions: the move to ${target.name} failed: ${errorMessage(e)}`);
+    return undefined;
+  }
+}
+
+export const moveJob: Command = { id: 'gpuSessions.moveJob', run: (s, arg?: unknown) => moveJobCommand(s, arg) };

@@ -1,0 +1,288 @@
+/**
+ * The shell and Python scripts the simulated node home carries (venv activate, launch, stop, generation, tokenize, S3).
+ */
+import { shq } from './homeWriter';
+
+// ------------------------------------------------------------------------------------ scripts
+
+export function activateScript(): string {
+  return `# This file must be used with "source venv/bin/activate" (or ". venv/bin/activate"); POSIX sh.
+# Simulated venv: the sglang package is the GPU-free simulator under venv/lib/sglang-sim.
+if [ -n "\${VIRTUAL_ENV:-}" ] && [ "\${VIRTUAL_ENV}" != "$HOME/venv" ]; then
+    echo "warning: replacing the active virtualenv \${VIRTUAL_ENV}" >&2
+fi
+VIRTUAL_ENV="$HOME/venv"
+export VIRTUAL_ENV
+PATH="$HOME/venv/bin:$HOME/bin:$PATH"
+export PATH
+PYTHONPATH="$HOME/venv/lib/sglang-sim\${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH
+if [ -f "$HOME/.sim/env.sh" ]; then
+    . "$HOME/.sim/env.sh"
+fi
+`;
+}
+
+export function launchScript(a: {
+  title: string;
+  modelArg: string;
+  gpuCount: number;
+  basePort: number;
+  python: string;
+  flags: string[];
+  workspace: string | null;
+}): string {
+  const flagLines = a.flags.map((f) => `    ${f} \\\n`).join('');
+  // POSIX sh body (the demo runs it with /bin/sh); setsid + nohup + </dev/null so the servers
+  // outlive the SSH session that ran this script and the session can close at once.
+  return `#!/bin/bash
+# ${a.title}: one independent SGLang server per GPU (data parallel by hand).
+# GPU i -> port ${a.basePort}+i, log logs/sglang_gpu$i.log.
+. "$HOME/venv/bin/activate"
+
+MODEL=${a.modelArg}
+NUM_GPUS=${a.gpuCount}
+BASE_PORT=${a.basePort}
+mkdir -p "$HOME/logs"
+cd "$HOME" || exit 1
+
+i=0
+while [ "$i" -lt "$NUM_GPUS" ]; do
+  PORT=$((BASE_PORT + i))
+  cd "$HOME"
+${a.workspace ? `  if [ "$i" -eq 0 ]; then cd ${shq(a.workspace)} || exit 1; fi\n` : ''}  CUDA_VISIBLE_DEVICES=$i setsid nohup ${shq(a.python)} -m sglang.launch_server \\
+${flagLines}    > "$HOME/logs/sglang_gpu$i.log" 2>&1 < /dev/null &
+  echo "GPU $i -> port $PORT (pid $!) log: logs/sglang_gpu$i.log"
+  i=$((i + 1))
+done
+echo "Launched $NUM_GPUS servers; each log says 'The server is fired up and ready to roll!' when ready."
+`;
+}
+
+export const STOP_SCRIPT = `#!/bin/bash
+# Stop the SGLang servers started by launch_all.sh / launch_tuned.sh: SIGTERM, then SIGKILL after 15 s.
+# POSIX sh body. Servers are found by their pid files ($HOME/.sim/run/server_<port>.pid: "<pid> <gpu>"),
+# which a server removes when it has shut down.
+stopping=""
+for f in "$HOME"/.sim/run/server_*.pid; do
+  [ -f "$f" ] || continue
+  read -r pid _rest < "$f" || continue
+  if kill "$pid" 2>/dev/null; then
+    echo "stopping pid $pid ($(basename "$f" .pid))"
+    stopping="$stopping $f"
+  else
+    rm -f "$f"  # stale: the process is gone
+  fi
+done
+n=0
+left="$stopping"
+while [ -n "$left" ] && [ "$n" -lt 150 ]; do
+  sleep 0.1
+  n=$((n + 1))
+  still=""
+  for f in $left; do
+    [ -f "$f" ] && still="$still $f"
+  done
+  left="$still"
+done
+for f in $left; do
+  read -r pid _rest < "$f" 2>/dev/null && kill -9 "$pid" 2>/dev/null && echo "killed pid $pid (did not stop within 15 s)"
+  rm -f "$f"
+done
+count=0
+for f in $stopping; do count=$((count + 1)); done
+echo "stopped $count server(s)"
+`;
+
+export function generateScript(basePort: number, gpuCount: number, model: string): string {
+  return `#!/usr/bin/env python3
+"""Generate thinking-mode completions for every prompt with the SGLang servers on this node.
+
+Prompts are spread over the ${gpuCount} servers (ports ${basePort}..${basePort + gpuCount - 1}) with a fixed
+concurrency. Finished rows go to completions/batch_NNNNNN.jsonl (500 rows each), every batch is
+uploaded to S3 (s3_utils.py) and its indices appended to completions/.done_indices, so a restart
+resumes where the last run stopped. Progress: completions/progress.json and logs/generate.log.
+"""
+import argparse
+import json
+import logging
+import os
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+HOME = os.path.expanduser("~")
+OUT = os.path.join(HOME, "completions")
+SERVERS = ["http://127.0.0.1:%d" % p for p in range(${basePort}, ${basePort + gpuCount})]
+MODEL = "${model}"
+BATCH = 500
+
+log = logging.getLogger("generate")
+
+
+def chat(server, prompt, max_tokens):
+    body = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": prompt}],
+                       "max_tokens": max_tokens, "temperature": 0.6, "top_p": 0.95,
+                       "chat_template_kwargs": {"enable_thinking": True}}).encode()
+    req = urllib.request.Request(server + "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=1800) as r:
+        return json.load(r)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prompts", default=os.path.join(HOME, "prompts.jsonl"))
+    ap.add_argument("--concurrency", type=int, default=96)
+    ap.add_argument("--max-tokens", type=int, default=16384)
+    ap.add_argument("--no-upload", action="store_true")
+    args = ap.parse_args()
+    logging.basicConfig(filename=os.path.join(HOME, "logs", "generate.log"), level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    done_path = os.path.join(OUT, ".done_indices")
+    done = set()
+    if os.path.exists(done_path):
+        done = {int(x) for x in open(done_path) if x.strip()}
+    prompts = [json.loads(line) for line in open(args.prompts)]
+    todo = [(i, p) for i, p in enumerate(prompts) if i not in done]
+    log.info("Loaded %d prompts from %s (resuming: %d done, %d to go)", len(prompts), args.prompts, len(done), len(todo))
+    lock = threading.Lock()
+    rows, stats = [], {"completed": len(done), "failed": 0, "output_tokens": 0}
+    t0 = time.time()
+
+    def work(item):
+        i, p = item
+        server = SERVERS[i % len(SERVERS)]
+        for attempt in (1, 2, 3):
+            try:
+                r = chat(server, p["prompt"], args.max_tokens)
+                break
+            except Exception as e:  # noqa: BLE001 - retried, then counted as failed
+                log.warning("request %d to %s failed: %s (attempt %d/3)", i, server[-6:], e, attempt)
+        else:
+            with lock:
+                stats["failed"] += 1
+            return
+        msg = r["choices"][0]["message"]
+        with lock:
+            rows.append({"index": i, "prompt": p["prompt"], "reasoning": msg.get("reasoning_content"),
+                         "completion": msg["content"], "output_tokens": r["usage"]["completion_tokens"],
+                         "finish_reason": r["choices"][0]["finish_reason"]})
+            stats["completed"] += 1
+            stats["output_tokens"] += r["usage"]["completion_tokens"]
+            if len(rows) >= BATCH:
+                flush(rows[:BATCH], args.no_upload)
+                del rows[:BATCH]
+            write_progress(stats, len(prompts), time.time() - t0, "running")
+
+    with ThreadPoolExecutor(args.concurrency) as pool:
+        list(pool.map(work, todo))
+    if rows:
+        flush(rows, args.no_upload)
+    write_progress(stats, len(prompts), time.time() - t0, "done")
+    log.info("done: %d completed, %d failed", stats["completed"], stats["failed"])
+
+
+def flush(rows, no_upload):
+    n = len([f for f in os.listdir(OUT) if f.startswith("batch_")])
+    path = os.path.join(OUT, "batch_%06d.jsonl" % n)
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\\n")
+    if not no_upload:
+        from s3_utils import upload_file
+        upload_file(path, "completions/" + os.path.basename(path))
+    with open(os.path.join(OUT, ".done_indices"), "a") as f:
+        f.writelines("%d\\n" % r["index"] for r in rows)
+    log.info("wrote %s (%d rows)", os.path.basename(path), len(rows))
+
+
+def write_progress(stats, total, elapsed, status):
+    tmp = os.path.join(OUT, "progress.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(dict(stats, total=total, elapsed_s=round(elapsed), status=status), f, indent=2)
+    os.replace(tmp, os.path.join(OUT, "progress.json"))
+
+
+if __name__ == "__main__":
+    main()
+`;
+}
+
+export const TOKENIZE_SCRIPT = `#!/usr/bin/env python3
+"""Tokenize the generated completions for DFlash drafter training (chat template + loss mask)."""
+import argparse
+import glob
+import json
+import os
+
+from transformers import AutoTokenizer
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=os.path.expanduser("~/models/Qwen3.6-27B"))
+    ap.add_argument("--input", default=os.path.expanduser("~/completions"))
+    ap.add_argument("--output", default=os.path.expanduser("~/tokenized"))
+    ap.add_argument("--max-len", type=int, default=32768)
+    args = ap.parse_args()
+    tok = AutoTokenizer.from_pretrained(args.model, trust_remote_code=True)
+    os.makedirs(args.output, exist_ok=True)
+    short = 0
+    for path in sorted(glob.glob(os.path.join(args.input, "batch_*.jsonl"))):
+        out = os.path.join(args.output, os.path.basename(path))
+        with open(path) as f, open(out, "w") as g:
+            for line in f:
+                row = json.loads(line)
+                prompt = tok.apply_chat_template([{"role": "user", "content": row["prompt"]}],
+                                                 tokenize=False, add_generation_prompt=True)
+                answer = "<think>\\n%s\\n</think>\\n\\n%s<|im_end|>" % (row.get("reasoning") or "", row["completion"])
+                p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+                a_ids = tok(answer, add_special_tokens=False)["input_ids"]
+                ids = (p_ids + a_ids)[: args.max_len]
+                mask = ([0] * len(p_ids) + [1] * len(a_ids))[: args.max_len]
+                if sum(mask) <= 6:
+                    short += 1  # empty answers: the bug that made the first dataset useless
+                g.write(json.dumps({"index": row["index"], "input_ids": ids, "loss_mask": mask}) + "\\n")
+        print("tokenized", os.path.basename(path))
+    print("samples with loss_mask sum <= 6:", short)
+
+
+if __name__ == "__main__":
+    main()
+`;
+
+export const S3_UTILS = `"""S3 helpers for the generation job. Credentials come from the standard AWS chain
+(environment, ~/.aws/credentials, instance role); nothing secret is stored here."""
+import os
+
+BUCKET = os.environ.get("S3_BUCKET", "train-dflash-qwen36-27b")
+ENDPOINT = os.environ.get("S3_ENDPOINT_URL")  # e.g. a MinIO/R2 endpoint; None = AWS
+
+
+def client():
+    import boto3  # imported lazily: the generation script runs without it when --no-upload
+
+    return boto3.client("s3", endpoint_url=ENDPOINT)
+
+
+def upload_file(path, key, bucket=BUCKET):
+    client().upload_file(path, bucket, key)
+    return "s3://%s/%s" % (bucket, key)
+
+
+def list_prefix(prefix, bucket=BUCKET):
+    """(key, size) of every object under prefix, following continuation tokens."""
+    paginator = client().get_paginator("list_objects_v2")
+    for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
+        for obj in page.get("Contents", []):
+            yield obj["Key"], obj["Size"]
+
+
+def exists(key, bucket=BUCKET):
+    try:
+        client().head_object(Bucket=bucket, Key=key)
+        return True
+    except Exception:  # noqa: BLE001 - botocore ClientError 404
+        return False
+`;

@@ -1,0 +1,76 @@
+import * as assert from 'node:assert/strict';
+import { LiveRender } from '../../../src/extension/tree/liveRender';
+import type { TreeNode } from '../../../src/extension/tree/types';
+
+/** The tree re-renders a row only when what it shows changed, at most once per window (issue 30). */
+describe('LiveRender: live rows keep their objects; re-rendered only when a shown value changes', () => {
+  const node: TreeNode = { type: 'node', node: { name: 'n', host: 'h', port: 22, source: 'settings' } as never };
+  const rowA: TreeNode = { type: 'info', node: 'n', label: 'a', live: 'progress' };
+  const rowB: TreeNode = { type: 'info', node: 'n', label: 'b', live: 'deadline' };
+  let shown: Record<string, string>;
+  let kids: TreeNode[];
+  let fired: (TreeNode[] | undefined)[];
+  const make = (ms: number) =>
+    new LiveRender(
+      {
+        render: (el) =>
+          ({
+            id: el.type === 'node' ? 'node:n' : undefined,
+            label: el.type === 'info' ? el.label : 'n',
+            description: shown[el.type === 'info' ? el.label : 'n'],
+          }) as never,
+        childrenNow: () => kids,
+        fire: (els) => fired.push(els),
+      },
+      ms,
+    );
+  beforeEach(() => {
+    shown = { n: '7 servers', a: '10%', b: 'ends in 2h' };
+    kids = [rowA, rowB];
+    fired = [];
+  });
+
+  it('nothing changed: nothing is re-rendered; one row changed: only that row, the same object', () => {
+    const r = make(0);
+    r.noteNode('n', node);
+    r.noteChildren('n', '', kids);
+    r.update('n');
+    assert.equal(fired.length, 0);
+    shown.a = '11%';
+    r.update('n');
+    assert.equal(fired.length, 1);
+    assert.equal(fired[0]![0], rowA);
+    assert.equal(fired[0]!.length, 1);
+    r.dispose();
+  });
+
+  it('the node row or the set of rows changed: the node is re-rendered', () => {
+    const r = make(0);
+    r.noteNode('n', node);
+    r.noteChildren('n', '', kids);
+    kids = [rowA];
+    r.update('n');
+    assert.deepEqual(fired, [[node]]);
+    r.noteChildren('n', '', kids);
+    shown.n = '6 servers';
+    r.update('n');
+    assert.deepEqual(fired, [[node], [node]]);
+    r.dispose();
+  });
+
+  it('a burst of changes within the window is one render, after the window', async () => {
+    const r = make(150);
+    r.noteNode('n', node);
+    r.noteChildren('n', '', kids);
+    r.update('n'); // the window starts now
+    for (let i = 0; i < 20; i++) {
+      shown.a = `${i}%`;
+      r.schedule('n');
+    }
+    assert.equal(fired.length, 0);
+    await new Promise((res) => setTimeout(res, 250));
+    assert.equal(fired.length, 1);
+    assert.deepEqual(fired[0], [rowA]);
+    r.dispose();
+  });
+});
