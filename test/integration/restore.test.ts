@@ -158,7 +158,14 @@ describe('restore a salvaged run onto another node (two real sshd nodes)', funct
           if (!['.sim', '.ssh', 'venv', 'models', 'bin'].includes(e)) rmSync(path.join(home, e), { recursive: true, force: true });
         writeFileSync(path.join(home, '.bashrc'), '# the NEW node bashrc\n');
         // The job's repository, cloned clean on the new node: the salvaged uncommitted diff is applied to it.
-        execFileSync('git', ['-c', 'safe.directory=*', 'clone', '-q', path.join(a.home, 'repo'), path.join(home, 'repo')]);
+        // The source repository belongs to the old node's user; a local clone's upload-pack drops `-c`
+        // settings, so safe.directory comes from a throwaway global config.
+        const gitConfig = path.join(home, '.gs-test-gitconfig');
+        writeFileSync(gitConfig, '[safe]\n\tdirectory = *\n');
+        execFileSync('git', ['clone', '-q', path.join(a.home, 'repo'), path.join(home, 'repo')], {
+          env: { ...process.env, GIT_CONFIG_GLOBAL: gitConfig },
+        });
+        rmSync(gitConfig);
       },
     });
     base = mkdtempSync(path.join(os.tmpdir(), 'gs27-restore-'));
@@ -262,7 +269,7 @@ describe('restore a salvaged run onto another node (two real sshd nodes)', funct
     assert.equal(readFileSync(path.join(bHome(), 'repo', 'train.py'), 'utf8'), 'lr = 3e-4\n');
     const gitItem = j.files.git.find((x: { path: string }) => x.path === path.join(bHome(), 'repo'));
     assert.ok(gitItem && gitItem.state === 'applied', JSON.stringify(j.files.git));
-    assert.match(execFileSync('git', ['-C', path.join(bHome(), 'repo'), 'diff']).toString(), /^\+lr = 3e-4$/m);
+    assert.match(execFileSync('git', ['-c', 'safe.directory=*', '-C', path.join(bHome(), 'repo'), 'diff']).toString(), /^\+lr = 3e-4$/m);
     // Owned by the new node's user.
     assert.equal(statSync(path.join(bHome(), 'job', 'gen.py')).uid, Number(execFileSync('id', ['-u', b.user]).toString().trim()));
   });

@@ -207,7 +207,7 @@ describe('salvage you can trust (real sshd, work outside the home, live writers)
   it('a rerun on the unchanged, stopped node transfers 0 bytes and gives the same verdict', async () => {
     const r = await cli([...args(), 'salvage', 'simnode', '--dest', dest(), '--yes', '--json'], { timeoutMs: 180_000 });
     const rep = JSON.parse(r.stdout);
-    assert.equal(rep.verdict, 'safe', JSON.stringify(rep.reasonDetails));
+    assert.equal(rep.verdict, 'safe', `${JSON.stringify(rep.reasonDetails)} writers: ${JSON.stringify(rep.writers)}`);
     assert.equal(r.code, 0);
     assert.deepEqual(rep.stats, { bytesTransferred: 0, filesTransferred: 0 });
     assert.ok(

@@ -222,6 +222,8 @@ export interface ListingOptions {
   addRoots?: string[];
   /** Folders an earlier salvage of this node found (their evidence may be gone once servers stopped). */
   previousRoots?: string[];
+  /** Model folders an earlier run found (their servers may be stopped now): their download metadata is read again. */
+  previousModelDirs?: string[];
   /** Provider volumes to consider (default DEFAULT_VOLUMES; tests point this at temp folders). */
   volumes?: string[];
   maxDepth?: number;
@@ -273,6 +275,10 @@ under_base() {
   while IFS= read -r _b; do case "$1" in "$_b"|"$_b"/*) return 0;; esac; done < "$T/base"
   return 1
 }
+${(o.previousModelDirs ?? [])
+  .filter((d) => d.startsWith('/'))
+  .map((d) => `[ -d ${shq(d)} ] && printf 'previous\\t%s\\n' ${shq(d)} >> "$T/m"`)
+  .join('\n')}
 sec home; printf '%s' "$HOME"
 sec uid; printf '%s' "$U"
 ${baseCands}
@@ -326,6 +332,7 @@ for d in /proc/[0-9]*; do
   done < "$T/fd"
   [ -n "$cwd" ] && under_base "$cwd" && q="\${q}c"
   [ -z "$q" ] && [ ! -s "$T/pc" ] && continue
+  grep -q -a -z -e '^GPU_SESSIONS_OP=' "$d/environ" 2>/dev/null && continue
   printf 'P\\t%s\\t%s\\t%s\\000' "$p" "$pp" "$q"
   cat "$T/fdz"
   printf 'A\\t'; tr '\\000' '\\037' < "$d/cmdline" 2>/dev/null; printf '\\000'

@@ -25,6 +25,7 @@ export function listingOptions(sv: Salvager, extraRoots: string[] = []): Listing
     roots: sv.o.roots,
     addRoots: sv.o.addRoots,
     previousRoots: sv.o.roots && sv.o.roots.length ? [] : [...new Set([...prevRoots, ...extraRoots])],
+    previousModelDirs: [...new Set([...sv.modelDirs, ...((sv.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [])])],
     volumes: sv.o.volumes,
     maxDepth: sv.o.maxDepth,
     maxFiles: sv.o.maxFiles,
