@@ -65,7 +65,7 @@ export function sectionedOperation<T>(spec: SectionedSpec<T>): RemoteOperation<T
     name: spec.name,
     // GPU_SESSIONS_OP marks the script and its children as ours: a salvage listing running beside it (the
     // snapshot's pip freeze writes its temp files) never takes them for writers under the folders.
-    command: 'env GPU_SESSIONS_OP=1 sh -s',
+    command: 'GPU_SESSIONS_OP=1 sh -s',
     stdin: spec.script(nonce),
     timeoutMs: spec.timeoutMs ?? 60_000,
     maxOutputBytes: spec.maxOutputBytes ?? 64 * 1024 * 1024,

@@ -69,14 +69,28 @@ export function targetStateOperation(paths: string[]): RemoteOperation<TargetSta
   const body =
     'for f; do if [ -L "$f" ]; then printf "L\\0%s\\0" "$(readlink -- "$f")"; elif [ -f "$f" ]; then printf "F\\0%s\\0" "$(stat -c "%s %a" -- "$f")"; ' +
     'elif [ -e "$f" ]; then printf "O\\0\\0"; else printf "A\\0\\0"; fi; done';
+  return perPathOperation('restore-target-state', body, paths, 300_000, 256 * 1024 * 1024, (r) =>
+    parseTargetStates(r.stdout, paths.length, r),
+  );
+}
+
+/** One read-only check per path: the paths go NUL-separated on stdin to `sh -c BODY` (never on a command line). */
+function perPathOperation<T>(
+  name: string,
+  body: string,
+  paths: string[],
+  timeoutMs: number,
+  maxOutputBytes: number,
+  parse: RemoteOperation<T>['parse'],
+): RemoteOperation<T> {
   return {
-    name: 'restore-target-state',
+    name,
     command: `xargs -0 -r sh -c ${shq(body)} sh`,
     stdin: Buffer.from(paths.map((p) => p + '\0').join('')),
-    timeoutMs: 300_000,
-    maxOutputBytes: 256 * 1024 * 1024,
+    timeoutMs,
+    maxOutputBytes,
     idempotent: true,
-    parse: (r) => parseTargetStates(r.stdout, paths.length, r),
+    parse,
   };
 }
 
@@ -102,21 +116,13 @@ export function writableOperation(dirs: string[]): RemoteOperation<Array<{ ok: b
   const body =
     'for d; do p=$d; while [ ! -e "$p" ] && [ "$p" != / ]; do p=$(dirname -- "$p"); done; ' +
     'if [ -d "$p" ] && [ -w "$p" ] && [ -x "$p" ]; then printf "ok\\0%s\\0" "$p"; else printf "no\\0%s\\0" "$p"; fi; done';
-  return {
-    name: 'restore-writable',
-    command: `xargs -0 -r sh -c ${shq(body)} sh`,
-    stdin: Buffer.from(dirs.map((p) => p + '\0').join('')),
-    timeoutMs: 120_000,
-    maxOutputBytes: 64 * 1024 * 1024,
-    idempotent: true,
-    parse: (r) => {
-      const f = r.stdout.toString('utf8').split('\0');
-      const out: Array<{ ok: boolean; at: string }> = [];
-      for (let i = 0; i + 1 < f.length; i += 2) out.push({ ok: f[i] === 'ok', at: f[i + 1] });
-      if (out.length !== dirs.length) throw incomplete(`Checking ${dirs.length} folder(s) on the node answered for ${out.length} only.`, r);
-      return out;
-    },
-  };
+  return perPathOperation('restore-writable', body, dirs, 120_000, 64 * 1024 * 1024, (r) => {
+    const f = r.stdout.toString('utf8').split('\0');
+    const out: Array<{ ok: boolean; at: string }> = [];
+    for (let i = 0; i + 1 < f.length; i += 2) out.push({ ok: f[i] === 'ok', at: f[i + 1] });
+    if (out.length !== dirs.length) throw incomplete(`Checking ${dirs.length} folder(s) on the node answered for ${out.length} only.`, r);
+    return out;
+  });
 }
 
 /** Extract a tar of absolute temporary names (from writeTar) on the node. */

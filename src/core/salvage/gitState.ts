@@ -23,7 +23,7 @@ export function gitStateOperation(repoPath: string): RemoteOperation<GitState> {
   ].join('\n');
   return {
     name: 'git-state',
-    command: 'env GPU_SESSIONS_OP=1 sh -s', // ours: never a writer in a listing beside it (git may take index.lock)
+    command: 'GPU_SESSIONS_OP=1 sh -s', // ours: never a writer in a listing beside it (git may take index.lock)
     stdin: script + '\n',
     timeoutMs: 120_000,
     maxOutputBytes: 64 * 1024 * 1024,

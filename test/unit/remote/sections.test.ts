@@ -73,7 +73,7 @@ describe('sections: sectionedOperation', () => {
     const o = sectionedOperation(
       spec((n) => [sectionPrologue(n), 'sec one', `printf '%s\\n' ${shq(evil)}`, 'sec two', 'echo 2', 'sec end'].join('\n')),
     );
-    assert.equal(o.command, 'env GPU_SESSIONS_OP=1 sh -s');
+    assert.equal(o.command, 'GPU_SESSIONS_OP=1 sh -s');
     assert.equal(o.idempotent, true);
     assert.equal(o.timeoutMs, 60_000);
     assert.equal(o.maxOutputBytes, 64 * 1024 * 1024);
