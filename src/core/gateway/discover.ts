@@ -321,6 +321,25 @@ export function gatewaySummary(g: Gateway): string {
   return parts.join(' · ');
 }
 
+/** A worker's state in words: the gateway's status when it has one, else its health. */
+export function workerState(w: GatewayWorker): string {
+  return w.status ?? (w.healthy === null ? 'health unknown' : w.healthy ? 'healthy' : 'unhealthy');
+}
+
+/** Out of rotation or failing as the gateway says: unhealthy, failed, not ready or draining. */
+export function workerBad(w: GatewayWorker): boolean {
+  return w.healthy === false || /^(failed|not_ready|draining)$/.test(w.status ?? '');
+}
+
+/** `ready · load 3 · → gpu-b :30001` (the tree's worker row). */
+export function workerDescription(w: GatewayWorker): string {
+  const parts = [workerState(w)];
+  if (w.load !== null) parts.push(`load ${w.load}`);
+  if (w.job) parts.push(`${w.job.type} ${w.job.status}`);
+  parts.push(w.node ? `→ ${w.node} :${w.serverPort}` : 'no probed server');
+  return parts.join(' · ');
+}
+
 export { isUuid };
 
 /** The `gateways[]` entry of `probe --json` (field names are a contract: issue #28). */
@@ -356,7 +375,7 @@ export function gatewayLines(gws: Gateway[]): string[] {
     );
     for (const w of g.workers.slice(0, 64))
       L.push(
-        `    ${w.type === 'regular' ? 'worker' : w.type} ${JSON.stringify(w.url)}  ${w.status ?? (w.healthy === null ? 'health unknown' : w.healthy ? 'healthy' : 'unhealthy')}${w.load !== null ? `  load ${w.load}` : ''}${w.node ? `  → ${w.node}:${w.serverPort}` : ''}`,
+        `    ${w.type === 'regular' ? 'worker' : w.type} ${JSON.stringify(w.url)}  ${workerState(w)}${w.load !== null ? `  load ${w.load}` : ''}${w.node ? `  → ${w.node}:${w.serverPort}` : ''}`,
       );
   }
   return L;

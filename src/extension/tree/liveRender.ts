@@ -57,6 +57,10 @@ export function elementKey(el: TreeNode): string {
       return `${el.node}:lostGpu:${el.lost.index ?? el.lost.busId ?? el.lost.message}`;
     case 'server':
       return `${el.node}:server:${el.server.port}:${el.server.pid}`;
+    case 'gateway':
+      return `${el.node}:gateway:${el.gateway.pid}`;
+    case 'gatewayWorker':
+      return `${el.node}:gateway:${el.gatewayPid}:worker:${el.url}`;
     case 'kind':
       return `${el.node}:kind:${el.kind}`;
     case 'artifact':

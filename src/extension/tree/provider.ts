@@ -12,6 +12,7 @@ import type { SalvageVerdicts } from '../salvageVerdicts';
 import { artifactItem } from './items/artifact';
 import { errorItem } from './items/error';
 import { gpuItem, lostGpuItem } from './items/gpu';
+import { gatewayChildren, gatewayItem, gatewayWorkerItem } from './items/gateway';
 import { groupChildren, groupItem } from './items/group';
 import { infoItem } from './items/info';
 import { kindChildren, kindItem } from './items/kind';
@@ -120,6 +121,10 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         return lostGpuItem(el);
       case 'server':
         return serverItem(el, this);
+      case 'gateway':
+        return gatewayItem(el, this);
+      case 'gatewayWorker':
+        return gatewayWorkerItem(el, this);
       case 'kind':
         return kindItem(el);
       case 'artifact':
@@ -145,7 +150,7 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     }
     const kids = this.childrenOf(el);
     if (el.type === 'node') this.render.noteChildren(el.node.name, '', kids);
-    else if (el.type === 'group' || el.type === 'kind') this.render.noteChildren(el.node, elementKey(el), kids);
+    else if (el.type === 'group' || el.type === 'kind' || el.type === 'gateway') this.render.noteChildren(el.node, elementKey(el), kids);
     return kids;
   }
 
@@ -159,6 +164,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         return groupChildren(el, this);
       case 'kind':
         return kindChildren(el);
+      case 'gateway':
+        return gatewayChildren(el, this);
       default:
         return [];
     }

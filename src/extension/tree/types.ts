@@ -8,6 +8,7 @@ import type { NodeSpec } from '../../core/ssh/config';
 import type { Fleet } from '../../core/node/fleet';
 import type { SalvageVerdicts } from '../salvageVerdicts';
 import type { DataSampleFile } from '../../core/data/watch';
+import type { Gateway } from '../../core/gateway/discover';
 
 export type TreeNode =
   /** Nodes of one Included ssh config file or one gpuSessions.nodes[].group (core/ssh/groups.ts). */
@@ -31,6 +32,9 @@ export type TreeNode =
   /** A GPU nvidia-smi can no longer read while the others still report: listed with the driver's words. */
   | { type: 'lostGpu'; node: string; lost: LostGpu }
   | { type: 'server'; node: string; server: SglangServer }
+  /** An SGLang Model Gateway on the node (issue 28), and one of its workers (by URL, read from the latest probe). */
+  | { type: 'gateway'; node: string; gateway: Gateway }
+  | { type: 'gatewayWorker'; node: string; gatewayPid: number; url: string }
   | { type: 'kind'; node: string; kind: ArtifactKind; items: Artifact[] }
   | { type: 'artifact'; node: string; artifact: Artifact };
 

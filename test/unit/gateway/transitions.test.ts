@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Gateway } from '../../../src/core/gateway/discover';
-import { gatewaySummary } from '../../../src/core/gateway/discover';
+import { gatewaySummary, workerBad, workerDescription, workerState } from '../../../src/core/gateway/discover';
 import { GatewayWatch } from '../../../src/core/gateway/transitions';
 
 function gw(workers: Array<[string, boolean | null, string | null]>, ready: boolean | null = true): Gateway {
@@ -76,5 +76,25 @@ describe('gateway values for watch', () => {
       'Gateway :30000 · cache_aware · 3/3 healthy',
     );
     assert.equal(gatewaySummary(gw([['http://a:1', null, null]])), 'Gateway :30000 · cache_aware · 1 worker');
+  });
+
+  it("the tree's worker rows: state, load, job and the server the URL reaches; out of rotation is bad", () => {
+    const [ready, draining, unknown] = gw([
+      ['http://127.0.0.1:30001', true, 'ready'],
+      ['http://b:1', true, 'draining'],
+      ['http://c:1', null, null],
+    ]).workers;
+    ready.node = 'gpu-b';
+    ready.serverPort = 30001;
+    ready.load = 3;
+    assert.equal(workerDescription(ready), 'ready · load 3 · → gpu-b :30001');
+    draining.job = { type: 'RemoveWorker', status: 'pending', message: null };
+    assert.equal(workerDescription(draining), 'draining · load 0 · RemoveWorker pending · no probed server');
+    unknown.load = null;
+    assert.equal(workerState(unknown), 'health unknown');
+    assert.equal(workerDescription(unknown), 'health unknown · no probed server');
+    assert.deepEqual([ready, draining, unknown].map(workerBad), [false, true, false]);
+    assert.equal(workerState({ ...unknown, healthy: false }), 'unhealthy');
+    assert.equal(workerBad({ ...unknown, healthy: false }), true);
   });
 });

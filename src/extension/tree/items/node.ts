@@ -122,6 +122,8 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
     out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
   else out.push({ type: 'group', node: name, group: 'gpus' });
   out.push({ type: 'group', node: name, group: 'servers' });
+  // the Model Gateways on the node (issue 28); their rows re-read the latest probe (same id while the pid lives)
+  for (const g of p.gateways ?? []) out.push({ type: 'gateway', node: name, gateway: g });
   out.push({ type: 'group', node: name, group: 'artifacts' });
   return out;
 }
