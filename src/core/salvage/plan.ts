@@ -25,7 +25,7 @@ export function listingOptions(sv: Salvager, extraRoots: string[] = []): Listing
     roots: sv.o.roots,
     addRoots: sv.o.addRoots,
     previousRoots: sv.o.roots && sv.o.roots.length ? [] : [...new Set([...prevRoots, ...extraRoots])],
-    previousModelDirs: [...new Set([...sv.modelDirs, ...((sv.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [])])],
+    previousModelDirs: [...new Set([...sv.modelDirs, ...previousModelDirs(sv)])],
     volumes: sv.o.volumes,
     maxDepth: sv.o.maxDepth,
     maxFiles: sv.o.maxFiles,
@@ -34,6 +34,11 @@ export function listingOptions(sv: Salvager, extraRoots: string[] = []): Listing
     excludePids:
       sv.o.transport.describe().transport === 'local' || isLoopback(String(sv.o.transport.describe().host ?? '')) ? [process.pid] : [],
   };
+}
+
+/** The model folders the previous run of this node recorded. */
+function previousModelDirs(sv: Salvager): string[] {
+  return (sv.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [];
 }
 
 export async function list(sv: Salvager, extraRoots: string[] = []): Promise<SalvageListing> {
@@ -45,8 +50,7 @@ export async function list(sv: Salvager, extraRoots: string[] = []): Promise<Sal
       if (w && !w.startsWith(PREVIOUS_WHY)) r.why = `${w} (found earlier)`;
     }
   }
-  const prevModels = (sv.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [];
-  sv.modelDirs = [...new Set([...sv.modelDirs, ...l.modelDirs, ...prevModels])].sort();
+  sv.modelDirs = [...new Set([...sv.modelDirs, ...l.modelDirs, ...previousModelDirs(sv)])].sort();
   (sv.manifest as SalvageManifest & { modelDirs?: string[] }).modelDirs = sv.modelDirs;
   return l;
 }
