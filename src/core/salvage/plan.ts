@@ -21,11 +21,12 @@ import { PREVIOUS_WHY, diagnoseWrite, isLoopback } from './salvageUtil';
 /** Folders and model folders an earlier run of this node found (their evidence may be gone: servers stopped). */
 export function listingOptions(sv: Salvager, extraRoots: string[] = []): ListingOptions {
   const prevRoots = (sv.previous?.roots ?? []).map((r) => (typeof r === 'string' ? r : r.path)).filter((r) => r.startsWith('/'));
+  const prevModelDirs = (sv.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [];
   return {
     roots: sv.o.roots,
     addRoots: sv.o.addRoots,
     previousRoots: sv.o.roots && sv.o.roots.length ? [] : [...new Set([...prevRoots, ...extraRoots])],
-    previousModelDirs: [...new Set([...sv.modelDirs, ...((sv.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [])])],
+    previousModelDirs: [...new Set([...sv.modelDirs, ...prevModelDirs])],
     volumes: sv.o.volumes,
     maxDepth: sv.o.maxDepth,
     maxFiles: sv.o.maxFiles,
