@@ -163,7 +163,9 @@ export async function cmdWatch(
     const monitor = new NodeMonitor(spec.name, t);
     const guard = new NodeGuard(spec.name, monitor, { tuning: opts.tuning });
     const economics = opts.spend ? new WatchEconomics(opts.spend) : null;
-    const history = opts.historyDir ? new HistoryStore(opts.historyDir, spec.name) : null;
+    const history = opts.historyDir
+      ? new HistoryStore(opts.historyDir, spec.name, { onProblem: (m) => io.err(`gpu-sessions: ${spec.name}: ${m}\n`) })
+      : null;
     const onTr = (tr: GuardTransition) => {
       print(transitionJson(tr), formatTransition(tr));
       history?.addTransition(tr);

@@ -5,8 +5,8 @@
  * the extension (in its global storage, surviving a window reload). Writes only inside `dir`.
  * Nothing here imports vscode.
  */
-import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -18,6 +18,8 @@ export interface HistoryOptions {
   /** In memory. Default 20,000. */
   maxEntries?: number;
   now?: () => number;
+  /** Called once when the history is not kept on disk for a reason the user can fix (folder unsafe, symlink). */
+  onProblem?: (message: string) => void;
 }
 
 export interface HistoryEntry {
@@ -38,12 +40,110 @@ export function historyFileName(node: string): string {
   return `${safe}-${createHash('sha256').update(node).digest('hex').slice(0, 8)}.jsonl`;
 }
 
+// O_NOFOLLOW: a symlink at the file's path is an error (ELOOP), never followed. O_NONBLOCK: a FIFO planted
+// there cannot block the open (fstat then tells it is not a regular file). Both 0 where the platform lacks them.
+const NOFOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Why `dir` must not hold history (null: it may): not a folder, not owned by the current user, or writable by
+ * other users, who could then plant a symlink or swap the files. (No uid on Windows: not checked there.)
+ */
+export function historyDirProblem(dir: string): string | null {
+  const uid = process.getuid?.();
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    return null; // absent: created private when the first entry is written
+  }
+  if (!st.isDirectory()) return `the history folder ${dir} is not a folder`;
+  if (uid === undefined) return null;
+  if (st.uid !== uid)
+    return `the history folder ${dir} belongs to another user (uid ${st.uid}); set GPU_SESSIONS_CACHE_DIR to a folder of your own`;
+  if (st.mode & 0o022)
+    return `the history folder ${dir} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}); run 'chmod 700 ${dir}' or set GPU_SESSIONS_CACHE_DIR to a private folder`;
+  return null;
+}
+
+/** Why an open history file must not be used (null: it may): only a regular file of ours with one link. */
+function openFileProblem(fd: number, file: string): string | null {
+  const st = fstatSync(fd);
+  if (!st.isFile()) return `the history file ${file} is not a regular file`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `the history file ${file} belongs to another user (uid ${st.uid})`;
+  if (st.nlink > 1) return `the history file ${file} has other hard links`;
+  return null;
+}
+
+function writeAll(fd: number, text: string): void {
+  const b = Buffer.from(text, 'utf8');
+  for (let off = 0; off < b.length;) off += writeSync(fd, b, off, b.length - off);
+}
+
+/**
+ * A record history readers can use. Every field that `gpu-sessions history` and the dashboard read must have
+ * its shape when present (`servers` an array of objects with a string `state`, …); with `complete`, a sample
+ * or transition must also have every field the CLI's text lines show. Other types need only type and time.
+ */
+export function isHistoryEntry(e: unknown, complete = false): e is HistoryEntry {
+  if (!isObj(e) || typeof e.type !== 'string' || typeof e.time !== 'string' || Number.isNaN(Date.parse(e.time))) return false;
+  const has = (v: unknown, check: (v: unknown) => boolean) => (v === undefined ? !complete : check(v));
+  const str = (v: unknown) => typeof v === 'string';
+  const num = (v: unknown) => typeof v === 'number' || v === null;
+  const rows = (check: (r: Record<string, unknown>) => boolean) => (v: unknown) => Array.isArray(v) && v.every((r) => isObj(r) && check(r));
+  const opt = (v: unknown, check: (v: unknown) => boolean) => v === undefined || check(v);
+  if (e.type === 'transition')
+    return (
+      has(e.from, str) &&
+      has(e.to, str) &&
+      has(e.message, str) &&
+      opt(e.node, str) &&
+      opt(e.class, (v) => str(v) || v === null) &&
+      opt(e.subject, str)
+    );
+  if (e.type !== 'sample') return true;
+  if (!has(e.reachable, (v) => typeof v === 'boolean') || !opt(e.node, str)) return false;
+  if (e.reachable === false) return opt(e.message, (v) => str(v) || v === null);
+  return (
+    has(
+      e.servers,
+      rows((r) => str(r.state) && opt(r.port, num)),
+    ) &&
+    has(
+      e.gpus,
+      rows((r) => str(r.state)),
+    ) &&
+    has(
+      e.disks,
+      rows((r) => str(r.state) && str(r.mount)),
+    ) &&
+    has(e.job, (j) => isObj(j) && str(j.state) && num(j.percent)) &&
+    opt(e.genThroughput, num) &&
+    opt(e.runningReqs, num) &&
+    opt(e.spend, (sp) => isObj(sp) && typeof sp.total === 'number' && num(sp.perMillionTokens) && opt(sp.perMillionTokensNow, num)) &&
+    opt(e.deadline, (d) => isObj(d) && typeof d.secondsLeft === 'number') &&
+    opt(
+      e.data,
+      rows((r) => str(r.verdict)),
+    )
+  );
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 export class HistoryStore {
   readonly file: string;
+  /** Lines of the file that were not a history record (junk, a cut line, a wrong shape), at the last load. */
+  skipped = 0;
+  /** Why the history is kept in memory only (the folder or file is unsafe); null while it is kept on disk. */
+  problem: string | null = null;
   private readonly maxBytes: number;
   private readonly maxAgeMs: number;
   private readonly maxEntries: number;
   private readonly now: () => number;
+  private readonly onProblem?: (message: string) => void;
   private entries: HistoryEntry[] = [];
   private pending: string[] = [];
   private size = 0;
@@ -58,32 +158,28 @@ export class HistoryStore {
     this.maxAgeMs = opts.maxAgeMs ?? 24 * 3_600_000;
     this.maxEntries = Math.max(10, opts.maxEntries ?? 20_000);
     this.now = opts.now ?? Date.now;
+    this.onProblem = opts.onProblem;
     this.entries = this.load();
-    try {
-      this.size = existsSync(this.file) ? statSync(this.file).size : 0;
-    } catch {
-      this.size = 0;
-    }
   }
 
-  /** Entries on disk (bounded), oldest first; unreadable lines are skipped. */
+  /** Entries on disk (bounded), oldest first; unreadable or misshapen lines are skipped (and counted in `skipped`). */
   load(): HistoryEntry[] {
-    let text = '';
-    try {
-      text = readFileSync(this.file, 'utf8');
-    } catch {
-      return [];
-    }
+    this.skipped = 0;
+    const text = this.readFile();
+    if (text === null) return [];
     const cutoff = this.now() - this.maxAgeMs;
     const out: HistoryEntry[] = [];
     for (const line of text.split('\n')) {
       if (!line) continue;
+      let e: unknown;
       try {
-        const e = JSON.parse(line) as HistoryEntry;
-        if (e && typeof e.type === 'string' && typeof e.time === 'string' && Date.parse(e.time) >= cutoff) out.push(e);
+        e = JSON.parse(line);
       } catch {
-        // a line cut by a crash mid-write
+        this.skipped++; // a line cut by a crash mid-write
+        continue;
       }
+      if (!isHistoryEntry(e)) this.skipped++;
+      else if (Date.parse(e.time) >= cutoff) out.push(e);
     }
     return out.slice(-this.maxEntries);
   }
@@ -112,13 +208,68 @@ export class HistoryStore {
     if (!this.pending.length) return;
     const text = this.pending.join('\n') + '\n';
     this.pending = [];
+    if (this.problem) return; // memory only: the folder or file is not safe to write
     try {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      appendFileSync(this.file, text, { mode: 0o600 });
+      if (this.refuse(historyDirProblem(this.dir))) return;
+      const fd = this.open(constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
+      if (fd === null) return;
+      try {
+        if (this.refuse(openFileProblem(fd, this.file))) return;
+        writeAll(fd, text);
+      } finally {
+        closeSync(fd);
+      }
       this.size += Buffer.byteLength(text);
       if (this.size > this.maxBytes) this.compact();
     } catch {
       // history is best effort: a full or read-only cache folder must not stop the watch
+    }
+  }
+
+  /** Keeps the history in memory only from now on, telling why once. True when there is a problem. */
+  private refuse(problem: string | null): boolean {
+    if (!problem) return false;
+    if (!this.problem) {
+      this.problem = problem;
+      this.onProblem?.(`not keeping history on disk: ${problem}`);
+    }
+    return true;
+  }
+
+  /** The history file opened without following a symlink at its path (null: refused, see `problem`). */
+  private open(flags: number): number | null {
+    try {
+      return openSync(this.file, flags | NOFOLLOW, 0o600);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP' || code === 'EMLINK') this.refuse(`the history file ${this.file} is a symbolic link (not followed)`);
+      else if (code === 'ENXIO') this.refuse(`the history file ${this.file} is not a regular file`);
+      else if (code !== 'ENOENT') throw e;
+      return null;
+    }
+  }
+
+  /** The file's text (null: none, or not safe to read); records its size. */
+  private readFile(): string | null {
+    this.size = 0;
+    if (this.refuse(historyDirProblem(this.dir))) return null;
+    let fd: number | null;
+    try {
+      fd = this.open(constants.O_RDONLY);
+    } catch {
+      return null;
+    }
+    if (fd === null) return null;
+    try {
+      if (this.refuse(openFileProblem(fd, this.file))) return null;
+      const text = readFileSync(fd, 'utf8');
+      this.size = Buffer.byteLength(text);
+      return text;
+    } catch {
+      return null;
+    } finally {
+      closeSync(fd);
     }
   }
 
@@ -127,6 +278,7 @@ export class HistoryStore {
     const keep: string[] = [];
     let bytes = 0;
     const all = this.load();
+    if (this.problem) return; // the file became unsafe to read: leave it as it is
     for (let i = all.length - 1; i >= 0; i--) {
       if (Date.parse(all[i].time) < cutoff) break;
       const l = JSON.stringify(all[i]) + '\n';
@@ -137,9 +289,24 @@ export class HistoryStore {
       bytes += n;
     }
     keep.reverse();
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, keep.join(''), { mode: 0o600 });
-    renameSync(tmp, this.file);
+    // A new file of our own (O_EXCL: never an existing file or a symlink planted at the name), renamed over the old.
+    const tmp = `${this.file}.${randomBytes(8).toString('hex')}.tmp`;
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
+    try {
+      try {
+        writeAll(fd, keep.join(''));
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, this.file);
+    } catch (e) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // already gone
+      }
+      throw e;
+    }
     this.size = bytes;
   }
 }

@@ -2,7 +2,7 @@
  * running-servers.sh: a launch script that reproduces the running SGLang servers.
  */
 import { SglangServer } from '../sglang/serverArgv';
-import { shComment, shJoin, shq } from '../remote/quote';
+import { shComment, shJoinPrintable, shqPrintable } from '../remote/quote';
 import { redactArgv } from '../util/redact';
 
 /** A launch script that reproduces the running servers (argv redacted). */
@@ -20,10 +20,14 @@ export function renderServersScript(node: string, servers: SglangServer[]): stri
     L.push(
       `# pid ${s.pid}, port ${s.port}${s.gpus.length ? `, GPU ${s.gpus.join(',')}` : ''}${s.logFile ? `, log ${shComment(s.logFile)}` : ''}`,
     );
-    if (s.cwd) L.push(`cd ${shq(s.cwd)}`);
+    // Values are quoted for bash (the shebang) by shqPrintable: a control character from the node (ESC, CR)
+    // is written as a visible `$'\x1b'` escape, so `cat running-servers.sh` shows exactly what it runs.
+    if (s.cwd) L.push(`cd ${shqPrintable(s.cwd)}`);
     const env =
-      s.cudaVisibleDevices !== null && s.cudaVisibleDevices !== undefined ? `CUDA_VISIBLE_DEVICES=${shq(s.cudaVisibleDevices)} ` : '';
-    L.push(`${env}nohup ${shJoin(argv)} > ${shq(s.logFile ?? `sglang_${s.port}.log`)} 2>&1 &`, '');
+      s.cudaVisibleDevices !== null && s.cudaVisibleDevices !== undefined
+        ? `CUDA_VISIBLE_DEVICES=${shqPrintable(s.cudaVisibleDevices)} `
+        : '';
+    L.push(`${env}nohup ${shJoinPrintable(argv)} > ${shqPrintable(s.logFile ?? `sglang_${s.port}.log`)} 2>&1 &`, '');
   }
   return L.join('\n');
 }

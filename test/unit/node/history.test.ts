@@ -1,9 +1,22 @@
 /** The guard's history store (core/node/history): bounds in bytes, entries and age, and reloads. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { HistoryStore, defaultHistoryDir, historyFileName } from '../../../src/core/node/history';
+import { HistoryStore, defaultHistoryDir, historyDirProblem, historyFileName } from '../../../src/core/node/history';
+import { cmdHistory } from '../../../src/cli/cmdHistory';
 
 describe('HistoryStore bounds', () => {
   it('keeps the file under maxBytes, entries in memory under maxEntries, drops entries older than maxAge, survives a reload', () => {
@@ -96,5 +109,107 @@ describe('HistoryStore: files and hostile contents', () => {
     const h = new HistoryStore(path.join(file, 'sub'), 'n');
     h.addSample({ type: 'sample', time: new Date().toISOString() });
     assert.equal(h.all().length, 1);
+  });
+});
+
+describe('HistoryStore: a folder others can write to, symlinks and links (#24 h1)', () => {
+  let dir: string;
+  let victim: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gs-hist-'));
+    victim = path.join(dir, 'victim');
+    writeFileSync(victim, 'precious\n');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const t = (i = 0) => new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+  const now = () => Date.UTC(2026, 0, 1, 1);
+
+  it('creates the folder private (0700)', () => {
+    const hd = path.join(dir, 'cache', 'history');
+    const h = new HistoryStore(hd, 'n', { now });
+    h.addSample({ type: 'sample', time: t() });
+    assert.equal(statSync(hd).mode & 0o777, 0o700);
+    assert.equal(statSync(h.file).mode & 0o777, 0o600);
+    assert.equal(new HistoryStore(hd, 'n', { now }).all().length, 1);
+  });
+
+  it('a symlink planted at the history file is not followed: its target is unchanged, the history stays in memory, said once', () => {
+    const hd = path.join(dir, 'history');
+    mkdirSync(hd, { mode: 0o700 });
+    symlinkSync(victim, path.join(hd, historyFileName('n')));
+    const said: string[] = [];
+    const h = new HistoryStore(hd, 'n', { now, onProblem: (m) => said.push(m) });
+    assert.equal(h.all().length, 0, 'the target is not read as history either');
+    for (let i = 0; i < 3; i++) h.addSample({ type: 'sample', time: t(i) });
+    assert.equal(readFileSync(victim, 'utf8'), 'precious\n');
+    assert.equal(h.all().length, 3);
+    assert.equal(said.length, 1, said.join('\n'));
+    assert.match(said[0], /is a symbolic link \(not followed\)/);
+    assert.match(h.problem!, new RegExp(historyFileName('n').replace(/[.]/g, '\\.')));
+  });
+
+  it('symlinks planted at the compaction temp names are not followed (a random name, O_EXCL)', () => {
+    const hd = path.join(dir, 'history');
+    mkdirSync(hd, { mode: 0o700 });
+    const file = path.join(hd, historyFileName('n'));
+    for (let p = process.pid - 5; p < process.pid + 400; p++) symlinkSync(victim, `${file}.${p}.tmp`);
+    let i = 0;
+    const h = new HistoryStore(hd, 'n', { maxBytes: 8192, now: () => Date.UTC(2026, 0, 1) + i * 1000 });
+    for (; i < 400; i++) h.addSample({ type: 'sample', time: t(i), pad: 'x'.repeat(40) });
+    assert.equal(readFileSync(victim, 'utf8'), 'precious\n');
+    assert.ok(lstatSync(file).isFile(), 'the history file is a file, not a symlink renamed into place');
+    assert.ok(statSync(file).size <= 8192);
+    assert.equal(h.problem, null);
+    assert.equal(
+      readdirSync(hd).filter((f) => f.endsWith('.tmp') && !lstatSync(path.join(hd, f)).isSymbolicLink()).length,
+      0,
+      'no temp file left',
+    );
+  });
+
+  it('a hard link to another file at the history path is not written', () => {
+    const hd = path.join(dir, 'history');
+    mkdirSync(hd, { mode: 0o700 });
+    linkSync(victim, path.join(hd, historyFileName('n')));
+    const h = new HistoryStore(hd, 'n', { now });
+    h.addSample({ type: 'sample', time: t() });
+    assert.equal(readFileSync(victim, 'utf8'), 'precious\n');
+    assert.match(h.problem!, /other hard links/);
+  });
+
+  it('a folder other users can write to is neither read nor written, and the problem names it and the fix', () => {
+    const hd = path.join(dir, 'history');
+    mkdirSync(hd);
+    chmodSync(hd, 0o777);
+    writeFileSync(path.join(hd, historyFileName('n')), JSON.stringify({ type: 'sample', time: t() }) + '\n');
+    const h = new HistoryStore(hd, 'n', { now });
+    assert.equal(h.all().length, 0);
+    h.addSample({ type: 'sample', time: t(1) });
+    assert.equal(
+      readFileSync(path.join(hd, historyFileName('n')), 'utf8')
+        .split('\n')
+        .filter(Boolean).length,
+      1,
+      'not appended to',
+    );
+    assert.ok(h.problem!.includes(hd), h.problem!);
+    assert.match(h.problem!, /writable by other users \(mode 777\); run 'chmod 700 /);
+    assert.equal(historyDirProblem(path.join(dir, 'absent')), null, 'absent: created private later');
+    chmodSync(hd, 0o755);
+    assert.equal(historyDirProblem(hd), null);
+    assert.equal(
+      new HistoryStore(hd, 'n', { now }).all().length,
+      1,
+      "what the user has is kept, read once the folder is the user's own again",
+    );
+  });
+
+  it('cmdHistory refuses such a folder with the reason (exit 1)', () => {
+    const hd = path.join(dir, 'history');
+    mkdirSync(hd);
+    chmodSync(hd, 0o757);
+    let err = '';
+    assert.equal(cmdHistory('n', { json: false, dir: hd }, { out: () => undefined, err: (s) => (err += s) }), 1);
+    assert.match(err, /not reading history: the history folder .* is writable by other users/);
   });
 });

@@ -15,6 +15,7 @@ import { renderServersScript } from '../../../src/core/salvage/salvage';
 import { renderLaunchScript, validateProfile } from '../../../src/core/launch/profile';
 import { serverFromArgv } from '../../../src/core/sglang/serverArgv';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
+import { shqPrintable } from '../../../src/core/remote/quote';
 import { commandHeads, shellCommands, shellComments } from '../../helpers/shellShape';
 
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -70,8 +71,9 @@ describe('generated scripts with hostile values (issue 12)', () => {
       cmds.every((c) => !c.includes('echo')),
       JSON.stringify(cmds),
     );
-    // the log path survives as one quoted word of the redirection
-    assert.ok(cmds.some((c) => c.includes(hostileLog)));
+    // the log path survives as one quoted word of the redirection, its newlines shown as $'\x0a' escapes (bash)
+    assert.ok(hostile.includes(`> ${shqPrintable(hostileLog)} 2>&1 &`));
+    assert.ok(!hostile.includes('\r'), 'no raw CR in the script');
     const r = spawnSync('bash', ['-s'], { input: hostile, cwd: dir, env: { PATH: stubPath(), HOME: dir } });
     assert.equal(r.status, 0, r.stderr.toString());
     for (let i = 0; i < 100 && !(existsSync(hostileLog) && existsSync(path.join(dir, 'nohup.args'))); i++) spawnSync('sleep', ['0.05']);
