@@ -56,12 +56,13 @@ describe('the data guard on the demo node: the Data row and the degenerate-file 
       'the Data row',
       async () => {
         const it = await dataRow();
-        return it && /rows/.test(label(it)) ? it : undefined;
+        return it && /^[\d,]+ rows · /.test(String(it.description ?? '')) ? it : undefined;
       },
       60_000,
       1000,
     );
     assert.equal((item.iconPath as vscode.ThemeIcon).id, 'database', `${label(item)} · ${String(item.description)}`);
+    assert.equal(label(item), 'Data');
     console.log(`      Data row: ${label(item)} · ${String(item.description ?? '')}`);
   });
 
@@ -87,6 +88,8 @@ describe('the data guard on the demo node: the Data row and the degenerate-file 
       60_000,
       1000,
     );
+    assert.equal(label(item), 'Data degenerate');
+    assert.match(String(item.description), /the same `OK\.`/);
     const alert = await waitFor(
       'the degenerate-file warning',
       () => api.alerts.shown.find((a) => a.transition.subject === 'data' && a.transition.to === 'data-degenerate'),
