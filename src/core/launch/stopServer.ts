@@ -1,7 +1,7 @@
 /**
  * Stop: find the server by port, optionally drain (running requests to 0), then SIGTERM its process group, SIGKILL after a timeout.
  */
-import { authHeaders, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import { authHeaders, fetchMetrics, httpGet } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { RemoteOperation, runOperation } from '../remote/operation';
 import { shq } from '../remote/quote';
@@ -90,10 +90,9 @@ export async function loadNow(
   quietMs: number,
 ): Promise<number | null> {
   const tryMetrics = async (): Promise<number | null> => {
-    const r = await httpGet(t, srv.host, srv.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024, headers: authHeaders(srv) });
-    if (r.status !== 200) return null;
-    const m = metricsSummary(parseMetrics(r.body));
-    if (m.runningReqs === null) return null;
+    // an answer over METRICS_MAX_BYTES has no summary: a cut exposition could read 0 running requests
+    const m = (await fetchMetrics(t, srv.host, srv.port, { timeoutMs: 5000, headers: authHeaders(srv) })).summary;
+    if (!m || m.runningReqs === null) return null;
     return m.runningReqs + (m.queueReqs ?? 0);
   };
   const tryLoad = async (): Promise<number | null> => {

@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { errorMessage } from '../util/errors';
-import { Health, MetricsSummary, authHeaders, checkHealth, httpGet, metricsSummary, parseMetrics } from '../sglang/endpoints';
+import { Health, MetricsSummary, authHeaders, checkHealth, fetchMetrics } from '../sglang/endpoints';
 import { RemoteOperation, incomplete, runOperation, stderrTail } from '../remote/operation';
 import { SglangServer, healthLimitMs } from '../sglang/serverArgv';
 import type { ProbeResult } from './probe';
@@ -107,7 +107,7 @@ export class NodeMonitor {
   private health = new Map<number, HealthResult>();
   /** port → when its /health check started (one in flight per server; it may take up to 20 s) */
   private healthInFlight = new Map<number, number>();
-  private metrics = new Map<number, ReturnType<typeof metricsSummary>>();
+  private metrics = new Map<number, MetricsSummary>();
   private progress: NodeProgress | null = null;
   private tailError: string | null = null;
   private skipped = new Map<string, string>();
@@ -222,9 +222,10 @@ export class NodeMonitor {
       }
       if (s.enableMetrics) {
         jobs.push(
-          httpGet(this.t, s.host, s.port, '/metrics', { timeoutMs: 5000, maxBytes: 4 * 1024 * 1024, headers: authHeaders(s) })
+          fetchMetrics(this.t, s.host, s.port, { timeoutMs: 5000, headers: authHeaders(s) })
             .then((r) => {
-              if (r.status === 200) this.metrics.set(s.port, metricsSummary(parseMetrics(r.body)));
+              if (r.summary) this.metrics.set(s.port, r.summary);
+              else if (r.status === 200) this.metrics.delete(s.port); // over METRICS_MAX_BYTES: no figures rather than stale ones
             })
             .catch(() => undefined),
         );

@@ -2,7 +2,7 @@
  * Taking the snapshot: the one-exec operation, then each server HTTP endpoints through the pooled SSH connection.
  */
 import { errorMessage } from '../util/errors';
-import { fetchServerInfo, httpGet } from '../sglang/endpoints';
+import { METRICS_MAX_BYTES, fetchServerInfo, httpGet } from '../sglang/endpoints';
 import { RemoteOperation, runOperation } from '../remote/operation';
 import { sectionedOperation } from '../remote/sections';
 import { redactText, redactValue, scrubKnownSecrets } from '../util/redact';
@@ -79,8 +79,10 @@ export async function takeSnapshot(
       const wantMetrics = given.enableMetrics ?? (srv ? srv.argv.includes('--enable-metrics') : true);
       if (!wantMetrics) return;
       try {
-        const r = await httpGet(t, given.host, given.port, '/metrics', { timeoutMs: 15_000, maxBytes: 4 * 1024 * 1024 });
-        if (r.status === 200) metrics[String(given.port)] = redactText(r.body) + (r.truncated ? '\n# [truncated at 4 MiB]\n' : '');
+        const r = await httpGet(t, given.host, given.port, '/metrics', { timeoutMs: 15_000, maxBytes: METRICS_MAX_BYTES });
+        if (r.status === 200)
+          metrics[String(given.port)] =
+            redactText(r.body) + (r.truncated ? `\n# [truncated at ${METRICS_MAX_BYTES / 1024 / 1024} MiB]\n` : '');
         else
           errors.push(`Metrics of port ${given.port}: HTTP ${r.status}${r.status === 404 ? ' (launched without --enable-metrics?)' : ''}`);
       } catch (e) {

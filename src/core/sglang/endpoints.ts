@@ -5,7 +5,7 @@
  */
 import * as http from 'node:http';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import type { Transport } from '../ssh/transport';
@@ -60,6 +60,21 @@ function isRefused(e: unknown): boolean {
   return code === 'ECONNREFUSED' || /refused/i.test(errorMessage(e));
 }
 
+/**
+ * Close the request's socket so that everything hanging off it can be collected. A net.Socket is simply
+ * destroyed. An ssh2 channel's destroy() is not a stream destroy: it only sends CHANNEL_CLOSE. When we stop
+ * reading mid-response (body over maxBytes, deadline), node:http has paused the channel with up to a window
+ * (~1-2 MiB) of the body still buffered, so the channel never emits 'end', ssh2 never emits 'close', and
+ * node:http never frees its HTTP parser. The parser is a native object held by a global handle; it keeps the
+ * channel, the request, the response and every chunk read so far alive: ~10 MB per poll of a large /metrics
+ * (finding f3). Destroying the stream itself drops the buffer and refuses further data (the peer is then held
+ * by the SSH window); ssh2 then emits 'close' as soon as the far end's CHANNEL_CLOSE arrives.
+ */
+function release(sock: Duplex): void {
+  sock.destroy();
+  if (!sock.destroyed) Duplex.prototype.destroy.call(sock);
+}
+
 /** GET http://host:port/path as seen from the node. Rejects with GpuSessionsError ('timeout', 'remote-failed'). */
 export async function httpGet(t: Transport, host: string, port: number, path: string, opts: HttpGetOptions = {}): Promise<HttpResult> {
   const target = reachableHost(host);
@@ -94,7 +109,7 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
     } catch (e) {
       if (timedOut)
         connecting.then(
-          (s) => s.destroy(),
+          (s) => release(s),
           () => undefined,
         );
       if (e instanceof GpuSessionsError) {
@@ -115,7 +130,7 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
       if (done) return;
       done = true;
       clearTimeout(timer);
-      sock.destroy();
+      release(sock);
       if (err) reject(err);
       else resolve(res!);
     };
@@ -344,6 +359,39 @@ export function parseMetrics(text: string): MetricsSample[] {
     }
   }
   return out;
+}
+
+/**
+ * Bytes of /metrics read. SGLang's exposition is tens of KB (a few hundred with many DP ranks and histograms):
+ * 1 MiB is plenty, and bounds what a hostile or broken server costs per poll.
+ */
+export const METRICS_MAX_BYTES = 1024 * 1024;
+
+/**
+ * GET /metrics (as the monitor, the drain before a stop, and the guard read it), summarised. An answer over
+ * METRICS_MAX_BYTES is not parsed: a cut exposition lacks whole families or DP ranks, and its sums (running
+ * requests, throughput) would be wrong in the worst way for a drain, which stops at 0. It is reported as
+ * unavailable instead. Rejects as httpGet does (no answer, refused).
+ */
+export async function fetchMetrics(
+  t: Transport,
+  host: string,
+  port: number,
+  opts: { timeoutMs?: number; headers?: Record<string, string> } = {},
+): Promise<{ status: number; summary: MetricsSummary | null; error: string | null }> {
+  const r = await httpGet(t, host, port, '/metrics', {
+    timeoutMs: opts.timeoutMs ?? 5000,
+    maxBytes: METRICS_MAX_BYTES,
+    headers: opts.headers,
+  });
+  if (r.status !== 200) return { status: r.status, summary: null, error: `/metrics: HTTP ${r.status}` };
+  if (r.truncated)
+    return {
+      status: r.status,
+      summary: null,
+      error: `metrics unavailable: response over ${METRICS_MAX_BYTES / 1024 / 1024} MiB (not parsed)`,
+    };
+  return { status: r.status, summary: metricsSummary(parseMetrics(r.body)), error: null };
 }
 
 export interface MetricsSummary {
