@@ -135,6 +135,22 @@
       [t, ...per((v) => v.acceptLen)],
       marks,
     );
+    // The data guard's shares over time (issue 26): the worst output file of each sample, in %.
+    if (s.some((x) => Array.isArray(x.data) && x.data.length)) {
+      const worst = (k) =>
+        s.map((x) =>
+          Array.isArray(x.data) && x.data.length
+            ? 100 * Math.max(...x.data.map((f) => (f && f.shares && typeof f.shares[k] === 'number' ? f.shares[k] : 0)))
+            : null,
+        );
+      chart(
+        'data',
+        'Data quality: % of the sampled answers (worst file)',
+        ['empty', 'same answer', 'looping', 'cut at length'],
+        [t, worst('empty'), worst('topResponse'), worst('repetitive'), worst('truncated')],
+        marks,
+      );
+    }
     const gpus = [...new Set(s.flatMap((x) => (x.gpus || []).map((g) => g.index)))].sort((a, b) => a - b);
     for (const g of gpus) {
       const col = (f) =>

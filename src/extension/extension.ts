@@ -127,6 +127,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     }),
   );
   tree.dataFor = (n) => data.filesOf(n);
+  live.dataFor = (n) => data.filesOf(n);
   alerts.dataSample = (n, p) => data.sampleText(n, p);
   return {
     fleet,

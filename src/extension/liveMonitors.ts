@@ -18,6 +18,7 @@ import type { ThroughputStatus } from './statusBar';
 import { StoppedByYou } from './stoppedByYou';
 import { StableFigure } from '../core/util/stableFigure';
 import type { NodesTreeProvider } from './tree';
+import type { DataSampleFile } from '../core/data/watch';
 
 export class LiveMonitors extends Disposables {
   private readonly monitors = new Map<string, NodeMonitor>();
@@ -33,6 +34,8 @@ export class LiveMonitors extends Disposables {
   readonly stopped = new StoppedByYou();
   /** Folder of the per-node history (the extension's global storage); null: kept in memory only. */
   historyDir: string | null = null;
+  /** The data guard's latest files of a node (set after construction): each sample keeps their shares (the dashboard). */
+  dataFor: ((node: string) => DataSampleFile[] | undefined) | undefined;
 
   constructor(
     private readonly fleet: Fleet,
@@ -194,7 +197,8 @@ export class LiveMonitors extends Disposables {
     const e = this.economicsFor(name);
     const extra = e ? e.annotate(s) : {};
     this.money.set(name, extra);
-    this.historyOf(name).addSample({ ...s, ...extra });
+    const data = this.dataFor?.(name);
+    this.historyOf(name).addSample({ ...s, ...extra, ...(data?.length ? { data } : {}) });
     for (const tr of e?.transitions(s, extra) ?? []) {
       this.historyOf(name).addTransition(tr);
       this.alerts?.notify(tr);
