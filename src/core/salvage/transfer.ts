@@ -30,6 +30,17 @@ export function entryLimit(listedSize: number): number {
   return listed + Math.max(64 * 1024 * 1024, listed);
 }
 
+/**
+ * How much one tar batch may bring in all: the listed sizes, tar's headers, and ONE slack for the whole batch
+ * (files that grew while they were read). Each entry still has its own entryLimit; without a batch total, many
+ * entries each just under it (30 files listed at 7 B, 63 MiB sent for each) put gigabytes on disk.
+ */
+export const BATCH_SLACK_BYTES = 64 * 1024 * 1024;
+
+export function batchBudget(items: Array<{ size: number }>): number {
+  return items.reduce((a, i) => a + Math.max(0, Math.floor(i.size)) + 4096, BATCH_SLACK_BYTES + 1024 * 1024);
+}
+
 export interface TransferItem {
   remotePath: string;
   /** Relative to dest. */
@@ -369,9 +380,9 @@ async function batchInto(bw: BatchWriter, { t, items, onBytes, onFile, signal }:
     ready = [];
     commit(now, h);
   }
-  // Everything the batch may bring: each file up to its limit plus headers. Past it (or past one file's
-  // limit) the node is sending what we did not ask for: the stream is closed, the rest reported.
-  let budget = items.reduce((a, i) => a + entryLimit(i.size) + 2048, 1024 * 1024);
+  // Everything the batch may bring (batchBudget). Past it (or past one file's limit) the node is sending
+  // what we did not ask for: the stream is closed, the rest reported.
+  let budget = batchBudget(items);
   let overflow: Error | null = null;
   // What one read of the stream brought, cut into files, for the writer (one copied chunk per read).
   let out: Buffer[] = [];
