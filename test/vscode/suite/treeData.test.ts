@@ -63,19 +63,6 @@ describe('the data guard on the demo node: the Data row and the degenerate-file 
     );
     assert.equal((item.iconPath as vscode.ThemeIcon).id, 'database', `${label(item)} · ${String(item.description)}`);
     assert.equal(label(item), 'Data');
-    // the dashboard's data chart reads the shares from the node's history
-    const rec = await waitFor(
-      'a history sample with the degenerate file',
-      () =>
-        api.live
-          .historyOf(DEMO)
-          .all()
-          .filter((e) => e.type === 'sample')
-          .map((e) => (e as { data?: Array<{ path: string; verdict: string; shares: { topResponse: number } }> }).data)
-          .find((d) => d?.some((f) => f.path === batch && f.verdict === 'degenerate')),
-      30_000,
-    );
-    assert.ok(rec.find((f) => f.path === batch)!.shares.topResponse > 0.8, JSON.stringify(rec));
     console.log(`      Data row: ${label(item)} · ${String(item.description ?? '')}`);
   });
 
