@@ -44,14 +44,18 @@ export interface RestoreCapture {
 export function modesOperation(paths: string[]): RemoteOperation<Array<string | null>> {
   return {
     name: 'file-modes',
-    command: `xargs -0 -r sh -c 'for f; do m=$(stat -c %a -- "$f" 2>/dev/null) || m=-; printf "%s\\n" "$m"; done' sh`,
+    // One `stat` per xargs batch (a `stat` per file cost ~2 ms each: 60 s of a 30,000-file salvage), each answer
+    // `mode NUL name NUL`, matched back by name: a file gone since the listing has no answer.
+    command: `xargs -0 -r stat --printf '%a\\0%n\\0' -- 2>/dev/null`,
     stdin: Buffer.from(paths.map((p) => p + '\0').join('')),
     timeoutMs: 120_000,
     maxOutputBytes: 16 * 1024 * 1024,
     idempotent: true,
     parse: (r) => {
-      const lines = r.stdout.toString('utf8').split('\n');
-      return paths.map((_, i) => (/^[0-7]{3,4}$/.test(lines[i] ?? '') ? lines[i] : null));
+      const f = r.stdout.toString('utf8').split('\0');
+      const byName = new Map<string, string>();
+      for (let i = 0; i + 1 < f.length; i += 2) if (/^[0-7]{3,4}$/.test(f[i])) byName.set(f[i + 1], f[i]);
+      return paths.map((p) => byName.get(p) ?? null);
     },
   };
 }
