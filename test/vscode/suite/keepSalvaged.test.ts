@@ -20,7 +20,7 @@ const INTERVAL_S = 1.5;
 type Manifest = {
   dest: string;
   watch?: { syncs: number; lastSyncedAt: string | null };
-  items: { status: string; localPath: string | null; remotePath: string; syncedAt?: string }[];
+  items: { status: string; localPath: string | null; remotePath: string; size: number; syncedAt?: string }[];
 };
 
 describe('Keep Node Salvaged in the extension host (demo node)', function () {
@@ -99,14 +99,22 @@ describe('Keep Node Salvaged in the extension host (demo node)', function () {
     const t1 = Date.now();
     await waitFor(`the marker in ${local}`, () => readFileSync(local, 'utf8').includes(marker), 10 * INTERVAL_S * 1000 + 30_000);
     console.log(`      appended line local after ${Date.now() - t1} ms`);
+    // The manifest is saved during a sync too (the changed file reads `pending` while it travels): wait for the
+    // save that ends the sync which carried the marker, then the file is verified at its new size.
+    const grown = log.size + Buffer.byteLength(marker);
+    let seen = '';
     const m1 = await waitFor(
-      'manifest syncs ≥ 1',
+      `manifest syncs ≥ 1 with ${log.remotePath} verified at ≥ ${grown} B`,
       () => {
         const m = manifest();
-        return (m.watch?.syncs ?? 0) >= 1 ? m : undefined;
+        const it = m.items.find((i) => i.remotePath === log.remotePath);
+        seen = JSON.stringify(it);
+        return (m.watch?.syncs ?? 0) >= 1 && it?.status === 'verified' && it.size >= grown ? m : undefined;
       },
-      30_000,
-    );
+      10 * INTERVAL_S * 1000 + 30_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last seen: ${seen}`);
+    });
     const item = m1.items.find((i) => i.remotePath === log.remotePath)!;
     assert.equal(item.status, 'verified', JSON.stringify(item));
     assert.ok(item.syncedAt, 'syncedAt per item');
