@@ -25,7 +25,9 @@ export class Workbench {
    */
   async runCommand(title: string): Promise<void> {
     const input = this.page.locator('.quick-input-widget .quick-input-box input');
-    const row = this.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: title }).first();
+    // Enter runs the focused row: wait until that is the command (a row further down, or a list still filtering
+    // with a recently used command on top, would run something else).
+    const row = this.page.locator('.quick-input-widget .quick-input-list .monaco-list-row.focused', { hasText: title }).first();
     for (let attempt = 0; ; attempt++) {
       await this.page.keyboard.press('F1');
       const ok = await (async () => {
