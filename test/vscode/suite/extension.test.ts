@@ -12,30 +12,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
+import { waitFor } from '../../e2e/harness';
+import { label } from '../treeText';
 
 const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
 const DEMO = 'gpu-demo';
-
-function label(item: vscode.TreeItem): string {
-  return typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
-}
-
-async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 250): Promise<NonNullable<T>> {
-  const t0 = Date.now();
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as NonNullable<T>;
-      last = v;
-    } catch (e) {
-      last = e instanceof Error ? e.message : e;
-    }
-    if (Date.now() - t0 > timeoutMs)
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last).slice(0, 300)})`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 async function closedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -94,8 +75,10 @@ describe('GPU Sessions in the extension host', function () {
     const name = await vscode.commands.executeCommand<string>('gpuSessions.startDemoNode');
     assert.equal(name, DEMO);
     assert.ok(api.demo(), 'api.demo() is set');
-    const st = await waitFor('demo probe', () =>
-      api.fleet.status(DEMO).state === 'ok' && api.fleet.status(DEMO).probe ? api.fleet.status(DEMO) : undefined,
+    const st = await waitFor(
+      'demo probe',
+      () => (api.fleet.status(DEMO).state === 'ok' && api.fleet.status(DEMO).probe ? api.fleet.status(DEMO) : undefined),
+      30_000,
     );
     assert.equal(st.probe!.gpuState, 'ok');
     const roots = await children();
@@ -318,7 +301,7 @@ describe('GPU Sessions in the extension host', function () {
     await vscode.workspace
       .getConfiguration('gpuSessions')
       .update('nodes', [{ name: 'unreachable-node', host: '127.0.0.1', port, user: 'nobody' }], vscode.ConfigurationTarget.Global);
-    await waitFor('node from settings', () => api.fleet.node('unreachable-node'));
+    await waitFor('node from settings', () => api.fleet.node('unreachable-node'), 30_000);
     const st = await api.fleet.refresh('unreachable-node');
     assert.equal(st.state, 'error');
     assert.equal(st.error?.code, 'unreachable', st.error?.message);
@@ -467,10 +450,14 @@ describe('GPU Sessions in the extension host', function () {
     assert.match(panel.webview.html, /Content-Security-Policy/);
     assert.doesNotMatch(panel.webview.html, /https?:\/\/(?!.*vscode)/, 'nothing remote');
     const ports = api.fleet.status(DEMO).probe!.servers.map((s) => s.port);
-    const drawn = await waitFor('dashboard data', () => {
-      const d = api.dashboards.drawn.get(DEMO);
-      return d && d.samples > 0 && ports.every((p) => d.ports.includes(p)) ? d : null;
-    });
+    const drawn = await waitFor(
+      'dashboard data',
+      () => {
+        const d = api.dashboards.drawn.get(DEMO);
+        return d && d.samples > 0 && ports.every((p) => d.ports.includes(p)) ? d : null;
+      },
+      30_000,
+    );
     assert.ok(drawn.samples > 0);
     panel.dispose();
   });
