@@ -10,6 +10,7 @@ import { runOperation } from '../core/remote/operation';
 import { ConnectionPool } from '../core/ssh/pool';
 import { ProbeResult, probeOperation } from '../core/node/probe';
 import { gatewayJson } from '../core/gateway/discover';
+import { distInitAddr, nodeRank } from '../core/gateway/multinode';
 import type { NodeSpec } from '../core/ssh/config';
 import type { HostKeyPrompt, Transport } from '../core/ssh/transport';
 
@@ -151,6 +152,8 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
       pp: s.pp ?? 1,
       ep: s.ep ?? 1,
       nnodes: s.nnodes ?? 1,
+      nodeRank: nodeRank(s),
+      distInitAddr: distInitAddr(s),
       enableDpAttention: Boolean(s.enableDpAttention),
       gpuCount: s.gpuCount ?? s.tp * s.dp,
       logLevel: s.logLevel ?? 'info',

@@ -3,6 +3,7 @@ import { formatBytes } from '../core/util/format';
 import type { ProbeResult } from '../core/node/probe';
 import { visible } from '../core/util/terminal';
 import { gatewayLines } from '../core/gateway/discover';
+import { rankPhrase } from '../core/gateway/multinode';
 
 export const bytes = formatBytes;
 
@@ -35,7 +36,7 @@ export function formatProbe(p: ProbeResult): string {
       s.dp > 1 ? `DP${s.dp}${s.enableDpAttention ? '(attn)' : ''}` : '',
       (s.pp ?? 1) > 1 ? `PP${s.pp}` : '',
       (s.ep ?? 1) > 1 ? `EP${s.ep}` : '',
-      (s.nnodes ?? 1) > 1 ? `${s.nnodes} nodes` : '',
+      rankPhrase(s) ?? '',
       s.statLines === false ? `no stat lines (--log-level ${s.logLevel})` : '',
     ]
       .filter(Boolean)

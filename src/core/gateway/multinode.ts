@@ -59,3 +59,21 @@ export function foldMultiNode(fleet: Array<{ node: string; servers: ServerLike[]
   }
   return [...groups.values()];
 }
+
+/**
+ * How a rank of a multi-node server reads in a row: "rank 1 of 2 nodes · API on rank 0 (10.0.0.2)"; the rank-0
+ * server: "rank 0 of 2 nodes"; null for a one-node server. One wording for the tree and the CLI.
+ */
+export function rankPhrase(s: ServerLike): string | null {
+  const nn = s.nnodes ?? 1;
+  if (nn <= 1) return null;
+  const r = nodeRank(s);
+  if (r === 0) return `rank 0 of ${nn} nodes`;
+  const addr = distInitAddr(s);
+  return `rank ${r} of ${nn} nodes · API on rank 0${addr ? ` (${addr.replace(/:\d+$/, '')})` : ''}`;
+}
+
+/** Why a rank ≥ 1 shows no throughput and its /health proves little (reference B2), for tooltips and `--verbose`. */
+export const SECONDARY_RANK_NOTE =
+  'A rank ≥ 1 of a multi-node server runs schedulers only: requests, throughput and /metrics are on rank 0. ' +
+  'Its /health is a dummy that answers 200 once its schedulers are up; it says nothing about the model.';

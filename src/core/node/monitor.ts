@@ -9,6 +9,7 @@ import { errorMessage } from '../util/errors';
 import { Health, MetricsSummary, authHeaders, checkHealth, fetchMetrics } from '../sglang/endpoints';
 import { RemoteOperation, incomplete, runOperation, stderrTail } from '../remote/operation';
 import { SglangServer, healthLimitMs } from '../sglang/serverArgv';
+import { isSecondaryRank } from '../gateway/multinode';
 import type { ProbeResult } from './probe';
 import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
 import { newNonce } from '../remote/sections';
@@ -216,6 +217,8 @@ export class NodeMonitor {
           });
         jobs.push(Promise.race([check, new Promise((r) => setTimeout(r, 5000).unref?.())]));
       }
+      // A rank ≥ 1 of a multi-node server serves no requests: its throughput is rank 0's, counted there once.
+      if (isSecondaryRank(s)) continue;
       if (!s.enableMetrics && lacksDecodeLines(s)) {
         // no stat lines and no /metrics: /v1/loads or /server_info carry its throughput and queue
         jobs.push(fetchLoads(this.t, s).then((l) => (l ? this.metrics.set(s.port, l) : this.metrics.delete(s.port))));

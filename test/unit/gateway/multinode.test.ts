@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
-import { foldMultiNode, isSecondaryRank } from '../../../src/core/gateway/multinode';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { foldMultiNode, isSecondaryRank, rankPhrase } from '../../../src/core/gateway/multinode';
+import { NodeMonitor } from '../../../src/core/node/monitor';
+import type { ProbeResult } from '../../../src/core/node/probe';
+import { LocalTransport } from '../../../src/core/ssh/transport';
 import { serverFromArgv } from '../../../src/core/sglang/serverArgv';
 
 const srv = (pid: number, args: string) =>
@@ -33,5 +38,48 @@ describe('multi-node servers', () => {
   it('a rank that is gone is a failure of the whole server', () => {
     const f = foldMultiNode([{ node: 'a', servers: [srv(100, `${common} --node-rank 0`)] }]);
     assert.deepEqual(f[0].missingRanks, [1]);
+  });
+});
+
+describe('a rank ≥ 1 in a row and in the live monitor', () => {
+  const common = '--model-path /m/DeepSeek-V3 --tp 16 --nnodes 2 --dist-init-addr 10.0.0.2:25000';
+  it('reads "rank 1 of 2 nodes · API on rank 0 (host)"; rank 0 "rank 0 of 2 nodes"; a one-node server nothing', () => {
+    assert.equal(rankPhrase(srv(1, `${common} --node-rank 1 --port 30000`)), 'rank 1 of 2 nodes · API on rank 0 (10.0.0.2)');
+    assert.equal(rankPhrase(srv(1, `${common} --node-rank 0 --port 30000`)), 'rank 0 of 2 nodes');
+    assert.equal(rankPhrase(srv(1, '--model-path /m/x --port 30000')), null);
+  });
+
+  it('the monitor asks a rank ≥ 1 nothing but /health: no /metrics, no /v1/loads, no throughput of its own', async () => {
+    const paths: string[] = [];
+    const http = createServer((req, res) => {
+      paths.push(req.url ?? '');
+      if (req.url === '/metrics') res.end('sglang:gen_throughput{tp_rank="0"} 1234\nsglang:num_running_reqs{tp_rank="0"} 7\n');
+      else res.end('');
+    });
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const port = (http.address() as AddressInfo).port;
+    const m = new NodeMonitor('b', new LocalTransport());
+    try {
+      const r1 = srv(200, `${common} --node-rank 1 --port ${port} --enable-metrics`);
+      await m.update({ servers: [r1], artifacts: [], progress: null } as unknown as ProbeResult);
+      assert.ok(paths.includes('/health'), `asked: ${paths.join(' ')}`);
+      assert.deepEqual(
+        paths.filter((p) => p !== '/health'),
+        [],
+        'only /health',
+      );
+      assert.equal(m.live().genThroughput, 0);
+      // the same server as a one-node server is polled for /metrics
+      paths.length = 0;
+      await m.update({
+        servers: [srv(201, `--model-path /m/x --port ${port} --enable-metrics`)],
+        artifacts: [],
+        progress: null,
+      } as unknown as ProbeResult);
+      assert.ok(paths.includes('/metrics'), `asked: ${paths.join(' ')}`);
+    } finally {
+      m.dispose();
+      http.close();
+    }
   });
 });

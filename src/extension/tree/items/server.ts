@@ -3,6 +3,7 @@ import { REDACTED } from '../../../core/util/redact';
 import * as vscode from 'vscode';
 import { mdFence, mdText, visible } from '../../../core/util/terminal';
 import type { SglangServer } from '../../../core/sglang/serverArgv';
+import { SECONDARY_RANK_NOTE, isSecondaryRank, rankPhrase } from '../../../core/gateway/multinode';
 import type { TreeContext, TreeNodeOf } from '../types';
 
 export function serverLabel(s: SglangServer): string {
@@ -16,8 +17,11 @@ export function serverDescription(s: SglangServer, stats?: string): string {
   if (s.dp > 1 || s.tp > 1) parts.push(`DP${s.dp} TP${s.tp}${s.enableDpAttention ? ' (DP attention)' : ''}`);
   if ((s.pp ?? 1) > 1) parts.push(`PP${s.pp}`);
   if ((s.ep ?? 1) > 1) parts.push(`EP${s.ep}`);
-  if ((s.nnodes ?? 1) > 1) parts.push(`${s.nnodes} nodes`);
+  const rank = rankPhrase(s);
+  if (rank) parts.push(rank);
   if (s.speculativeAlgorithm) parts.push(s.speculativeAlgorithm);
+  // a rank ≥ 1 serves no requests: its figures are rank 0's (reference B2)
+  if (isSecondaryRank(s)) return parts.join(' · ');
   if (stats) parts.push(stats);
   // SGLang prints its decode stats at INFO: with --log-level warning there is nothing to show, say so.
   else if (s.statLines === false) parts.push(`no stat lines (--log-level ${s.logLevel})`);
@@ -97,6 +101,7 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
     md.appendText(visible(s.configFile));
     md.appendMarkdown(' (read on the node; command-line flags override it)\n\n');
   }
+  if (isSecondaryRank(s)) md.appendMarkdown(`${mdText(SECONDARY_RANK_NOTE)}\n\n`);
   if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
   md.appendMarkdown(mdFence(s.args.join(' '), 'shell'));
   item.tooltip = md;
