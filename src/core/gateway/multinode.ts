@@ -77,3 +77,23 @@ export function rankPhrase(s: ServerLike): string | null {
 export const SECONDARY_RANK_NOTE =
   'A rank ≥ 1 of a multi-node server runs schedulers only: requests, throughput and /metrics are on rank 0. ' +
   'Its /health is a dummy that answers 200 once its schedulers are up; it says nothing about the model.';
+
+/**
+ * The rank-0 server's row across the fleet: "16 GPUs on a, b" when every rank is seen, else what is missing
+ * ("rank 1 of 2 not seen on the fleet's nodes"). Null for a one-node server or a rank ≥ 1.
+ */
+export function headSummary(
+  fleet: Array<{ node: string; servers: ServerLike[] }>,
+  node: string,
+  s: ServerLike,
+): { text: string; missing: number[] } | null {
+  if ((s.nnodes ?? 1) <= 1 || nodeRank(s) !== 0) return null;
+  const g = foldMultiNode(fleet).find((x) => x.head?.node === node && x.head.pid === s.pid);
+  if (!g) return null;
+  if (g.missingRanks.length)
+    return {
+      text: `rank ${g.missingRanks.join(', ')} of ${g.nnodes} not seen on the fleet's nodes`,
+      missing: g.missingRanks,
+    };
+  return { text: `${g.gpuCount} GPUs on ${[...new Set(g.ranks.map((r) => r.node))].join(', ')}`, missing: [] };
+}

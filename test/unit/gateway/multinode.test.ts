@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { foldMultiNode, isSecondaryRank, rankPhrase } from '../../../src/core/gateway/multinode';
+import { foldMultiNode, headSummary, isSecondaryRank, rankPhrase } from '../../../src/core/gateway/multinode';
 import { NodeMonitor } from '../../../src/core/node/monitor';
 import type { ProbeResult } from '../../../src/core/node/probe';
 import { LocalTransport } from '../../../src/core/ssh/transport';
@@ -81,5 +81,30 @@ describe('a rank ≥ 1 in a row and in the live monitor', () => {
       m.dispose();
       http.close();
     }
+  });
+});
+
+describe('the rank-0 row across the fleet (headSummary)', () => {
+  const common = '--model-path /m/DeepSeek-V3 --tp 16 --nnodes 2 --dist-init-addr 10.0.0.2:25000 --port 30000';
+  it('names the nodes and GPUs when every rank is seen, the missing rank otherwise; nothing for others', () => {
+    const r0 = srv(100, `${common} --node-rank 0`);
+    const r1 = srv(200, `${common} --node-rank 1`);
+    assert.deepEqual(
+      headSummary(
+        [
+          { node: 'a', servers: [r0] },
+          { node: 'b', servers: [r1] },
+        ],
+        'a',
+        r0,
+      ),
+      { text: '16 GPUs on a, b', missing: [] },
+    );
+    assert.deepEqual(headSummary([{ node: 'a', servers: [r0] }], 'a', r0), {
+      text: "rank 1 of 2 not seen on the fleet's nodes",
+      missing: [1],
+    });
+    assert.equal(headSummary([{ node: 'b', servers: [r1] }], 'b', r1), null);
+    assert.equal(headSummary([{ node: 'a', servers: [srv(1, '--model-path /m/x')] }], 'a', srv(1, '--model-path /m/x')), null);
   });
 });

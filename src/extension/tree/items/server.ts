@@ -3,7 +3,7 @@ import { REDACTED } from '../../../core/util/redact';
 import * as vscode from 'vscode';
 import { mdFence, mdText, visible } from '../../../core/util/terminal';
 import type { SglangServer } from '../../../core/sglang/serverArgv';
-import { SECONDARY_RANK_NOTE, isSecondaryRank, rankPhrase } from '../../../core/gateway/multinode';
+import { SECONDARY_RANK_NOTE, headSummary, isSecondaryRank, rankPhrase } from '../../../core/gateway/multinode';
 import type { TreeContext, TreeNodeOf } from '../types';
 
 export function serverLabel(s: SglangServer): string {
@@ -108,6 +108,16 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
   const health = live?.health ?? 'unknown';
   item.iconPath = (live?.state ? stateIcon(live.state) : null) ?? healthIcon(health);
   if (live?.state && live.state !== 'serving') item.description = `${live.state} — ${item.description}`;
+  // A multi-node server's rank 0: where its other ranks are, or that one is missing (the whole server fails).
+  const head = headSummary(
+    ctx.fleet.nodes().map((n) => ({ node: n.name, servers: ctx.fleet.status(n.name).probe?.servers ?? [] })),
+    el.node,
+    s,
+  );
+  if (head) {
+    item.description = `${item.description} · ${head.text}`;
+    if (head.missing.length) item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.orange'));
+  }
   if (live?.state)
     md.appendMarkdown(
       `\n\nState: **${live.state}**${live.stateClass ? ` (${live.stateClass})` : ''}${live.stateReason ? ` — ${mdText(live.stateReason)}` : ''}`,
