@@ -68,7 +68,10 @@ describe('CLI format (cli/format)', () => {
     const out = formatProbe(p);
     assert.match(out, /^simnode \(\?\) — /);
     assert.match(out, /\n {2}CPU: AMD EPYC × \? cores · RAM \?\n {2}GPUs: none — NVIDIA-SMI has failed\n/);
-    assert.match(out, /\n {4}:32937 {2}pid 9098 {2}\S+ {2}TP4 DP2\(attn\) PP2 EP8 rank 0 of 2 nodes no stat lines \(--log-level warning\)\n/);
+    assert.match(
+      out,
+      /\n {4}:32937 {2}pid 9098 {2}\S+ {2}TP4 DP2\(attn\) PP2 EP8 rank 0 of 2 nodes no stat lines \(--log-level warning\)\n/,
+    );
     assert.match(out, /Artifacts: 18 \(truncated; raise the limit to see all\)/);
   });
 
