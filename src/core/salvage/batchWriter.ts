@@ -12,36 +12,11 @@
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../util/errors';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
-import { TransferResult, VerifiedWriter, fsProblem } from './verifiedWriter';
+import { VerifiedWriter, fsProblem } from './verifiedWriter';
 import { workerFile } from './parallel';
+import type { BatchOp, CommittedFile, EndedFile, WriteCommand, WriteEvent } from './workerProtocol';
 
-/** Open `id` at `rel` (relative to dest) | bytes [off, off+len) of the chunk belong to `id` | `id` is complete. */
-export type BatchOp = ['o', number, string] | ['d', number, number, number] | ['e', number];
-
-/** A file whose bytes are all written (and closed): what it hashed to, and whether writing it failed. */
-export interface EndedFile {
-  id: number;
-  sha256: string;
-  bytes: number;
-  /** Writing it failed (the reason comes with commit); `fatal`: the destination cannot take more files. */
-  failed: boolean;
-  fatal: boolean;
-}
-
-export interface CommittedFile {
-  id: number;
-  result: TransferResult;
-  /** Secrets found in the exact bytes (scanned where they were written); undefined: not scanned there. */
-  secrets?: SecretHit[];
-}
-
-/** Messages of the `write` role. */
-export type WriteCommand =
-  | { type: 'chunk'; buf: Uint8Array; ops: BatchOp[] }
-  | { type: 'commit'; seq: number; items: Array<{ id: number; sha256: string | null }> }
-  | { type: 'discard'; ids: number[] }
-  | { type: 'stop' };
-export type WriteEvent = { type: 'ended'; ack: number; ended: EndedFile[] } | { type: 'committed'; seq: number; results: CommittedFile[] };
+export type { BatchOp, CommittedFile, EndedFile, WriteCommand, WriteEvent } from './workerProtocol';
 
 /** The files of the batches, on the thread that writes them. */
 export class BatchFiles {

@@ -4,10 +4,10 @@
 import { formatBytes } from '../util/format';
 import { SalvageItem } from './salvageTypes';
 import { planAgainstDeadline } from './deadline';
-import type { Salvager } from './salvage';
+import type { SalvageRun } from './salvageRun';
 
 /** States, before the bulk data starts, whether it will be saved before the rental ends, and names what will not. */
-export function planDeadline(sv: Salvager, at: Date, data: SalvageItem[], started: { ms: number; bytes: number }): void {
+export function planDeadline(sv: SalvageRun, at: Date, data: SalvageItem[], started: { ms: number; bytes: number }): void {
   const m = sv.manifest;
   const moved = m.stats.bytesTransferred - started.bytes;
   const secs = (Date.now() - started.ms) / 1000;
@@ -27,10 +27,13 @@ export function planDeadline(sv: Salvager, at: Date, data: SalvageItem[], starte
     .join(', ');
   const msg =
     plan.fits === true
-      ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min: the remaining ${formatBytes(plan.remainingBytes)} need about ${plan.etaS} s — everything will be saved in time`
+      ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min: the remaining ${formatBytes(plan.remainingBytes)} ` +
+        `need about ${plan.etaS} s — everything will be saved in time`
       : plan.fits === null
         ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min; the transfer rate is not known yet (most valuable first)`
-        : `The rental ends ${plan.secondsLeft > 0 ? `in ${Math.round(plan.secondsLeft / 60)} min` : '— it is already over'}: ${plan.wontMakeIt.length} file(s), ${formatBytes(plan.wontMakeIt.reduce((a, b) => a + b.size, 0))}, will not make it (${names}${plan.wontMakeIt.length > 3 ? ', …' : ''}); the most valuable go first`;
+        : `The rental ends ${plan.secondsLeft > 0 ? `in ${Math.round(plan.secondsLeft / 60)} min` : '— it is already over'}: ${plan.wontMakeIt.length} ` +
+          `file(s), ${formatBytes(plan.wontMakeIt.reduce((a, b) => a + b.size, 0))}, will not make it (${names}${plan.wontMakeIt.length > 3 ? ', …' : ''}); ` +
+          `the most valuable go first`;
   sv.log.warn(msg);
   sv.progress('data', msg);
 }

@@ -7,7 +7,7 @@ import { redactText } from '../util/redact';
 import { remoteStats } from './transfer';
 import { SalvageItem } from './salvageTypes';
 import { writerInfo } from './classify';
-import type { Salvager } from './salvage';
+import type { SalvageRun } from './salvageRun';
 import { cacheItem, itemFor, list } from './plan';
 import { transferItems } from './transferPhase';
 import { writeServersScript } from './gitStep';
@@ -17,7 +17,7 @@ import { isFileItem, mergeRoots } from './salvageUtil';
  * The final pass: stop servers / writers when asked, list again (one exec), fetch only what changed
  * (appended bytes from the verified offset, new files, rewritten files), check the fetched ones once more.
  */
-export async function finalPass(sv: Salvager): Promise<void> {
+export async function finalPass(sv: SalvageRun): Promise<void> {
   const m = sv.manifest;
   const t = sv.o.transport;
   const L1 = sv.listing;
@@ -106,7 +106,7 @@ export async function finalPass(sv: Salvager): Promise<void> {
  * then check the fetched ones once more. Throws when the node cannot be listed.
  */
 export async function catchUp(
-  sv: Salvager,
+  sv: SalvageRun,
   extraRoots: string[],
 ): Promise<{ listedAt: string; changedBytes: number; fetchedBytes: number; fetchedFiles: number }> {
   const m = sv.manifest;

@@ -11,9 +11,9 @@ import { ensureParent, insideDest } from './paths';
 import { SalvageItem } from './salvageTypes';
 import { writeAtomic } from './runDir';
 import { renderServersScript } from './serversScript';
-import type { Salvager } from './salvage';
+import type { SalvageRun } from './salvageRun';
 
-export function writeServersScript(sv: Salvager, it: SalvageItem): void {
+export function writeServersScript(sv: SalvageRun, it: SalvageItem): void {
   const content = renderServersScript(sv.manifest.node, sv.servers);
   const abs = insideDest(sv.dir, it.localPath!);
   try {
@@ -30,7 +30,7 @@ export function writeServersScript(sv: Salvager, it: SalvageItem): void {
 }
 
 /** `git status` and `git diff` (staged and unstaged) of a repository, as text files. */
-export async function salvageGit(sv: Salvager, it: SalvageItem): Promise<void> {
+export async function salvageGit(sv: SalvageRun, it: SalvageItem): Promise<void> {
   try {
     const g = await runOperation(sv.o.transport, gitStateOperation(it.remotePath), sv.o.signal);
     if (!g.ok) {

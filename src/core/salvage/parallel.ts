@@ -22,7 +22,7 @@ import { Worker } from 'node:worker_threads';
 import { GpuSessionsError } from '../util/errors';
 import { Logger, nullLogger } from '../util/logger';
 import type { AbortLike, SshConnectRecipe, Transport } from '../ssh/transport';
-import type { FetchCommand, FetchEvent, HashCommand, HashEvent, WorkerInit } from './parallelWorker';
+import type { FetchCommand, FetchEvent, HashCommand, HashEvent, WorkerInit } from './workerProtocol';
 
 /** Files at least this large travel in parallel ranges. */
 export const PARALLEL_MIN_BYTES = 64 * 1024 * 1024;

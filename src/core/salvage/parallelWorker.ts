@@ -20,27 +20,11 @@ import { GpuSessionsError, errorMessage } from '../util/errors';
 import { openStream, streamExitReason } from '../remote/operation';
 import { shq } from '../remote/quote';
 import { KnownHostsStore } from '../ssh/knownHosts';
-import { SshConnectRecipe, SshTransport } from '../ssh/transport';
-import { BatchFiles, WriteCommand, WriteEvent } from './batchWriter';
+import { SshTransport } from '../ssh/transport';
+import { BatchFiles } from './batchWriter';
+import type { FetchCommand, FetchEvent, HashCommand, HashEvent, WorkerInit, WriteCommand, WriteEvent } from './workerProtocol';
 
-export type WorkerInit =
-  | { role: 'fetch'; recipe: SshConnectRecipe; remotePath: string; tmp: string }
-  | { role: 'hash'; tmp: string; md5: boolean }
-  | { role: 'write'; dest: string; md5: boolean; scanLimit: number }
-  | { role: 'ping' };
-
-/** Coordinator → fetch worker. */
-export type FetchCommand = { type: 'piece'; id: number; off: number; len: number } | { type: 'stop' };
-/** Fetch worker → coordinator. `got` counts bytes written from `off` of the request. */
-export type FetchEvent =
-  | { type: 'ready' }
-  | { type: 'fatal'; code: string; message: string }
-  | { type: 'bytes'; id: number; got: number }
-  | { type: 'done'; id: number; got: number }
-  | { type: 'failed'; id: number; got: number; retry: boolean; message: string; fsCode?: string };
-export type HashCommand = { type: 'upto'; n: number } | { type: 'finish'; n: number };
-export type HashEvent =
-  { type: 'digest'; sha256: string; md5: string | null; bytes: number } | { type: 'error'; message: string; code?: string };
+export type { FetchCommand, FetchEvent, HashCommand, HashEvent, WorkerInit } from './workerProtocol';
 
 const REPORT_EVERY = 4 * 1024 * 1024;
 

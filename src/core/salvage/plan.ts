@@ -15,11 +15,11 @@ import { LEFT_REASON_TEXT, SalvageItem, SalvageManifest } from './salvageTypes';
 import { stepOf } from './stepOf';
 import { writeAtomic } from './runDir';
 import { classifyFile, writerInfo } from './classify';
-import type { Salvager } from './salvage';
+import type { SalvageRun } from './salvageRun';
 import { PREVIOUS_WHY, diagnoseWrite, isLoopback } from './salvageUtil';
 
 /** Folders and model folders an earlier run of this node found (their evidence may be gone: servers stopped). */
-export function listingOptions(sv: Salvager, extraRoots: string[] = []): ListingOptions {
+export function listingOptions(sv: SalvageRun, extraRoots: string[] = []): ListingOptions {
   const prevRoots = (sv.previous?.roots ?? []).map((r) => (typeof r === 'string' ? r : r.path)).filter((r) => r.startsWith('/'));
   return {
     roots: sv.o.roots,
@@ -37,11 +37,11 @@ export function listingOptions(sv: Salvager, extraRoots: string[] = []): Listing
 }
 
 /** The model folders the previous run of this node recorded. */
-function previousModelDirs(sv: Salvager): string[] {
+function previousModelDirs(sv: SalvageRun): string[] {
   return (sv.previous as (SalvageManifest & { modelDirs?: string[] }) | null)?.modelDirs ?? [];
 }
 
-export async function list(sv: Salvager, extraRoots: string[] = []): Promise<SalvageListing> {
+export async function list(sv: SalvageRun, extraRoots: string[] = []): Promise<SalvageListing> {
   const l = await runOperation(sv.o.transport, salvageListOperation(listingOptions(sv, extraRoots)), sv.o.signal);
   const prevWhy = new Map((sv.previous?.roots ?? []).filter((r) => typeof r !== 'string').map((r) => [r.path, r.why]));
   for (const r of l.roots) {
@@ -55,7 +55,7 @@ export async function list(sv: Salvager, extraRoots: string[] = []): Promise<Sal
   return l;
 }
 
-export async function planNow(sv: Salvager): Promise<SalvageItem[]> {
+export async function planNow(sv: SalvageRun): Promise<SalvageItem[]> {
   try {
     mkdirSync(sv.dir, { recursive: true });
     if (sv.o.gitignore !== false)
@@ -66,7 +66,8 @@ export async function planNow(sv: Salvager): Promise<SalvageItem[]> {
     const code = (e as NodeJS.ErrnoException).code ?? '';
     throw new GpuSessionsError(
       'io',
-      `Cannot write the salvage folder ${sv.dir} (${code || errorMessage(e)}): ${code === 'ENOSPC' ? 'the disk is full' : code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(e)}. Choose another destination (CLI --dest, setting gpuSessions.salvage.folder); nothing was downloaded.`,
+      `Cannot write the salvage folder ${sv.dir} (${code || errorMessage(e)}): ${code === 'ENOSPC' ? 'the disk is full' : code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(e)}. ` +
+        `Choose another destination (CLI --dest, setting gpuSessions.salvage.folder); nothing was downloaded.`,
     );
   }
   sv.lastWrite = Date.now();
@@ -107,13 +108,13 @@ export async function planNow(sv: Salvager): Promise<SalvageItem[]> {
 }
 
 /** Servers of this user: the probe's (with GPUs) when they match the listing's own scan. */
-export function ownServers(sv: Salvager, L: SalvageListing): SglangServer[] {
+export function ownServers(sv: SalvageRun, L: SalvageListing): SglangServer[] {
   const own = new Set(L.servers.map((s) => s.pid));
   const fromProbe = sv.probeServers.filter((s) => own.has(s.pid));
   return fromProbe.length === L.servers.length ? fromProbe : L.servers;
 }
 
-export function cacheItem(sv: Salvager, c: { path: string; files: number; bytes: number }): SalvageItem {
+export function cacheItem(sv: SalvageRun, c: { path: string; files: number; bytes: number }): SalvageItem {
   return {
     remotePath: c.path,
     localPath: null,
@@ -132,13 +133,13 @@ export function cacheItem(sv: Salvager, c: { path: string; files: number; bytes:
 }
 
 /** The local name of a remote path: the one an earlier run of this folder gave it (so it resumes), else a new one. */
-export function localName(sv: Salvager, remotePath: string, area: 'files' | 'git'): string {
+export function localName(sv: SalvageRun, remotePath: string, area: 'files' | 'git'): string {
   sv.previousLocal ??= new Map((sv.previous?.items ?? []).map((i) => [i.remotePath, i.localPath]));
   const prev = sv.previousLocal.get(remotePath);
   return usableRecordedPath(prev, area) ? prev : localRelPath(remotePath, area);
 }
 
-export function itemFor(sv: Salvager, f: ListedFile): SalvageItem {
+export function itemFor(sv: SalvageRun, f: ListedFile): SalvageItem {
   const threshold = sv.manifest.sizeThreshold;
   const base: SalvageItem = {
     remotePath: f.path,

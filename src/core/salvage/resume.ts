@@ -3,11 +3,11 @@
  */
 import { existsSync } from 'node:fs';
 import { insideDest } from './paths';
-import type { Salvager } from './salvage';
+import type { SalvageRun } from './salvageRun';
 import { isFileItem } from './salvageUtil';
 
 /** Local copies a previous run verified: candidates for "unchanged" (no transfer) or "grew" (append only). */
-export function resumeFromPrevious(sv: Salvager): void {
+export function resumeFromPrevious(sv: SalvageRun): void {
   const prev = sv.previous;
   if (!prev) return;
   const byPath = new Map(prev.items.map((i) => [i.remotePath, i]));

@@ -9,11 +9,11 @@ import { remoteHashes } from './transfer';
 import { Settled, unwrap } from './early';
 import { S3Inventory } from './s3';
 import { writeAtomic } from './runDir';
-import type { Salvager } from './salvage';
+import type { SalvageRun } from './salvageRun';
 import { isFileItem } from './salvageUtil';
 
 /** `early`: the inventory started with the transfer (the first check; after uploads S3 is listed again). */
-export async function runS3Step(sv: Salvager, early?: Promise<Settled<S3Inventory>>): Promise<void> {
+export async function runS3Step(sv: SalvageRun, early?: Promise<Settled<S3Inventory>>): Promise<void> {
   const m = sv.manifest;
   const s3 = sv.o.s3;
   if (!s3) {
@@ -87,7 +87,7 @@ export async function runS3Step(sv: Salvager, early?: Promise<Settled<S3Inventor
  * Send what S3 is missing (or holds differently) straight from the node: large files the laptop did not
  * pull included; secret stores, caches and re-downloadable weights never. Then S3 is checked again.
  */
-export async function runUploadStep(sv: Salvager): Promise<void> {
+export async function runUploadStep(sv: SalvageRun): Promise<void> {
   const m = sv.manifest;
   const s3 = sv.o.s3;
   if (!s3 || !m.s3 || m.s3.error) return;
@@ -129,13 +129,15 @@ export async function runUploadStep(sv: Salvager): Promise<void> {
   const failed = res.filter((r) => !r.ok);
   m.steps.s3 = {
     status: failed.length ? 'failed' : 'done',
-    reason: `${m.steps.s3.reason ?? ''}; uploaded ${res.length - failed.length} of ${res.length} file(s) from the node${failed.length ? ` (${failed[0].remotePath}: ${failed[0].reason})` : ''}`,
+    reason:
+      `${m.steps.s3.reason ?? ''}; uploaded ${res.length - failed.length} of ${res.length} file(s) from the ` +
+      `node${failed.length ? ` (${failed[0].remotePath}: ${failed[0].reason})` : ''}`,
   };
   sv.save(true);
 }
 
 /** Unfinished multipart uploads of this run folder (a rerun continues the folder, so it resumes them per part). */
-export function pendingUploads(sv: Salvager): UploadResume {
+export function pendingUploads(sv: SalvageRun): UploadResume {
   const file = path.join(sv.dir, 'upload-parts.json');
   let all: Record<string, PendingUpload> = {};
   try {

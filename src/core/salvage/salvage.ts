@@ -23,6 +23,7 @@ export * from './serversScript';
 export * from './classify';
 export * from './report';
 export { isFileItem } from './salvageUtil';
+export type { SalvageRun } from './salvageRun';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { Logger, nullLogger } from '../util/logger';
@@ -45,9 +46,10 @@ import { closeBatchWriter, runFileStep } from './transferPhase';
 import { planDeadline } from './deadlineStep';
 import { runS3Step, runUploadStep } from './s3Step';
 import { finish } from './verdict';
+import type { SalvageRun } from './salvageRun';
 import { LocalBase, SnapshotResult, defaultSnapshot, isFileItem } from './salvageUtil';
 
-export class Salvager {
+export class Salvager implements SalvageRun {
   readonly manifest: SalvageManifest;
   readonly dir: string;
   /** @internal */

@@ -12,23 +12,23 @@ import { BatchWriter } from './batchWriter';
 import { SCAN_LIMIT, SMALL_FILE, STEPS, SalvageItem, StepId } from './salvageTypes';
 import { planBatches } from './deadline';
 import { sha256File, writeAtomic } from './runDir';
-import type { Salvager } from './salvage';
+import type { SalvageRun } from './salvageRun';
 import { salvageGit, writeServersScript } from './gitStep';
 
 /** The writer thread of the run's file steps: started with the first batch, kept for the next steps. */
-export function batchWriter(sv: Salvager): BatchWriter {
+export function batchWriter(sv: SalvageRun): BatchWriter {
   if (!sv.writer?.alive) sv.writer = BatchWriter.start(sv.dir, { md5: !!sv.o.s3, scanLimit: SCAN_LIMIT });
   return sv.writer;
 }
 
-export async function closeBatchWriter(sv: Salvager): Promise<void> {
+export async function closeBatchWriter(sv: SalvageRun): Promise<void> {
   const w = sv.writer;
   sv.writer = null;
   await w?.close();
 }
 
 /** `r.secrets`: the scan of the exact bytes, done where they were written (else the local copy is read). */
-export function markItem(sv: Salvager, it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
+export function markItem(sv: SalvageRun, it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
   if (r.ok) {
     if (r.bytes !== it.size) {
       it.reason = `grew on the node while being read: verified the first ${r.bytes} B (listed ${it.size} B)`;
@@ -52,7 +52,7 @@ export function markItem(sv: Salvager, it: SalvageItem, r: TransferResult & { se
 }
 
 /** Secrets scan of the exact copy; with --redact the local copy is then rewritten redacted (marked). */
-export function scanItem(sv: Salvager, it: SalvageItem, scanned?: SecretHit[]): void {
+export function scanItem(sv: SalvageRun, it: SalvageItem, scanned?: SecretHit[]): void {
   const abs = insideDest(sv.dir, it.localPath!);
   try {
     // Already scanned from the bytes that were written (and verified): read the copy only to redact it.
@@ -84,7 +84,7 @@ export function scanItem(sv: Salvager, it: SalvageItem, scanned?: SecretHit[]): 
   }
 }
 
-export async function runFileStep(sv: Salvager, step: StepId, files: SalvageItem[]): Promise<void> {
+export async function runFileStep(sv: SalvageRun, step: StepId, files: SalvageItem[]): Promise<void> {
   const m = sv.manifest;
   const gitItems = step === 'configs' ? m.items.filter((i) => i.kind === 'git-state' && i.selected && i.status === 'pending') : [];
   const cmdItems = step === 'scripts' ? m.items.filter((i) => i.kind === 'server-cmdline' && i.selected && i.status === 'pending') : [];
@@ -121,7 +121,7 @@ export async function runFileStep(sv: Salvager, step: StepId, files: SalvageItem
  * Fetch files: unchanged verified local copies are re-hashed and kept (no transfer), grown ones get
  * their appended bytes, large files travel alone, small ones in tar batches; a few channels in parallel.
  */
-export async function transferItems(sv: Salvager, files: SalvageItem[], step: StepId | 'final', retry = false): Promise<void> {
+export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: StepId | 'final', retry = false): Promise<void> {
   const t = sv.o.transport;
   const todo: SalvageItem[] = [];
   const appends: SalvageItem[] = [];

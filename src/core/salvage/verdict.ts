@@ -7,16 +7,16 @@ import { settleWeightsInS3, uniqueWeightsMessage } from './weights';
 import { SalvageManifest } from './salvageTypes';
 import { writeAtomic } from './runDir';
 import { renderSalvageReport } from './report';
-import type { Salvager } from './salvage';
+import type { SalvageRun } from './salvageRun';
 
-export function finish(sv: Salvager): void {
+export function finish(sv: SalvageRun): void {
   sv.timer.start('verdict');
   finishNow(sv);
   sv.timer.stop('verdict');
   sv.manifest.timings = sv.timer.result();
 }
 
-export function finishNow(sv: Salvager): void {
+export function finishNow(sv: SalvageRun): void {
   const m = sv.manifest;
   const lost: SalvageManifest['lost'] = [];
   for (const it of m.items) {
@@ -36,7 +36,10 @@ export function finishNow(sv: Salvager): void {
     const others = m.writers.length - servers;
     details.push({
       code: 'still-running',
-      message: `${[servers ? `${servers} SGLang server(s)` : '', others ? `${others} other process(es)` : ''].filter(Boolean).join(' and ')} still running and writing under the folders; stop them (--stop-servers${others ? ', --stop-writers' : ''}) or wait until they finish, then salvage again`,
+      message:
+        `${[servers ? `${servers} SGLang server(s)` : '', others ? `${others} other process(es)` : ''].filter(Boolean).join(' and ')} ` +
+        `still running and writing under the folders; stop them (--stop-servers${others ? ', --stop-writers' : ''}) or wait ` +
+        `until they finish, then salvage again`,
     });
   }
   const changed = m.items.filter((i) => i.changedAfterVerify && !i.goneFromNode);
@@ -46,7 +49,10 @@ export function finishNow(sv: Salvager): void {
   if (L?.truncated)
     details.push({
       code: 'listing-truncated',
-      message: `the listing is incomplete: at least ${L.notListed} entr${L.notListed === 1 ? 'y was' : 'ies were'} not listed because the ${L.bound === 'max-depth' ? `depth bound (${L.maxDepth} levels; raise --max-depth)` : `entry bound (${L.maxFiles}; raise --max-files)`} was hit, or choose narrower --roots`,
+      message:
+        `the listing is incomplete: at least ${L.notListed} entr${L.notListed === 1 ? 'y was' : 'ies were'} ` +
+        `not listed because the ${L.bound === 'max-depth' ? `depth bound (${L.maxDepth} levels; raise --max-depth)` : `entry bound (${L.maxFiles}; raise --max-files)`} ` +
+        `was hit, or choose narrower --roots`,
     });
   const unique = uniqueWeightsMessage(m.items, sv.modelDirs);
   if (unique) details.push({ code: 'unique-weights', message: unique });

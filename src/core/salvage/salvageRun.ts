@@ -1,0 +1,43 @@
+/**
+ * What a salvage phase (plan, resume, transfer, final pass, git, deadline, S3, verdict) reads and changes
+ * of the run: the state `Salvager` (salvage.ts) holds. The phases take this interface, not the class, so
+ * the orchestrator imports its phases and no phase imports the orchestrator.
+ */
+import type { Logger } from '../util/logger';
+import type { SglangServer } from '../sglang/serverArgv';
+import type { SalvageListing } from './listing';
+import type { LocalNames } from './paths';
+import type { BatchWriter } from './batchWriter';
+import type { PhaseTimer } from './timings';
+import type { SalvageManifest, SalvageOptions, SalvageProgress } from './salvageTypes';
+import type { LocalBase } from './salvageUtil';
+
+export interface SalvageRun {
+  readonly o: SalvageOptions;
+  readonly manifest: SalvageManifest;
+  readonly dir: string;
+  readonly log: Logger;
+  readonly timer: PhaseTimer;
+  readonly redact: boolean;
+  readonly previous: SalvageManifest | null;
+  readonly bases: Map<string, LocalBase>;
+  readonly localNames: LocalNames;
+  previousLocal: Map<string, string | null> | null;
+  bytesDone: number;
+  bytesTotal: number;
+  filesDone: number;
+  filesTotal: number;
+  lastWrite: number;
+  writer: BatchWriter | null;
+  fatal: string | null;
+  listing: SalvageListing | null;
+  servers: SglangServer[];
+  modelDirs: string[];
+  probeServers: SglangServer[];
+  /** Tell the face what is happening now. */
+  progress(step: SalvageProgress['step'], message: string): void;
+  /** Write the manifest atomically (unforced saves are throttled). */
+  save(force?: boolean): void;
+  /** Throws `cancelled` once the run's signal is aborted. */
+  checkCancel(): void;
+}
