@@ -206,7 +206,8 @@ export async function cmdCapture(
   const { servers, others } = await captureCandidates(t, opts.ports, signal);
   if (!servers.length) {
     io.err(
-      `error: no SGLang server${opts.ports?.length ? ` on port ${opts.ports.join(', ')}` : ''} of this account is running on ${nodeName}${others > 0 ? ` (${others} of other users or ports are)` : ''}.\n`,
+      `error: no SGLang server${opts.ports?.length ? ` on port ${opts.ports.join(', ')}` : ''} of this account ` +
+        `is running on ${nodeName}${others > 0 ? ` (${others} of other users or ports are)` : ''}.\n`,
     );
     return 1;
   }
@@ -223,7 +224,8 @@ export async function cmdCapture(
   for (const e of res.errors) io.err(`warning: the captured profile needs an edit: ${e}\n`);
   const ports = res.ports;
   io.out(
-    `Captured ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${nodeName} (port${ports.length > 1 ? 's' : ''} ${ports.join(', ')}) into ${opts.out}${res.groups.length > 1 ? ` as ${res.groups.length} server groups` : ''}\n`,
+    `Captured ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${nodeName} (port${ports.length > 1 ? 's' : ''} ` +
+      `${ports.join(', ')}) into ${opts.out}${res.groups.length > 1 ? ` as ${res.groups.length} server groups` : ''}\n`,
   );
   if (res.secrets.length) {
     io.out(

@@ -114,7 +114,8 @@ function summarizePlan(items: SalvageItem[], m: SalvageManifest): string {
   for (const i of items) if (i.leftReason) by.set(i.leftReason, [...(by.get(i.leftReason) ?? []), i]);
   for (const [r, list] of by)
     L.push(
-      `  Left on the node (${r}${r === 'large' || r === 'on-the-hub' || r === 'origin-unknown' ? '; --include-large takes them' : ''}): ${list.length} (${bytes(list.reduce((a, b) => a + b.size, 0))})`,
+      `  Left on the node (${r}${r === 'large' || r === 'on-the-hub' || r === 'origin-unknown' ? '; --include-large takes them' : ''}): ` +
+        `${list.length} (${bytes(list.reduce((a, b) => a + b.size, 0))})`,
     );
   const jw = items.filter((i) => i.jobWeights && !i.selected);
   if (jw.length) L.push(`  WARNING: ${jw.length} weight file(s) the job wrote are above the threshold and left on the node.`);
@@ -196,7 +197,7 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     io.out(`\nSalvaged into ${m.dest}\n`);
     if (m.deadline)
       io.out(
-        `Deadline ${m.deadline.at}: ${m.deadline.fits === true ? 'everything fitted in time' : m.deadline.fits === false ? `${m.deadline.wontMakeIt.length} file(s) were not expected to make it (see SALVAGE.md)` : 'the rate was not known before the bulk data'}\n`,
+        `Deadline ${m.deadline.at}: ${m.deadline.fits === true ? 'everything fitted in time' : m.deadline.fits === false ? `${m.deadline.wontMakeIt.length} file(s) were not expected ` + `to make it (see SALVAGE.md)` : 'the rate was not known before the bulk data'}\n`,
       );
     if (m.verdict === 'safe') io.out(`VERDICT: safe to shut down ${m.node}.\n`);
     else {

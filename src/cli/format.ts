@@ -25,7 +25,8 @@ export function formatProbe(p: ProbeResult): string {
     L.push(`  GPUs: ${p.gpus.length} · driver ${p.driverVersion ?? '?'} · CUDA ${p.cudaVersion ?? '?'}`);
     for (const g of p.gpus) {
       L.push(
-        `    [${g.index}] ${v(g.name, '?')}  ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB  util ${na(g.utilizationPct, '%')}  ${na(g.temperatureC, '°C')}  ${na(g.powerW, ' W')}`,
+        `    [${g.index}] ${v(g.name, '?')}  ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB  util ${na(g.utilizationPct, '%')} ` +
+          ` ${na(g.temperatureC, '°C')}  ${na(g.powerW, ' W')}`,
       );
     }
   }

@@ -418,7 +418,9 @@ export function buildMcpServer(d: McpDeps): McpServer {
   server.registerTool(
     'watch_node',
     {
-      description: `Watch a node for durationS seconds (at most ${MAX_WATCH_S}): server states and their transitions (starting, ready, serving, stalled, crashed, ...), the last sample.`,
+      description:
+        `Watch a node for durationS seconds (at most ${MAX_WATCH_S}): server states and their transitions ` +
+        `(starting, ready, serving, stalled, crashed, ...), the last sample.`,
       inputSchema: {
         node,
         durationS: z.number().min(1).max(MAX_WATCH_S).default(20),

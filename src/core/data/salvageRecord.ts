@@ -67,7 +67,8 @@ export function renderDataSection(rec: SalvageDataRecord | null | undefined): st
   const bad = rec.files.filter((f) => f.verdict !== 'ok');
   L.push(
     bad.length
-      ? `${ICON[rec.verdict ?? 'suspect']} ${bad.length} of ${rec.files.length} output file(s) need a look before you train on them (this does not change whether the node is safe to shut down):`
+      ? `${ICON[rec.verdict ?? 'suspect']} ${bad.length} of ${rec.files.length} output file(s) need a look before ` +
+          `you train on them (this does not change whether the node is safe to shut down):`
       : `✅ ${rec.files.length} output file(s) judged: the sampled answers look fine.`,
     '',
   );
@@ -80,7 +81,8 @@ export function renderDataSection(rec: SalvageDataRecord | null | undefined): st
   const p = (x: number) => `${(x * 100).toFixed(1)} %`;
   for (const f of rec.files.slice(0, 200))
     L.push(
-      `| ${f.verdict} | ${mdCodeCell(f.path)} | ${f.rows ?? '—'}${f.rowsExact ? '' : ' (est.)'} | ${p(f.shares.empty)} | ${p(f.shares.topResponse)} | ${p(f.shares.truncated)} | ${p(f.shares.repetitive)} |`,
+      `| ${f.verdict} | ${mdCodeCell(f.path)} | ${f.rows ?? '—'}${f.rowsExact ? '' : ' (est.)'} | ${p(f.shares.empty)} ` +
+        `| ${p(f.shares.topResponse)} | ${p(f.shares.truncated)} | ${p(f.shares.repetitive)} |`,
     );
   L.push('');
   return L;

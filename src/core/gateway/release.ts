@@ -79,7 +79,8 @@ export function multiNodeWarnings(plan: ReleasePlan): string[] {
     .filter((s) => (s.nnodes ?? 1) > 1)
     .map(
       (s) =>
-        `${plan.node} runs rank ${nodeRank(s)} of a ${s.nnodes}-node server (${distInitAddr(s) ?? 'rendezvous unknown'}): stopping it stops that whole server${nodeRank(s) > 0 ? ', whose API is on its rank-0 node' : ''}.`,
+        `${plan.node} runs rank ${nodeRank(s)} of a ${s.nnodes}-node server (${distInitAddr(s) ?? 'rendezvous unknown'}): ` +
+        `stopping it stops that whole server${nodeRank(s) > 0 ? ', whose API is on its rank-0 node' : ''}.`,
     );
 }
 
@@ -117,7 +118,8 @@ export async function executeRelease(plan: ReleasePlan, transports: Map<string, 
     if (tg.gateway.authRequired)
       throw new GpuSessionsError(
         'remote-failed',
-        `The gateway :${ref.port} on ${tg.node} wants an API key this tool does not have; remove ${tg.workers.map((w) => w.url).join(', ')} from it by hand. Nothing was stopped.`,
+        `The gateway :${ref.port} on ${tg.node} wants an API key this tool does not have; remove ${tg.workers.map((w) => w.url).join(', ')} ` +
+          `from it by hand. Nothing was stopped.`,
       );
     const t = transports.get(tg.node)!;
     for (const w of tg.workers) {

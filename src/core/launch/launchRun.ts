@@ -216,7 +216,9 @@ export async function launch(
   if (missingSecrets.length) {
     pf.refusals.push({
       check: 'secret',
-      message: `The profile refers to secret${missingSecrets.length > 1 ? 's' : ''} ${missingSecrets.join(', ')}, which ${missingSecrets.length > 1 ? 'were' : 'was'} not supplied: ${supplyHint(missingSecrets)}.`,
+      message:
+        `The profile refers to secret${missingSecrets.length > 1 ? 's' : ''} ${missingSecrets.join(', ')}, ` +
+        `which ${missingSecrets.length > 1 ? 'were' : 'was'} not supplied: ${supplyHint(missingSecrets)}.`,
     });
     pf.ok = false;
   }

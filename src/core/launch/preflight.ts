@@ -53,7 +53,8 @@ export function buildPreflightScript(n: string, profile: LaunchProfile): string 
   const py = profile.python ?? DEFAULT_PYTHON;
   const pyExpr = py.startsWith('~/') ? remotePathExpr(py) : shq(py);
   const pathCheck = (expr: string) =>
-    `p=${expr}; if [ -d "$p" ]; then if [ -f "$p/config.json" ]; then echo dir-config; else echo dir; fi; elif [ -e "$p" ]; then echo not-dir; else echo missing; fi`;
+    `p=${expr}; if [ -d "$p" ]; then if [ -f "$p/config.json" ]; then echo dir-config; else echo dir; fi; elif ` +
+    `[ -e "$p" ]; then echo not-dir; else echo missing; fi`;
   return `${sectionPrologue(n)}
 export LC_ALL=C
 sec listen; awk 'FNR > 1 && $4 == "0A" { print $2 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
@@ -163,7 +164,9 @@ export function parsePreflightOutput(
       if (missing.length)
         refusals.push({
           check: 'gpu',
-          message: `GPU${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'do' : 'does'} not exist on ${nodeLabel} (it has GPU${nodeGpus.length === 1 ? '' : 's'} ${nodeGpus.map((g) => g.index).join(', ')}).`,
+          message:
+            `GPU${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'do' : 'does'} ` +
+            `not exist on ${nodeLabel} (it has GPU${nodeGpus.length === 1 ? '' : 's'} ${nodeGpus.map((g) => g.index).join(', ')}).`,
         });
     }
   }
@@ -187,7 +190,8 @@ export function parsePreflightOutput(
       if (procs)
         refuseOrWarn(
           'gpu',
-          `GPU ${g} is in use on ${nodeLabel}: ${procs.slice(0, 3).join(', ')}${procs.length > 3 ? `, and ${procs.length - 3} more` : ''}. Stop it first, choose other gpus, or override.`,
+          `GPU ${g} is in use on ${nodeLabel}: ${procs.slice(0, 3).join(', ')}${procs.length > 3 ? `, and ${procs.length - 3} more` : ''}. ` +
+            `Stop it first, choose other gpus, or override.`,
           true,
         );
     }
@@ -210,7 +214,9 @@ export function parsePreflightOutput(
     const who = owners.get(port);
     refusals.push({
       check: 'port',
-      message: `Port ${port}${profile.layout === 'per-gpu' ? ` (GPU ${gpus[k]})` : ''} is already in use on ${nodeLabel}: something listens on ${addrs.map((a) => `${a}:${port}`).join(', ')}${who ? ` (${who})` : ''}. Stop it or choose another basePort.`,
+      message:
+        `Port ${port}${profile.layout === 'per-gpu' ? ` (GPU ${gpus[k]})` : ''} is already in use on ${nodeLabel}: ` +
+        `something listens on ${addrs.map((a) => `${a}:${port}`).join(', ')}${who ? ` (${who})` : ''}. Stop it or choose another basePort.`,
     });
   }
 

@@ -260,7 +260,8 @@ export function captureProfile(servers: SglangServer[], extras: CaptureExtras = 
     warnings.push(...pa.warnings.map((w) => `${w} (port ${first.port})`));
     if (!pa.launcherOk)
       warnings.push(
-        `The server on port ${first.port} was not started as "python -m sglang.launch_server" (${first.args.slice(0, 3).join(' ')}); the profile starts it that way with ${pa.python}.`,
+        `The server on port ${first.port} was not started as "python -m sglang.launch_server" (${first.args.slice(0, 3).join(' ')}); ` +
+          `the profile starts it that way with ${pa.python}.`,
       );
     const perGpu = isSingleGpu(first);
     let gpus: number[] = [];

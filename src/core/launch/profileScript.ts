@@ -204,7 +204,8 @@ export function planInstances(p: LaunchProfile, gpuIndices: number[]): InstanceP
   const need = gpusPerServer({ tp, dp, pp: p.pp, nnodes: p.nnodes, enableDpAttention: p.enableDpAttention });
   if (need !== n)
     throw new Error(
-      `tp ${tp ?? 1}${p.enableDpAttention ? '' : ` × dp ${dp ?? 1}`}${p.pp ? ` × pp ${p.pp}` : ''}${p.nnodes ? ` / nnodes ${p.nnodes}` : ''} = ${need} GPUs, but ${n} GPU(s) are selected (${gpuIndices.join(',')})`,
+      `tp ${tp ?? 1}${p.enableDpAttention ? '' : ` × dp ${dp ?? 1}`}${p.pp ? ` × pp ${p.pp}` : ''}${p.nnodes ? ` / nnodes ${p.nnodes}` : ''} ` +
+        `= ${need} GPUs, but ${n} GPU(s) are selected (${gpuIndices.join(',')})`,
     );
   return [{ gpus: [...gpuIndices], port: p.basePort, logName: `sglang_port${p.basePort}.log`, tp, dp }];
 }
@@ -302,7 +303,7 @@ function renderGroup(profile: LaunchProfile, gpuIndices: number[], fn: string): 
 function secretChecks(names: string[]): string[] {
   return names.map(
     (n) =>
-      `[ -r "$HOME"/${shq(`${SECRETS_DIR}/${n}`)} ] || { echo ${shq(`GS-ERROR the secret ${n} was not supplied (~/${SECRETS_DIR}/${n} is missing)`)} >&2; exit 3; }`,
+      `[ -r "$HOME"/${shq(`${SECRETS_DIR}/${n}`)} ] || { echo ${shq(`GS-ERROR the secret ${n} was not supplied ` + `(~/${SECRETS_DIR}/${n} is missing)`)} >&2; exit 3; }`,
   );
 }
 
@@ -324,7 +325,8 @@ export function renderProfileScript(groups: LaunchProfile[], gpuLists: number[][
   const L: string[] = [];
   L.push('#!/bin/sh');
   L.push(
-    `# GPU Sessions launch script for profile "${shComment(name)}" — rendered from the profile; edit the profile, not this file.${groups.length > 1 ? ` ${groups.length} server groups.` : ''}`,
+    `# GPU Sessions launch script for profile "${shComment(name)}" — rendered from the profile; edit the profile, ` +
+      `not this file.${groups.length > 1 ? ` ${groups.length} server groups.` : ''}`,
   );
   // Comments hold numbers or shComment() text only (no newline can end them); every value below is quoted.
   if (first.description) L.push(`# ${shComment(first.description.replace(/[\r\n]+/g, ' '))}`);

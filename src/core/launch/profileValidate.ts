@@ -486,7 +486,10 @@ function validateOne(x: Record<string, unknown>, known: readonly string[]): Vali
 }
 
 function clearSecret(flag: string): string {
-  return `the value of ${flag} is a secret; the profile must not hold it: write a reference {"env": "NAME"} or {"secret": "NAME"} in its place and supply the value at launch`;
+  return (
+    `the value of ${flag} is a secret; the profile must not hold it: write a reference {"env": "NAME"} or ` +
+    `{"secret": "NAME"} in its place and supply the value at launch`
+  );
 }
 
 /** A secret reference {"env": "NAME"} / {"secret": "NAME"}, or an error naming the field. */

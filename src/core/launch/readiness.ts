@@ -106,7 +106,8 @@ export function buildPollScript(n: string, items: Array<{ pid: number; logFile: 
   items.forEach((it, i) => {
     const log = remotePathExpr(it.logFile);
     L.push(
-      `sec s${i}; st=dead; if [ -r /proc/${it.pid}/stat ]; then z=$(sed 's/.*) //' /proc/${it.pid}/stat 2>/dev/null | cut -c1); [ "$z" != Z ] && [ -n "$z" ] && st=alive; fi; echo "$st"`,
+      `sec s${i}; st=dead; if [ -r /proc/${it.pid}/stat ]; then z=$(sed 's/.*) //' /proc/${it.pid}/stat 2>/dev/null | cut -c1); ` +
+        `[ "$z" != Z ] && [ -n "$z" ] && st=alive; fi; echo "$st"`,
     );
     L.push(`sec r${i}; grep -a -F -m1 -e ${shq(READY_TEXT)} ${log} 2>/dev/null | head -c 4096`);
     L.push(`sec t${i}; tail -c 16384 ${log} 2>/dev/null | tail -n 60`);
@@ -253,7 +254,9 @@ export async function waitForInstances(t: Transport, instances: LaunchedInstance
     const tail = lastTails.get(inst.port) ?? [];
     Object.assign(inst, {
       state: 'timeout',
-      error: `not ready after ${Math.round(opts.timeoutMs / 1000)} s (still starting; process ${inst.pid} left running)${tail.length ? `; last line: ${tail[tail.length - 1].trim()}` : ''}`,
+      error:
+        `not ready after ${Math.round(opts.timeoutMs / 1000)} s (still starting; process ${inst.pid} left ` +
+        `running)${tail.length ? `; last line: ${tail[tail.length - 1].trim()}` : ''}`,
       lastLines: tail.slice(-30),
     });
   }

@@ -288,7 +288,9 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
     else if (!drained) {
       return result({
         drain,
-        message: `Port ${opts.port} still had ${last ?? 'an unknown number of'} running request(s) after ${Math.round(drain.waitedMs / 1000)} s of draining; the server was NOT stopped.`,
+        message:
+          `Port ${opts.port} still had ${last ?? 'an unknown number of'} running request(s) after ${Math.round(drain.waitedMs / 1000)} ` +
+          `s of draining; the server was NOT stopped.`,
       });
     }
   }
@@ -309,6 +311,6 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
     ? `pid ${srv.pid} on port ${opts.port} is still alive after SIGTERM and SIGKILL.`
     : sig === null
       ? `The server on port ${opts.port} (pid ${srv.pid}) had already exited.`
-      : `Stopped the server on port ${opts.port} (pid ${srv.pid}${group ? ', its process group' : ''}) with ${sig}${killed ? ` after it ignored SIGTERM for ${Math.round(termTimeoutMs / 1000)} s` : ''}${drain ? ` after draining for ${(drain.waitedMs / 1000).toFixed(1)} s` : ''} (${secs} s in all).`;
+      : `Stopped the server on port ${opts.port} (pid ${srv.pid}${group ? ', its process group' : ''}) with ${sig}${killed ? ` after it ignored SIGTERM for ` + `${Math.round(termTimeoutMs / 1000)} s` : ''}${drain ? ` after draining for ${(drain.waitedMs / 1000).toFixed(1)} s` : ''} (${secs} s in all).`;
   return result({ drain, group, stopped: gone, signal: sig, message: msg, durationMs: Date.now() - started });
 }

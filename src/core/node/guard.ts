@@ -451,7 +451,8 @@ export class NodeGuard {
         out.set('job', {
           value: done ? 'done' : 'running',
           message: done
-            ? `the job is done (${prog.completed ?? '?'} of ${prog.total ?? '?'}${prog.status ? `, status "${prog.status}"` : ''}): the node is idle and billing`
+            ? `the job is done (${prog.completed ?? '?'} of ${prog.total ?? '?'}${prog.status ? `, status "${prog.status}"` : ''}): ` +
+              `the node is idle and billing`
             : `the job runs again (${prog.percent?.toFixed(1) ?? '?'} %)`,
           extra: { subject: 'job' },
         });

@@ -61,7 +61,10 @@ export function historyDirProblem(dir: string): string | null {
   if (st.uid !== uid)
     return `the history folder ${dir} belongs to another user (uid ${st.uid}); set GPU_SESSIONS_CACHE_DIR to a folder of your own`;
   if (st.mode & 0o022)
-    return `the history folder ${dir} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}); run 'chmod 700 ${dir}' or set GPU_SESSIONS_CACHE_DIR to a private folder`;
+    return (
+      `the history folder ${dir} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}); run ` +
+      `'chmod 700 ${dir}' or set GPU_SESSIONS_CACHE_DIR to a private folder`
+    );
   return null;
 }
 

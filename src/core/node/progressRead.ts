@@ -36,7 +36,8 @@ export function progressScript(progressPath: string | null, donePath: string | n
   if (progressPath) parts.push(`printf '%s\\n' ${shq(m.p)}; head -c 1048576 -- ${shq(progressPath)} 2>&1`);
   if (donePath)
     parts.push(
-      `printf '\\n%s\\n' ${shq(m.d)}; awk 'BEGIN{n=0} /^[ \\t]*[0-9]+[ \\t]*$/ {v=$1+0; if(n==0||v<lo)lo=v; if(n==0||v>hi)hi=v; n++} END{printf "%d %s %s\\n", n, (n?lo:"-"), (n?hi:"-")}' < ${shq(donePath)} 2>&1`,
+      `printf '\\n%s\\n' ${shq(m.d)}; awk 'BEGIN{n=0} /^[ \\t]*[0-9]+[ \\t]*$/ {v=$1+0; if(n==0||v<lo)lo=v; if(n==0||v>hi)hi=v; ` +
+        `n++} END{printf "%d %s %s\\n", n, (n?lo:"-"), (n?hi:"-")}' < ${shq(donePath)} 2>&1`,
     );
   parts.push(`printf '\\n%s\\n' ${shq(m.e)}`);
   return parts.join('\n') + '\n';

@@ -38,7 +38,8 @@ export function boundedTailCommand(file: string, o: BoundedReadOptions): string 
   const L = ['LC_ALL=C; export LC_ALL', `f=${q}`];
   if (o.resolve) L.push('r=$(readlink -f -- "$f" 2>/dev/null) || r=; [ -n "$r" ] && f=$r');
   L.push(
-    `if [ -e "$f" ] && [ ! -f "$f" ]; then printf 'gpu-sessions: %s is not a regular file (a device, FIFO or folder is never read)\\n' "$f" >&2; exit ${EXIT_NOT_REGULAR}; fi`,
+    `if [ -e "$f" ] && [ ! -f "$f" ]; then printf 'gpu-sessions: %s is not a regular file (a device, FIFO or folder ` +
+      `is never read)\\n' "$f" >&2; exit ${EXIT_NOT_REGULAR}; fi`,
     // missing or unreadable: tail says so in its own words, with its own status (a pipeline would hide it)
     `if [ ! -f "$f" ] || [ ! -r "$f" ]; then exec tail -c 1 -- "$f" >/dev/null; fi`,
   );

@@ -615,7 +615,8 @@ export class RemoteTail {
       this.emitMarker(
         f.name,
         'error',
-        `Could not find where ${f.name} left off (rewritten while disconnected?); showing its last ${fmtBytes(fb.length)}; lines written in between may be missing.`,
+        `Could not find where ${f.name} left off (rewritten while disconnected?); showing its last ${fmtBytes(fb.length)}; ` +
+          `lines written in between may be missing.`,
       );
       if (r.droppedBytes > 0) {
         const nl = fb.indexOf(10);

@@ -27,7 +27,9 @@ export function classifyFile(
     return {
       leftReason: 'large',
       jobWeights,
-      reason: `larger than the ${formatBytes(threshold)} threshold${jobWeights ? ' — weights the job wrote, NOT re-downloadable' : ''}: listed, not downloaded unless chosen (--include-large)`,
+      reason:
+        `larger than the ${formatBytes(threshold)} threshold${jobWeights ? ' — weights the job wrote, NOT re-downloadable' : ''}: listed, not downloaded ` +
+        `unless chosen (--include-large)`,
     };
   return { leftReason: null, jobWeights, reason: null };
 }

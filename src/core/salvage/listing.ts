@@ -250,7 +250,8 @@ export function buildListingScript(nonce: string, o: ListingOptions = {}): strin
     : [
         'cand home - "$HOME"',
         `for v in ${volumes}; do [ -d "$v" ] && [ -O "$v" ] && cand volume - "$v"; done`,
-        `for e in /dev/shm/* /dev/shm/.[!.]*; do [ -e "$e" ] && [ -O "$e" ] || continue; case "\${e#/dev/shm/}" in ${shmSkip}) continue;; esac; cand shm - "$e"; done`,
+        `for e in /dev/shm/* /dev/shm/.[!.]*; do [ -e "$e" ] && [ -O "$e" ] || continue; case "\${e#/dev/shm/}" ` +
+          `in ${shmSkip}) continue;; esac; cand shm - "$e"; done`,
         ...(o.addRoots ?? []).map((r) => `cand add-root - ${remoteRootExpr(r)}`),
         ...(o.previousRoots ?? []).map((r) => `cand previous - ${shq(r)}`),
       ].join('\n');

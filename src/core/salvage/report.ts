@@ -48,8 +48,11 @@ export function renderSalvageReport(m: SalvageManifest): string {
     L.push(
       `## ⏱ Rental deadline ${d.at}`,
       '',
-      `- Planned with ${d.secondsLeft > 0 ? `${Math.round(d.secondsLeft / 60)} min left` : 'the rental already over'}: ${formatBytes(d.remainingBytes)} of bulk data, most valuable per byte first (scripts, configs, progress, logs, then data, smaller first)`,
-      `- Measured rate: ${d.rateBps ? `${formatBytes(d.rateBps)}/s, about ${d.etaS} s for the bulk data` : 'not known yet'}; ${d.fits === true ? 'everything fits in time' : d.fits === false ? `${d.wontMakeIt.length} file(s) were not expected to make it:` : 'whether it fits could not be told'}`,
+      `- Planned with ${d.secondsLeft > 0 ? `${Math.round(d.secondsLeft / 60)} min left` : 'the rental already over'}: ` +
+        `${formatBytes(d.remainingBytes)} of bulk data, most valuable ` +
+        `per byte first (scripts, configs, progress, logs, then data, smaller first)`,
+      `- Measured rate: ${d.rateBps ? `${formatBytes(d.rateBps)}/s, about ${d.etaS} s for the bulk data` : 'not known yet'}; ` +
+        `${d.fits === true ? 'everything fits in time' : d.fits === false ? `${d.wontMakeIt.length} file(s) were not expected to make it:` : 'whether it fits could not be told'}`,
     );
     for (const w of d.wontMakeIt.slice(0, 50)) L.push(`  - ${code(w.remotePath)} (${formatBytes(w.size)})`);
     if (d.wontMakeIt.length > 50) L.push(`  - … and ${d.wontMakeIt.length - 50} more`);
@@ -143,7 +146,8 @@ export function renderSalvageReport(m: SalvageManifest): string {
   L.push('## Items', '', '| status | kind | remote path | size | sha256 | S3 |', '|---|---|---|---|---|---|');
   for (const it of m.items.filter((i) => !i.leftReason).slice(0, 2000)) {
     L.push(
-      `| ${it.status}${it.redacted ? ' (redacted copy)' : ''}${it.goneFromNode ? ' (gone from node)' : ''} | ${it.kind} | ${code(it.remotePath)} | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`,
+      `| ${it.status}${it.redacted ? ' (redacted copy)' : ''}${it.goneFromNode ? ' (gone from node)' : ''} | ${it.kind} ` +
+        `| ${code(it.remotePath)} | ${formatBytes(it.size)} | ${it.sha256 ? '`' + it.sha256.slice(0, 16) + '…`' : '—'} | ${it.s3} |`,
     );
   }
   if (m.items.length > 2000) L.push(`| … | | ${m.items.length - 2000} more items in salvage-manifest.json | | | |`);

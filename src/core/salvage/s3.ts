@@ -260,7 +260,8 @@ export async function inventoryS3(
         // A store that says "truncated" but gives no token would loop forever.
         throw new GpuSessionsError(
           'remote-failed',
-          `S3 listing of ${describeTarget(t)} is truncated but the store gave no continuation token (page ${pages}); the store does not implement ListObjectsV2 paging.`,
+          `S3 listing of ${describeTarget(t)} is truncated but the store gave no continuation token (page ${pages}); ` +
+            `the store does not implement ListObjectsV2 paging.`,
           { s3: 'other' satisfies S3Problem },
         );
       }
@@ -336,12 +337,15 @@ export function s3Error(e: unknown, t: S3Target): GpuSessionsError {
     if (/expired|refresh|sso session/i.test(msg)) {
       return fail(
         'expired-token',
-        `AWS credentials for ${where} have expired (${msg.replace(/\s+/g, ' ').slice(0, 200)}): run \`aws sso login${profileHint}\`, or refresh the session credentials (AWS_SESSION_TOKEN) and try again.`,
+        `AWS credentials for ${where} have expired (${msg.replace(/\s+/g, ' ').slice(0, 200)}): run \`aws sso login${profileHint}\`, or refresh the session ` +
+          `credentials (AWS_SESSION_TOKEN) and try again.`,
       );
     }
     return fail(
       'no-credentials',
-      `No AWS credentials found in the default chain for ${where}${profile ? ` (profile ${profile}: is it in ~/.aws/config or ~/.aws/credentials, with credentials or sso settings?)` : ''}: set AWS_PROFILE (a profile in ~/.aws/config or ~/.aws/credentials) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run \`aws sso login${profileHint}\`; GPU Sessions never stores credentials.`,
+      `No AWS credentials found in the default chain for ${where}${profile ? ` (profile ${profile}: is it in ~/.aws/config ` + `or ~/.aws/credentials, with credentials or sso settings?)` : ''}: set AWS_PROFILE (a profile ` +
+        `in ~/.aws/config or ~/.aws/credentials) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run \`aws sso ` +
+        `login${profileHint}\`; GPU Sessions never stores credentials.`,
     );
   }
   if (
@@ -351,7 +355,9 @@ export function s3Error(e: unknown, t: S3Target): GpuSessionsError {
   ) {
     return fail(
       'expired-token',
-      `The AWS session token for ${where} has expired (${awsCode || 'ExpiredToken'}): refresh it (\`aws sso login${profileHint}\`, or new AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN from your identity provider) and try again.`,
+      `The AWS session token for ${where} has expired (${awsCode || 'ExpiredToken'}): refresh it (\`aws sso login${profileHint}\`, ` +
+        `or new AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN ` +
+        `from your identity provider) and try again.`,
     );
   }
   if (
@@ -362,19 +368,23 @@ export function s3Error(e: unknown, t: S3Target): GpuSessionsError {
   ) {
     return fail(
       'bad-credentials',
-      `S3 rejected the AWS credentials for ${where} (${awsCode}): the access key or secret from the default chain${profile ? ` (profile ${profile})` : ''} is wrong or deleted; check AWS_PROFILE / AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`,
+      `S3 rejected the AWS credentials for ${where} (${awsCode}): the access key or secret from the default chain${profile ? ` (profile ${profile})` : ''} is wrong or deleted; check ` +
+        `AWS_PROFILE / AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`,
     );
   }
   if (awsCode === 'AccessDenied' || awsCode === 'AllAccessDisabled' || awsCode === 'Forbidden' || status === 403) {
     return fail(
       'access-denied',
-      `Access denied listing ${where} (${awsCode || 'HTTP 403'}): the credentials from the default chain${profile ? ` (profile ${profile})` : ''} lack s3:ListBucket on bucket ${t.bucket}; use a profile that has it, or ask for the permission.`,
+      `Access denied listing ${where} (${awsCode || 'HTTP 403'}): the credentials from the default chain${profile ? ` (profile ${profile})` : ''} ` +
+        `lack s3:ListBucket on bucket ${t.bucket}; use a profile that has ` +
+        `it, or ask for the permission.`,
     );
   }
   if (awsCode === 'NoSuchBucket' || (status === 404 && awsCode !== 'NoSuchKey')) {
     return fail(
       'no-such-bucket',
-      `No such bucket: ${t.bucket}${t.endpoint ? ` at ${t.endpoint}` : ''}. Check the bucket name in the S3 URL (${formatS3Url(t.bucket, t.prefix)})${t.endpoint ? ' and the endpoint' : ' and the account'}.`,
+      `No such bucket: ${t.bucket}${t.endpoint ? ` at ${t.endpoint}` : ''}. Check the bucket name in the S3 URL ` +
+        `(${formatS3Url(t.bucket, t.prefix)})${t.endpoint ? ' and the endpoint' : ' and the account'}.`,
     );
   }
   if (
@@ -392,7 +402,8 @@ export function s3Error(e: unknown, t: S3Target): GpuSessionsError {
     const host = t.endpoint ?? `the S3 endpoint for ${resolveRegion(t)}`;
     return fail(
       'unreachable',
-      `Cannot reach ${host} to list ${formatS3Url(t.bucket, t.prefix)} (${netCode || msg.slice(0, 120)}): check the endpoint URL, that the store is running, and the network/proxy.`,
+      `Cannot reach ${host} to list ${formatS3Url(t.bucket, t.prefix)} (${netCode || msg.slice(0, 120)}): check the endpoint URL, ` +
+        `that the store is running, and the network/proxy.`,
     );
   }
   if (TIMEOUT_CODES.has(netCode) || TIMEOUT_CODES.has(name) || TIMEOUT_CODES.has(awsCode)) {
@@ -491,7 +502,9 @@ function judge(item: S3MatchInput, o: S3Object, bucket: string, how: string): S3
         remotePath: item.remotePath,
         status: 'mismatch',
         key: o.key,
-        reason: `same size but MD5 differs: ${md5} on the node, ETag ${o.etag} at ${url}${how} (an SSE-KMS/SSE-C encrypted object's ETag is not its MD5: check it by hand if the bucket encrypts with KMS)`,
+        reason:
+          `same size but MD5 differs: ${md5} on the node, ETag ${o.etag} at ${url}${how} (an SSE-KMS/SSE-C encrypted ` +
+          `object's ETag is not its MD5: check it by hand if the bucket encrypts with KMS)`,
       };
     }
     return {
@@ -506,7 +519,9 @@ function judge(item: S3MatchInput, o: S3Object, bucket: string, how: string): S3
       remotePath: item.remotePath,
       status: 'unverified',
       key: o.key,
-      reason: `same size (${fmtBytes(o.size)}) as ${url}${how}; its ETag ${o.etag} is from a ${mp[1]}-part multipart upload, not an MD5 of the content, so only the size was checked`,
+      reason:
+        `same size (${fmtBytes(o.size)}) as ${url}${how}; its ETag ${o.etag} is from a ${mp[1]}-part multipart upload, not ` +
+        `an MD5 of the content, so only the size was checked`,
     };
   }
   return {

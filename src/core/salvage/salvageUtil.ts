@@ -62,6 +62,8 @@ export async function defaultSnapshot(t: Transport, node: string, servers: Sglan
     servers.map((x) => ({ pid: x.pid, port: x.port, host: x.host, enableMetrics: x.enableMetrics })),
   );
   const gpus = (s.gpus.smiQ.match(/Product Name\s*:\s*(.*)/g) ?? []).length;
-  const summary = `${s.hostname ?? node}: ${s.os ?? '?'}, driver ${s.gpus.driverVersion ?? '—'}, CUDA ${s.gpus.cudaVersion ?? '—'}, ${gpus} GPU(s), Python ${s.python.version ?? '?'}, sglang ${s.keyPackages['sglang'] ?? '—'}, torch ${s.keyPackages['torch'] ?? '—'}`;
+  const summary =
+    `${s.hostname ?? node}: ${s.os ?? '?'}, driver ${s.gpus.driverVersion ?? '—'}, CUDA ${s.gpus.cudaVersion ?? '—'}, ` +
+    `${gpus} GPU(s), Python ${s.python.version ?? '?'}, sglang ${s.keyPackages['sglang'] ?? '—'}, torch ${s.keyPackages['torch'] ?? '—'}`;
   return { json: s, markdown: renderSnapshotMarkdown(s), summary };
 }

@@ -165,7 +165,8 @@ export function renderSnapshotMarkdown(s: EnvSnapshot): string {
     );
   if (s.pipFreeze.length) {
     out.push(
-      `<details><summary>${s.pipFreezeSource === 'importlib.metadata' ? 'Installed distributions (importlib.metadata; pip is missing)' : 'pip freeze'} — ${s.pipFreeze.length} lines</summary>`,
+      `<details><summary>${s.pipFreezeSource === 'importlib.metadata' ? 'Installed distributions (importlib.metadata; pip is missing)' : 'pip freeze'} ` +
+        `— ${s.pipFreeze.length} lines</summary>`,
       '',
       fence(s.pipFreeze.join('\n'), 'text'),
       '',

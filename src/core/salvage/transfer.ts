@@ -181,7 +181,9 @@ export function prefixShasOperation(remotePath: string, sizes: number[]): Remote
 export function appendStreamOperation(remotePath: string, n: number, m: number): StreamOperation {
   return {
     name: 'append',
-    command: `f=${shq(remotePath)}; if [ -f "$f" ] && [ ! -L "$f" ]; then tail -c +${n + 1} -- "$f" | head -c ${m - n}; else echo "not a regular file" >&2; exit 3; fi`,
+    command:
+      `f=${shq(remotePath)}; if [ -f "$f" ] && [ ! -L "$f" ]; then tail -c +${n + 1} -- "$f" | head -c ${m - n}; ` +
+      `else echo "not a regular file" >&2; exit 3; fi`,
   };
 }
 

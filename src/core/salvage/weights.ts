@@ -104,7 +104,9 @@ export function weightsReason(
   }
   return {
     leftReason: 'origin-unknown',
-    reason: `weights in the model folder ${folder} that nothing shows exist anywhere else (no Hugging Face cache entry, no download metadata): include them (--include-large) or accept leaving them (--leave ${folder})`,
+    reason:
+      `weights in the model folder ${folder} that nothing shows exist anywhere else (no Hugging Face cache ` +
+      `entry, no download metadata): include them (--include-large) or accept leaving them (--leave ${folder})`,
   };
 }
 
@@ -146,5 +148,8 @@ export function uniqueWeightsMessage(items: WeightsItem[], modelDirs: string[]):
   }
   const parts = [...by].map(([d, g]) => `${d} (${g.n} file(s), ${formatBytes(g.bytes)})`);
   const first = [...by.keys()][0];
-  return `weights of unknown origin would be left on the node: ${parts.join('; ')}; nothing shows they exist anywhere else. Salvage them (--include-large), or accept leaving them (--leave ${first})`;
+  return (
+    `weights of unknown origin would be left on the node: ${parts.join('; ')}; nothing shows they exist anywhere ` +
+    `else. Salvage them (--include-large), or accept leaving them (--leave ${first})`
+  );
 }

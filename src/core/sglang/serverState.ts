@@ -373,9 +373,13 @@ export class ServerStateMachine {
     let slow: string | null = null;
     for (const [label, r] of this.ranks)
       if (r.slowSince !== null && now - r.slowSince >= this.tune.imbalanceMs)
-        slow = `${label || 'rank'} at ${Math.round(r.stat.genThroughput ?? 0)} tok/s, under half the median of its peers for ${Math.round((now - r.slowSince) / 1000)} s`;
+        slow =
+          `${label || 'rank'} at ${Math.round(r.stat.genThroughput ?? 0)} tok/s, under half the median of ` +
+          `its peers for ${Math.round((now - r.slowSince) / 1000)} s`;
     if (slow === null && this.peerSlowSince !== null && now - this.peerSlowSince >= this.tune.imbalanceMs)
-      slow = `${Math.round(this.genThroughput(now))} tok/s, under half the median of the node's other instances for ${Math.round((now - this.peerSlowSince) / 1000)} s`;
+      slow =
+        `${Math.round(this.genThroughput(now))} tok/s, under half the median of the node's other instances ` +
+        `for ${Math.round((now - this.peerSlowSince) / 1000)} s`;
     if (this.acceptLowSince !== null && now - this.acceptLowSince >= this.tune.acceptDropMs) this.acceptDropped = true;
     return {
       value: { kv: kv ? 'kv-pressure' : 'ok', balance: slow ? 'dp-imbalance' : 'ok', spec: this.acceptDropped ? 'accept-drop' : 'ok' },

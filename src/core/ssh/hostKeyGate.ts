@@ -120,7 +120,9 @@ export class HostKeyGate {
         if (!ok) {
           this.error = new GpuSessionsError(
             'host-key-unknown',
-            `${this.o.name}: the host key of ${prompt.port === 22 ? prompt.host : `[${prompt.host}]:${prompt.port}`} is not in known_hosts (${kt} ${fp}). Verify the fingerprint with the node's provider, then accept it (CLI: --accept-new).`,
+            `${this.o.name}: the host key of ${prompt.port === 22 ? prompt.host : `[${prompt.host}]:${prompt.port}`} ` +
+              `is not in known_hosts (${kt} ${fp}). Verify the fingerprint ` +
+              `with the node's provider, then accept it (CLI: --accept-new).`,
             { fingerprint: fp },
           );
           verify(false);

@@ -293,7 +293,8 @@ function classifyConnectError(node: NodeSpec, e: Error & { level?: string; code?
   if (e.level === 'client-authentication') {
     return new GpuSessionsError(
       'auth-failed',
-      `Authentication to ${node.name} (${where}) failed: no key was accepted. Check IdentityFile in ~/.ssh/config or gpuSessions.nodes, that ssh-agent holds the key (SSH_AUTH_SOCK), and that the public key is in the node's authorized_keys.`,
+      `Authentication to ${node.name} (${where}) failed: no key was accepted. Check IdentityFile in ~/.ssh/config ` +
+        `or gpuSessions.nodes, that ssh-agent holds the key (SSH_AUTH_SOCK), and that the public key is in the node's authorized_keys.`,
     );
   }
   if (e.level === 'client-timeout' || /Timed out while waiting for handshake/i.test(e.message)) {

@@ -46,13 +46,16 @@ async function captureProfileCommand(s: Services, arg?: unknown): Promise<vscode
   }
   if (res.secrets.length)
     s.log.info(
-      `Capture of ${node}: the profile refers to ${res.secrets.map((x) => `${x.name} (${x.what})`).join(', ')} instead of holding them; they are asked for once at launch and kept in SecretStorage.`,
+      `Capture of ${node}: the profile refers to ${res.secrets.map((x) => `${x.name} (${x.what})`).join(', ')} instead of holding them; ` +
+        `they are asked for once at launch and kept in SecretStorage.`,
     );
   await vscode.workspace.fs.writeFile(target, Buffer.from(res.json));
   await vscode.window.showTextDocument(target);
   const problems = [...res.warnings, ...res.errors];
   for (const w of problems) s.log.warn(`Capture of ${node}: ${w}`);
-  const msg = `GPU Sessions: saved ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${node} as ${vscode.workspace.asRelativePath(target)}.`;
+  const msg =
+    `GPU Sessions: saved ${res.captured.length} server${res.captured.length > 1 ? 's' : ''} of ${node} ` +
+    `as ${vscode.workspace.asRelativePath(target)}.`;
   if (problems.length)
     void vscode.window.showWarningMessage(
       `${msg} ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more in the log)` : ''}`,

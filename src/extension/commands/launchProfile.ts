@@ -97,7 +97,9 @@ export function secretSource(context: vscode.ExtensionContext): (name: string) =
     if (process.env[name]) return process.env[name];
     const v = await vscode.window.showInputBox({
       title: `GPU Sessions: secret ${name}`,
-      prompt: `The launch profile refers to the secret ${name}. Its value is kept in VS Code's SecretStorage and written only to ~/.gpu-sessions/secrets/${name} (mode 0600) on the node.`,
+      prompt:
+        `The launch profile refers to the secret ${name}. Its value is kept in VS Code's SecretStorage and ` +
+        `written only to ~/.gpu-sessions/secrets/${name} (mode 0600) on the node.`,
       password: true,
       ignoreFocusOut: true,
     });
@@ -117,7 +119,8 @@ function reportLaunch(s: Services, node: string, name: string, r: LaunchResult):
   }
   if (r.outcome === 'ready') {
     void vscode.window.showInformationMessage(
-      `GPU Sessions: ${name} is up on ${node} — ${ready.length} instance${ready.length > 1 ? 's' : ''} ready (port${ready.length > 1 ? 's' : ''} ${ready.map((i) => i.port).join(', ')}).`,
+      `GPU Sessions: ${name} is up on ${node} — ${ready.length} instance${ready.length > 1 ? 's' : ''} ready (port${ready.length > 1 ? 's' : ''} ` +
+        `${ready.map((i) => i.port).join(', ')}).`,
     );
     return;
   }
@@ -140,7 +143,8 @@ function reportLaunch(s: Services, node: string, name: string, r: LaunchResult):
       const text = r.instances
         .map(
           (i) =>
-            `port ${i.port}  GPU ${i.gpus.join(',')}  pid ${i.pid ?? '-'}  ${i.state}${i.error ? `: ${i.error}` : ''}\nlog ${i.logFile}\n${i.lastLines.map((l) => `  | ${l}`).join('\n')}`,
+            `port ${i.port}  GPU ${i.gpus.join(',')}  pid ${i.pid ?? '-'}  ${i.state}${i.error ? `: ${i.error}` : ''}\nlog ` +
+            `${i.logFile}\n${i.lastLines.map((l) => `  | ${l}`).join('\n')}`,
         )
         .join('\n\n');
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ content: text, language: 'log' }));

@@ -96,7 +96,7 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
     `Move the job to ${target.name}: ${f.toUpload ?? 0} file(s) to send, ${f.unchanged} already there, ${f.conflicts.length} conflict(s) (left as they are).`,
     {
       modal: true,
-      detail: `${plan.mapped.map((m) => `${m.from} → ${m.to}`).join('\n')}${hasProfile ? `\n\nThen relaunch ${plan.launch?.servers.length ?? 0} server(s) on ${target.name}'s GPUs (the script is in the review).` : ''}`,
+      detail: `${plan.mapped.map((m) => `${m.from} → ${m.to}`).join('\n')}${hasProfile ? `\n\nThen relaunch ${plan.launch?.servers.length ?? 0} ` + `server(s) on ${target.name}'s GPUs (the script is in the review).` : ''}`,
     },
     ...(hasProfile ? [launchBtn, filesBtn] : [filesBtn]),
   );
@@ -129,7 +129,8 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
       if (a === resume && r.client) await vscode.env.clipboard.writeText(r.client.command);
     } else
       void vscode.window.showWarningMessage(
-        `GPU Sessions: move to ${target.name}: ${summary}; ${r.files.conflicts.length} conflict(s), ${r.files.failed.length} failed${r.launch?.refusals.length ? `; launch refused: ${r.launch.refusals[0]}` : ''} (details in the log).`,
+        `GPU Sessions: move to ${target.name}: ${summary}; ${r.files.conflicts.length} conflict(s), ${r.files.failed.length} ` +
+          `failed${r.launch?.refusals.length ? `; launch refused: ${r.launch.refusals[0]}` : ''} (details in the log).`,
       );
     return r;
   } catch (e) {

@@ -60,7 +60,10 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false): P
     `${Verb} the SGLang server on port ${port} of ${node}?`,
     {
       modal: true,
-      detail: `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running requests reach 0 (stop sending new ones first), then stop it — at the latest after 5 min (SIGTERM); "Stop now" ends the wait.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}`,
+      detail:
+        `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running ` +
+        `requests reach 0 (stop sending new ones first), then stop it — at the latest after 5 min (SIGTERM); "Stop ` +
+        `now" ends the wait.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}`,
     },
     drainStop,
     stop,

@@ -22,7 +22,8 @@ export function gpuItem(el: TreeNodeOf<'gpu'>): vscode.TreeItem {
   item.id = `${el.node}:gpu:${g.index}`;
   item.description = gpuDescription(g);
   item.tooltip = visible(
-    `${g.name}\nUUID ${g.uuid ?? '?'}\nMemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB\nUtilization ${g.utilizationPct ?? '—'} %\nTemperature ${g.temperatureC ?? '—'} °C\nPower ${g.powerW ?? '—'} W`,
+    `${g.name}\nUUID ${g.uuid ?? '?'}\nMemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB\nUtilization ` +
+      `${g.utilizationPct ?? '—'} %\nTemperature ${g.temperatureC ?? '—'} °C\nPower ${g.powerW ?? '—'} W`,
     true,
   );
   item.iconPath = new vscode.ThemeIcon(

@@ -97,7 +97,8 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
   }
   if (v) {
     md.appendMarkdown(
-      `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} as of ${new Date(v.at).toLocaleTimeString()} (dropped when the node's servers, boot or files change) → `,
+      `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} as of ${new Date(v.at).toLocaleTimeString()} (dropped when the node's ` +
+        `servers, boot or files change) → `,
     );
     md.appendText(v.dest);
   }
