@@ -7,7 +7,7 @@ import globals from 'globals';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 export default tseslint.config(
-  { ignores: ['out/**', 'dist/**', 'node_modules/**', '.tmp/**', 'test-results/**', 'media/**', 'sim/**'] },
+  { ignores: ['out/**', 'dist/**', 'node_modules/**', '.tmp/**', 'test-results/**', 'media/**', 'src/sim/python/**', 'src/sim/bin/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -10,8 +10,8 @@
 //
 // vsce runs in a staging folder (.tmp/vsix-stage) holding only what is shipped, so the repository's
 // dist/ is never overwritten; .vscodeignore (an allow-list) applies there and to a plain
-// `vsce package` at the root alike. The demo node needs sim/ at run time (found by walking up from
-// dist/, see src/sim/home.ts simAssetsDir), so sim/ is shipped.
+// `vsce package` at the root alike. The demo node needs the simulator's assets at run time (found by walking
+// up from dist/, see src/sim/home.ts simAssetsDir), so src/sim/python and src/sim/bin are shipped.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -129,7 +129,8 @@ for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) {
 }
 const skip = (src) => !/(^|\/)(__pycache__|\.pytest_cache)(\/|$)|\.py[co]$/.test(src);
 cpSync(path.join(root, 'media'), path.join(stage, 'media'), { recursive: true, filter: skip });
-cpSync(path.join(root, 'sim'), path.join(stage, 'sim'), { recursive: true, filter: skip });
+for (const d of ['python', 'bin'])
+  cpSync(path.join(root, 'src', 'sim', d), path.join(stage, 'src', 'sim', d), { recursive: true, filter: skip });
 // The launch-profile JSON schema (contributes.jsonValidation).
 cpSync(path.join(root, 'schemas'), path.join(stage, 'schemas'), { recursive: true, filter: skip });
 const shipped = { ...pkg };

@@ -18,7 +18,6 @@ export interface DemoS3 {
 export async function startDemoS3(home: string, log: (m: string) => void): Promise<DemoS3 | null> {
   let S3rver: new (o: Record<string, unknown>) => { run(): Promise<{ port: number }>; close(): Promise<void> };
   try {
-     
     S3rver = require('s3rver');
   } catch {
     log('s3rver is not installed (npm install); the demo skips the S3 check.');
@@ -38,16 +37,26 @@ export async function startDemoS3(home: string, log: (m: string) => void): Promi
   const endpoint = `http://127.0.0.1:${addr.port}`;
   const bucket = 'demo-train-dflash';
   const prefix = 'qwen36-27b/';
-   
+
   const { S3Client, CreateBucketCommand, PutObjectCommand } = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
-  const client = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, requestChecksumCalculation: 'WHEN_REQUIRED' });
+  const client = new S3Client({
+    endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+  });
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   const compDir = path.join(home, 'completions');
-  const batches = readdirSync(compDir).filter((f) => /^batch_.*\.jsonl$/.test(f)).sort();
+  const batches = readdirSync(compDir)
+    .filter((f) => /^batch_.*\.jsonl$/.test(f))
+    .sort();
   // Everything but the newest batch is already uploaded; the newest exists only on the node.
   const uploaded = batches.slice(0, Math.max(0, batches.length - 1));
   for (const f of uploaded) {
-    await client.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}completions/${f}`, Body: readFileSync(path.join(compDir, f)) }));
+    await client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: `${prefix}completions/${f}`, Body: readFileSync(path.join(compDir, f)) }),
+    );
   }
   client.destroy();
   return {

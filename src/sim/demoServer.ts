@@ -146,7 +146,12 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
     client.on('close', () => clients.delete(client));
     client.on('error', () => undefined);
     client.on('authentication', (ctx) => {
-      if (ctx.method === 'publickey' && ctx.username === 'demo' && ctx.key.algo === allowed.type && ctx.key.data.equals(allowed.getPublicSSH())) {
+      if (
+        ctx.method === 'publickey' &&
+        ctx.username === 'demo' &&
+        ctx.key.algo === allowed.type &&
+        ctx.key.data.equals(allowed.getPublicSSH())
+      ) {
         if (!ctx.signature) return ctx.accept();
         if (ctx.blob && allowed.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true) return ctx.accept();
       }

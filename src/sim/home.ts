@@ -4,8 +4,8 @@
  * The home looks like the seeds' rented 7x B200 node: launch_all.sh / launch_tuned.sh starting one
  * SGLang server per GPU (ports base+i, logs/sglang_gpu{i}.log), a venv, the generation scripts,
  * completions/progress.json, .done_indices, batch files, logs/generate.log, configs and a patch.
- * The "SGLang" is sim/python/sglang (run as `python3 -m sglang.launch_server ...`, so the argv is
- * the real one) and `nvidia-smi` is sim/bin/nvidia-smi reading `.sim/node.json`. Both are stdlib
+ * The "SGLang" is src/sim/python/sglang (run as `python3 -m sglang.launch_server ...`, so the argv is
+ * the real one) and `nvidia-smi` is src/sim/bin/nvidia-smi reading `.sim/node.json`. Both are stdlib
  * Python 3. Nothing is started here and nothing is written outside `home`.
  *
  * No `vscode` import: used by the CLI demo, the extension's demo command and the tests.
@@ -105,16 +105,17 @@ const DEFAULTS = {
 const BUS_IDS = ['1B', '43', '52', '61', '9D', 'C3', 'D1', 'DF'];
 
 /**
- * Absolute path of the repository's `sim/` folder (the simulated sglang package and nvidia-smi).
- * Walks up from this module's folder, so it works from src/sim (ts-node), out/src/sim, out/test and dist/.
+ * Absolute path of the simulator's assets: `src/sim` of the repository (the simulated sglang package under
+ * python/, nvidia-smi and friends under bin/). Walks up from this module's folder, so it works from src/sim
+ * (ts-node), out/src/sim, out/test, dist/ and the packaged extension (which ships src/sim/python and src/sim/bin).
  */
 export function simAssetsDir(): string {
   let dir = __dirname;
   for (;;) {
-    const candidate = path.join(dir, 'sim');
-    if (existsSync(path.join(candidate, 'python', 'sglang', 'launch_server.py'))) return candidate;
+    for (const candidate of [dir, path.join(dir, 'src', 'sim')])
+      if (existsSync(path.join(candidate, 'python', 'sglang', 'launch_server.py'))) return candidate;
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`sim/python/sglang not found above ${__dirname}`);
+    if (parent === dir) throw new Error(`src/sim/python/sglang not found above ${__dirname}`);
     dir = parent;
   }
 }
@@ -190,7 +191,13 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     VIRTUAL_ENV: `${home}/venv`,
     ...knobs,
   };
-  w.file('.ssh/environment', Object.entries(sshEnv).map(([k, v]) => `${k}=${v}\n`).join(''), 0o600);
+  w.file(
+    '.ssh/environment',
+    Object.entries(sshEnv)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+    0o600,
+  );
 
   // --- the model ------------------------------------------------------------------------------
   if (isInside(home, modelPath)) writeModel(w, path.relative(home, modelPath));

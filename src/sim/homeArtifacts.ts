@@ -29,7 +29,11 @@ export function writeModel(w: HomeWriter, rel: string): void {
   w.file(`${rel}/config.json`, JSON.stringify(config, null, 2) + '\n');
   w.file(
     `${rel}/generation_config.json`,
-    JSON.stringify({ bos_token_id: 151643, eos_token_id: [151645, 151643], do_sample: true, temperature: 0.6, top_k: 20, top_p: 0.95 }, null, 2) + '\n',
+    JSON.stringify(
+      { bos_token_id: 151643, eos_token_id: [151645, 151643], do_sample: true, temperature: 0.6, top_k: 20, top_p: 0.95 },
+      null,
+      2,
+    ) + '\n',
   );
   w.file(
     `${rel}/tokenizer_config.json`,
@@ -126,7 +130,9 @@ export function writeArtifacts(w: HomeWriter, ports: number[]): void {
   const lines: string[] = [];
   const ms = (t: number) => `${stamp(t)},${pad(Math.floor(t % 1000), 3)}`;
   lines.push(`${ms(t0)} INFO Loaded ${total} prompts from /root/prompts.jsonl (resuming: 0 done, ${total} to go)`);
-  lines.push(`${ms(t0 + 3)} INFO Servers: ${ports.map((p) => `:${p}`).join(' ')} | concurrency 96 | batch 500 | s3://train-dflash-qwen36-27b/completions/`);
+  lines.push(
+    `${ms(t0 + 3)} INFO Servers: ${ports.map((p) => `:${p}`).join(' ')} | concurrency 96 | batch 500 | s3://train-dflash-qwen36-27b/completions/`,
+  );
   const lrand = prng(62820);
   let batch = 0;
   for (let s = 300; s <= 62820; s += 300) {
@@ -136,7 +142,10 @@ export function writeArtifacts(w: HomeWriter, ports: number[]): void {
     while ((batch + 1) * 500 <= completed) {
       const tb = t0 + Math.round(((batch + 1) * 500 * 62820) / 902087) * 1000;
       if (batch % 50 === 0 || batch >= 1800) {
-        lines.push(`${ms(tb)} INFO uploaded batch_${pad(batch, 6)}.jsonl (500 rows, ${(3.9 + lrand() * 0.6).toFixed(1)} ` + `MB) -> s3://train-dflash-qwen36-27b/completions/batch_${pad(batch, 6)}.jsonl`);
+        lines.push(
+          `${ms(tb)} INFO uploaded batch_${pad(batch, 6)}.jsonl (500 rows, ${(3.9 + lrand() * 0.6).toFixed(1)} ` +
+            `MB) -> s3://train-dflash-qwen36-27b/completions/batch_${pad(batch, 6)}.jsonl`,
+        );
       }
       batch++;
     }
