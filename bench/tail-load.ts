@@ -15,13 +15,14 @@ import { listNodes } from '../src/core/ssh/nodes';
 import { ConnectionPool } from '../src/core/ssh/pool';
 import { RemoteTail, RingBuffer } from '../src/core/remote/tail';
 import { StatsTracker } from '../src/core/sglang/liveStats';
-import { startSimNode, waitFor } from '../test/helpers/simnode';
+import { startSimNode } from '../test/helpers/simnode';
+import { waitFor } from '../test/helpers/wait';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const TAILS = Number(process.env.BENCH_TAILS ?? 8);
 const LINES_PER_S = Number(process.env.BENCH_LINES_PER_S ?? 2000);
 // The simulated server's SGLANG_SIM_LINES_PER_S counts decode lines; about 0.3 prefill and 0.4 access lines
-// come with each one (see sim/python/sglang/launch_server.py, Sim.step).
+// come with each one (see src/sim/python/sglang/launch_server.py, Sim.step).
 const DECODE_PER_S = Math.round(LINES_PER_S / 1.7);
 const DROP = process.env.BENCH_DROP === '1';
 
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   try {
     const env = sim.sshd.ssh(`echo 'export SGLANG_SIM_LINES_PER_S=${DECODE_PER_S}' >> ~/.sim/env.sh && bash ~/launch_all.sh >/dev/null`);
     if (env.status !== 0) throw new Error(`launch failed: ${env.stderr}`);
-    await waitFor(() => Number(sim.sshd.ssh('ls ~/.sim/run/ 2>/dev/null | wc -l').stdout.trim()) >= TAILS, 30_000, 'the simulated servers');
+    await waitFor('the simulated servers', () => Number(sim.sshd.ssh('ls ~/.sim/run/ 2>/dev/null | wc -l').stdout.trim()) >= TAILS, 30_000);
 
     // Pause the load while the tails start, so that "lines written" can be compared with "lines received".
     const pause = (on: boolean) => {

@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { processesUnder as procsUnder } from '../helpers/procs';
+import { sleep, waitFor } from '../helpers/wait';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 export const CODE_SERVER_VERSION = process.env.CODE_SERVER_VERSION ?? '4.100.3';
@@ -59,27 +60,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Polls fn until it returns a truthy value; throws with the last value/error after timeoutMs. */
-export async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs: number, everyMs = 250): Promise<NonNullable<T>> {
-  const t0 = Date.now();
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as NonNullable<T>;
-      last = v;
-    } catch (e) {
-      last = e instanceof Error ? e.message : e;
-    }
-    if (Date.now() - t0 > timeoutMs)
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last).slice(0, 300)})`);
-    await sleep(everyMs);
-  }
-}
+export { sleep, waitFor };
 
 function httpStatus(url: string, timeoutMs: number): Promise<number> {
   return new Promise((resolve) => {

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { SimNodeLayout, SimNodeOptions, buildSimHome } from '../../src/sim/home';
 import { TestSshd, ensureUser } from './sshd';
 import { freeTestPorts } from './ports';
+import { waitFor } from './wait';
 
 export const SIM_USER = 'gpusim';
 
@@ -60,17 +61,17 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
     const r = sshd.ssh('bash ~/launch_all.sh');
     if (r.status !== 0) throw new Error(`launch_all.sh failed over ssh: ${r.stderr}`);
     await waitFor(
+      'simulated servers to write their pid files',
       () => {
         const h = sshd.ssh(`ls ~/.sim/run/ 2>/dev/null | wc -l`);
         return Number(h.stdout.trim()) >= layout.ports.length;
       },
       20_000,
-      'simulated servers to write their pid files',
     );
     await waitFor(
+      'simulated servers to be ready',
       () => layout.logFiles.every((f) => existsSync(f) && readFileSync(f, 'utf8').includes('ready to roll')),
       30_000,
-      'simulated servers to be ready',
     );
   }
   if (opts.startClient && layout.workspace) {
@@ -80,7 +81,7 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
     );
     // ssh may report 255 when the detached client keeps the session's last channel busy; the output says.
     if (!r.stdout.includes('started')) throw new Error(`run_experiment failed to start (${r.status}): ${r.stderr}`);
-    await waitFor(() => existsSync(path.join(ws, 'out', 'results.jsonl')), 15_000, 'the client to write its first result');
+    await waitFor('the client to write its first result', () => existsSync(path.join(ws, 'out', 'results.jsonl')), 15_000);
   }
   return {
     sshd,
@@ -93,13 +94,4 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
       await sshd.dispose();
     },
   };
-}
-
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
 }

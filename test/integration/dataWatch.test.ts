@@ -12,7 +12,8 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cli } from '../helpers/cli';
 import { plantedLines } from '../helpers/dataRows';
-import { SimNode, startSimNode, testUser, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode, testUser } from '../helpers/simnode';
+import { waitFor } from '../helpers/wait';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const USER = testUser('gs26watch');
@@ -75,7 +76,7 @@ describe('the live data guard over a real OpenSSH sshd', function () {
     const exited = new Promise<void>((r) => child.on('close', () => r()));
     try {
       const samplesWithData = () => lines.filter((l) => l.type === 'sample' && l.data?.some((f) => f.path === file));
-      await waitFor(() => samplesWithData().length >= 2, 60_000, `two samples with the file judged (stderr: ${stderr})`);
+      await waitFor(`two samples with the file judged (stderr: ${stderr})`, () => samplesWithData().length >= 2, 60_000);
       assert.equal(
         samplesWithData()
           .at(-1)!
@@ -85,10 +86,10 @@ describe('the live data guard over a real OpenSSH sshd', function () {
       // the model starts answering `OK.`: 600 rows at once
       const t0 = Date.now();
       appendFileSync(file, plantedLines('openai-chat', 600, { top: 1 }, 22, 800).join(''));
-      await waitFor(() => lines.some((l) => l.type === 'transition' && l.subject === 'data'), 30_000, 'the data transition');
+      await waitFor('the data transition', () => lines.some((l) => l.type === 'transition' && l.subject === 'data'), 30_000);
       const took = Date.now() - t0;
       const seen = samplesWithData().length;
-      await waitFor(() => samplesWithData().length >= seen + 3, 30_000, 'three more samples');
+      await waitFor('three more samples', () => samplesWithData().length >= seen + 3, 30_000);
       const tr = lines.filter((l) => l.type === 'transition' && l.subject === 'data');
       assert.equal(tr.length, 1, JSON.stringify(tr));
       assert.equal(tr[0].path, file);
@@ -105,7 +106,7 @@ describe('the live data guard over a real OpenSSH sshd', function () {
 
   it('sim-fault data-degenerate 0.9: the client writes the seed `OK.` rows, and data (discovering the files) says degenerate', async () => {
     const out = path.join(sim.layout.workspace!, 'out', 'results.jsonl');
-    await waitFor(() => readFileSync(out, 'utf8').split('\n').length > 12, 30_000, 'the client to write a dozen rows');
+    await waitFor('the client to write a dozen rows', () => readFileSync(out, 'utf8').split('\n').length > 12, 30_000);
     const before = await cli([...args(), 'data', 'simnode', '--json']);
     assert.equal(before.code, 0, before.stdout + before.stderr);
     const r0 = JSON.parse(before.stdout) as { files: Array<{ path: string; verdict: string; foundBy: string; format: string }> };
@@ -123,7 +124,7 @@ describe('the live data guard over a real OpenSSH sshd', function () {
     const rows0 = readFileSync(out, 'utf8').split('\n').length;
     // 90 % of the new rows are `OK.`: enough of them that they are over 20 % of the sample
     const want = rows0 + Math.max(30, Math.ceil(rows0 * 0.6));
-    await waitFor(() => readFileSync(out, 'utf8').split('\n').length > want, 120_000, 'enough new rows');
+    await waitFor('enough new rows', () => readFileSync(out, 'utf8').split('\n').length > want, 120_000);
     const after = await cli([...args(), 'data', 'simnode', out, '--json']);
     assert.equal(after.code, 7, after.stdout + after.stderr);
     const r1 = JSON.parse(after.stdout) as { files: Array<{ verdict: string; topResponse: { text: string } }> };

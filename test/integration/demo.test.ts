@@ -9,6 +9,7 @@ import { DemoNode, startDemoNode } from '../../src/sim/demoServer';
 import { cli } from '../helpers/cli';
 import { processesUnder as procsUnder } from '../helpers/procs';
 import { freeTestPorts } from '../helpers/ports';
+import { waitFor } from '../helpers/wait';
 
 describe('demo node', function () {
   this.timeout(90_000);
@@ -100,17 +101,6 @@ describe('demo node', function () {
 /** "pid argv" lines of the processes that belong to the folder (readable in an assertion message). */
 const processesUnder = (dir: string): string[] => procsUnder(dir).map((p) => `${p.pid} ${p.cmd}`);
 
-async function until<T>(what: string, fn: () => T, timeoutMs: number): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let v = fn();
-  while (!v) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-    v = fn();
-  }
-  return v as NonNullable<T>;
-}
-
 /** `ssh -F config alias 'tail -n 200 -F ...'` through the demo: the process issue 13 saw outlive it. */
 function sshTail(configFile: string, alias: string): ChildProcess {
   const c = spawn(
@@ -136,7 +126,7 @@ describe('demo node leaves no process behind', function () {
     const demo = await startDemoNode({ dir });
     const ssh = sshTail(demo.sshConfigFile, demo.alias);
     try {
-      await until('the tail through the demo', () => tails(dir).length > 0, 20_000);
+      await waitFor('the tail through the demo', () => tails(dir).length > 0, 20_000);
       assert.ok(
         processesUnder(dir).some((p) => p.includes('sglang.launch_server')),
         'servers are running',
@@ -144,7 +134,7 @@ describe('demo node leaves no process behind', function () {
       await demo.stop();
       let left: string[] = [];
       try {
-        await until('no process left', () => processesUnder(dir).length === 0, 15_000);
+        await waitFor('no process left', () => processesUnder(dir).length === 0, 15_000);
       } catch {
         left = processesUnder(dir);
       }
@@ -166,15 +156,15 @@ describe('demo node leaves no process behind', function () {
       const exited = new Promise<void>((r) => demo.once('exit', () => r()));
       let ssh: ChildProcess | undefined;
       try {
-        await until('the demo running', () => err.includes('Press Ctrl-C'), 60_000);
+        await waitFor('the demo running', () => err.includes('Press Ctrl-C'), 60_000);
         ssh = sshTail(path.join(dir, 'ssh_config'), 'gpu-demo');
-        await until('the tail through the demo', () => tails(dir).length > 0, 20_000);
+        await waitFor('the tail through the demo', () => tails(dir).length > 0, 20_000);
         const before = processesUnder(dir).length;
         demo.kill(sig);
         await exited;
         let left: string[] = [];
         try {
-          await until('no process left', () => processesUnder(dir).length === 0, 25_000);
+          await waitFor('no process left', () => processesUnder(dir).length === 0, 25_000);
         } catch {
           left = processesUnder(dir);
         }

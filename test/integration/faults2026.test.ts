@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode } from '../helpers/simnode';
 import { Line, Watch } from '../helpers/watchCli';
+import { waitFor } from '../helpers/wait';
 
 const INTERVAL_S = 3;
 
@@ -35,12 +36,12 @@ describe('2026 failure paths: hard watchdog and subprocess crash (watch --json)'
       const ours = (s: Line | undefined) =>
         ((s as { servers?: Array<{ port: number; state: string }> } | undefined)?.servers ?? []).filter((x) => p.includes(x.port));
       await waitFor(
+        `both servers serving; stderr ${w.stderr}`,
         () => {
           const o = ours(w.lastSample());
           return o.length === 2 && o.every((x) => x.state === 'serving');
         },
         40_000,
-        `both servers serving; stderr ${w.stderr}`,
       );
       const t0 = Date.now() - 50;
       for (const [port, mode] of [
@@ -52,9 +53,9 @@ describe('2026 failure paths: hard watchdog and subprocess crash (watch --json)'
       }
       const of = (port: number) => (l: Line) => l.port === port && (l.subject ?? 'server') === 'server';
       await waitFor(
+        `transitions; seen ${JSON.stringify(w.transitions(t0))}`,
         () => w.transitions(t0).some(of(p[0])) && w.transitions(t0).some(of(p[1])),
         4 * INTERVAL_S * 1000 + 5000,
-        `transitions; seen ${JSON.stringify(w.transitions(t0))}`,
       );
       // the hard watchdog's process exits ~2 s after its line, the subprocess crash's at once: wait past both
       // exits and two more polls, then nothing else may have followed

@@ -14,7 +14,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { cli } from '../helpers/cli';
 import { freeTestPorts } from '../helpers/ports';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode } from '../helpers/simnode';
+import { waitFor } from '../helpers/wait';
 
 interface GatewayJson {
   pid: number;
@@ -128,6 +129,7 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
     const pid = Number(m[1]);
     started.push(pid);
     await waitFor(
+      'the gateway to be ready',
       () =>
         new Promise<boolean>((res) =>
           http
@@ -135,7 +137,6 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
             .on('error', () => res(false)),
         ),
       30_000,
-      'the gateway to be ready',
     );
     return { pid, port, mport, reqLog };
   }
@@ -227,7 +228,7 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
     let out = '';
     child.stdout.on('data', (x) => (out += x));
     try {
-      await waitFor(() => out.includes('"type":"sample"'), 30_000, 'the first sample');
+      await waitFor('the first sample', () => out.includes('"type":"sample"'), 30_000);
       const victim = b.layout.ports[1];
       const f = b.sshd.ssh(`sim-fault ${victim} health-wedged`);
       assert.equal(f.status, 0, f.stderr);
@@ -237,10 +238,10 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
           .split('\n')
           .filter((l) => l.startsWith('{'))
           .map((l) => JSON.parse(l) as Record<string, unknown>);
-      await waitFor(() => lines().some(isWorker), 30_000, 'the worker transition');
+      await waitFor('the worker transition', () => lines().some(isWorker), 30_000);
       // a few more samples: still one
       const n = lines().filter((l) => l.type === 'sample').length;
-      await waitFor(() => lines().filter((l) => l.type === 'sample').length >= n + 2, 90_000, 'two more samples');
+      await waitFor('two more samples', () => lines().filter((l) => l.type === 'sample').length >= n + 2, 90_000);
       const ts = lines().filter(isWorker);
       assert.equal(ts.length, 1, JSON.stringify(ts));
       assert.equal(ts[0].from, 'ready');

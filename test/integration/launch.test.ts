@@ -17,11 +17,11 @@ import type { SglangServer } from '../../src/core/sglang/serverArgv';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { probeOperation } from '../../src/core/node/probe';
 import type { Transport } from '../../src/core/ssh/transport';
-import { SimNode, startSimNode, waitFor, testUser } from '../helpers/simnode';
+import { SimNode, startSimNode, testUser } from '../helpers/simnode';
 import { freeTestPorts } from '../helpers/ports';
+import { sleep, waitFor } from '../helpers/wait';
 
 const USER = testUser('gslaunch');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function capture() {
   const o = { out: '', err: '' };
@@ -84,7 +84,7 @@ describe('launch profiles over a real OpenSSH sshd', function () {
     // every process this suite started runs as USER: stop them all, SIGKILL what is left after 10 s
     spawnSync('pkill', ['-u', USER]);
     const gone = () => spawnSync('pgrep', ['-u', USER, '-f', 'sglang[.]launch_server']).status === 1;
-    await waitFor(gone, 10_000, 'the servers to exit').catch(() => spawnSync('pkill', ['-KILL', '-u', USER]));
+    await waitFor('the servers to exit', gone, 10_000).catch(() => spawnSync('pkill', ['-KILL', '-u', USER]));
     await sim?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -266,7 +266,7 @@ describe('launch profiles over a real OpenSSH sshd', function () {
     );
     assert.ok(ended - started >= r.drain.waitedMs);
     assert.ok(ended > paused + 1000, 'the load drains over several decode rounds after the pause');
-    await waitFor(async () => (await servers([target.port])).length === 0, 10_000, 'the server to be gone');
+    await waitFor('the server to be gone', async () => (await servers([target.port])).length === 0, 10_000);
     // gone, or a zombie waiting for an init that does not reap (this test machine's PID 1)
     assert.match(sim.sshd.ssh(`sed 's/.*) //' /proc/${target.pid}/stat 2>/dev/null | cut -c1`).stdout.trim(), /^(Z?)$/);
 

@@ -9,7 +9,8 @@ import { listNodes } from '../../src/core/ssh/nodes';
 import { runOperation } from '../../src/core/remote/operation';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { probeOperation } from '../../src/core/node/probe';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode } from '../helpers/simnode';
+import { waitFor } from '../helpers/wait';
 
 describe('live monitoring of a node', function () {
   this.timeout(120_000);
@@ -31,7 +32,7 @@ describe('live monitoring of a node', function () {
       probe.servers = probe.servers.filter((s) => sim.layout.ports.includes(s.port));
       assert.equal(probe.servers.length, 4);
       await mon.update(probe);
-      await waitFor(() => mon.live().servers.every((s) => s.genThroughput > 0), 30_000, 'decode lines from every server');
+      await waitFor('decode lines from every server', () => mon.live().servers.every((s) => s.genThroughput > 0), 30_000);
       const live = mon.live();
       const expected = 4 * RATE;
       assert.ok(Math.abs(live.genThroughput - expected) <= expected * 0.06, `total ${live.genThroughput} vs ${expected}`);
@@ -65,13 +66,13 @@ describe('live monitoring of a node', function () {
       probe.servers.push(bad);
       await mon.update(probe);
       await waitFor(
+        'decode lines from every followable server',
         () =>
           mon
             .live()
             .servers.filter((s) => s.port !== 1)
             .every((s) => s.source === 'log' && s.genThroughput > 0),
         30_000,
-        'decode lines from every followable server',
       );
       const live = mon.live();
       assert.equal(live.tailError, null);

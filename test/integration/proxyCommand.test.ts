@@ -14,8 +14,9 @@ import { listNodes } from '../../src/core/ssh/nodes';
 import { runOperation } from '../../src/core/remote/operation';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { probeOperation } from '../../src/core/node/probe';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode } from '../helpers/simnode';
 import { cli } from '../helpers/cli';
+import { waitFor } from '../helpers/wait';
 
 const BEHIND = 'gpu-behind-proxy';
 
@@ -126,7 +127,7 @@ s.on('close', () => process.exit(0));
     } finally {
       pool.dispose();
     }
-    await waitFor(() => processesWith(relay).length === 0, 10_000, 'the relay to end after disconnect');
+    await waitFor('the relay to end after disconnect', () => processesWith(relay).length === 0, 10_000);
   });
 
   it('probe and salvage through the ProxyCommand with the CLI', async () => {
@@ -145,7 +146,7 @@ s.on('close', () => process.exit(0));
     assert.ok(existsSync(path.join(dest, 'behind', runs[0], 'SALVAGE.md')));
     assert.ok(m.items.filter((i: { status: string }) => i.status === 'verified').length >= 5);
     // A proxy of a connection the CLI had open at exit gets EOF on its stdin and ends (as with OpenSSH).
-    await waitFor(() => processesWith(relay).length === 0, 10_000, 'no relay left after the CLI exited');
+    await waitFor('no relay left after the CLI exited', () => processesWith(relay).length === 0, 10_000);
   });
 
   it('works with `ssh -W %h:%p bastion` as the ProxyCommand', async function () {

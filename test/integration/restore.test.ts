@@ -29,7 +29,8 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { cli } from '../helpers/cli';
-import { SimNode, startSimNode, testUser, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode, testUser } from '../helpers/simnode';
+import { waitFor } from '../helpers/wait';
 
 const HOSTILE = [
   'a b.log',
@@ -195,7 +196,7 @@ describe('restore a salvaged run onto another node (two real sshd nodes)', funct
       `cd ~/job && GEN_SLEEP=0.3 setsid nohup python3 gen.py --ports ${ports} > gen.out 2>&1 < /dev/null & echo started`,
     );
     assert.match(r0.stdout, /started/);
-    await waitFor(() => existsSync(path.join(aHome(), 'job', 'out', '.done_indices')), 20_000, 'the client to finish a row');
+    await waitFor('the client to finish a row', () => existsSync(path.join(aHome(), 'job', 'out', '.done_indices')), 20_000);
     await new Promise((r) => setTimeout(r, 1500));
     const r = await cli(
       [...g(), 'salvage', 'nodea', '--dest', path.join(base, 'salvage'), '--yes', '--json', '--stop-servers', '--stop-writers'],
@@ -379,9 +380,9 @@ describe('restore a salvaged run onto another node (two real sshd nodes)', funct
     const doneFile = path.join(bHome(), 'job', 'out', '.done_indices');
     const genLog = path.join(bHome(), 'job', 'out', 'gen.log');
     await waitFor(
+      'the resumed client to finish',
       () => readFileSync(genLog, 'utf8').includes(`resuming: ${doneA.length} done`) && readFileSync(genLog, 'utf8').endsWith('finished\n'),
       120_000,
-      'the resumed client to finish',
     );
     const doneB = readFileSync(doneFile, 'utf8').trim().split('\n');
     assert.equal(doneB.length, PROMPTS, 'every prompt exactly once');

@@ -12,8 +12,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { cli } from '../helpers/cli';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode } from '../helpers/simnode';
 import { planted } from '../helpers/planted';
+import { waitFor } from '../helpers/wait';
 
 const HF_TOKEN = planted('hf_', 'QwErTyUiOpAsDfGhJkLzXcVbNm0123456789');
 
@@ -132,7 +133,7 @@ describe('salvage you can trust (real sshd, work outside the home, live writers)
     assert.equal(r.code, 0);
     assert.deepEqual(rep.reasons, []);
     assert.deepEqual(rep.writers, []);
-    await waitFor(() => pids.every((p) => !alive(p)), 10_000, 'the stopped processes to be gone');
+    await waitFor('the stopped processes to be gone', () => pids.every((p) => !alive(p)), 10_000);
     const servers = readFileSync(path.join(rep.dest, 'running-servers.sh'), 'utf8');
     for (const port of sim.layout.ports) assert.match(servers, new RegExp(`--port ${port}\\b`));
     assert.ok(rep.stopped.length >= 4, JSON.stringify(rep.stopped));

@@ -9,7 +9,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode } from '../helpers/simnode';
+import { waitFor } from '../helpers/wait';
 
 const CLI = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
 const INTERVAL_S = 2;
@@ -96,7 +97,7 @@ describe('salvage --watch: keep a running node salvaged (real sshd)', function (
     const dest = path.join(base, 'w1');
     const p = start(args(dest));
     procs.push(p);
-    await waitFor(() => (manifestOf(dest)?.watch?.syncs ?? -1) >= 1, 120_000, 'the first watch sync');
+    await waitFor('the first watch sync', () => (manifestOf(dest)?.watch?.syncs ?? -1) >= 1, 120_000);
     const log = sim.layout.logFiles[0];
     appendFileSync(log, 'MARKER appended while watching\n'.repeat(50));
     const batch = path.join(sim.home, 'completions', 'batch_999999.jsonl');
@@ -110,14 +111,14 @@ describe('salvage --watch: keep a running node salvaged (real sshd)', function (
       const local = path.join(m.dest, it.localPath);
       return existsSync(local) && readFileSync(local).equals(readFileSync(f));
     };
-    await waitFor(() => same(log) && same(batch), 30_000, 'the appended log and the new batch to be synced');
+    await waitFor('the appended log and the new batch to be synced', () => same(log) && same(batch), 30_000);
     const took = Date.now() - t0;
     assert.ok(took <= 2 * INTERVAL_S * 1000 + 4000, `synced after ${took} ms (interval ${INTERVAL_S} s)`);
     assert.match(item(log)!.reason ?? '', /appended \d+ B/, `only the appended bytes travelled (reason: ${item(log)!.reason})`);
     assert.ok(item(log)!.syncedAt, 'syncedAt per item');
     // A truncated (rotated) log: the prefix no longer matches, so it is fetched whole.
     writeFileSync(log, 'rotated\n');
-    await waitFor(() => same(log), 30_000, 'the truncated log to be fetched whole');
+    await waitFor('the truncated log to be fetched whole', () => same(log), 30_000);
     assert.doesNotMatch(item(log)!.reason ?? '', /appended/);
     // Ctrl-C: a clean stop with a consistent manifest.
     p.child.kill('SIGINT');
@@ -134,13 +135,13 @@ describe('salvage --watch: keep a running node salvaged (real sshd)', function (
     const dest = path.join(base, 'w2');
     const p = start(args(dest));
     procs.push(p);
-    await waitFor(() => (manifestOf(dest)?.watch?.syncs ?? -1) >= 1, 120_000, 'the first watch sync');
+    await waitFor('the first watch sync', () => (manifestOf(dest)?.watch?.syncs ?? -1) >= 1, 120_000);
     // The job keeps writing: the rate the watch measures makes the estimate of what is lost.
     const log = sim.layout.logFiles[1];
     const writer = setInterval(() => appendFileSync(log, 'decode line written by the job\n'.repeat(40)), 250);
     try {
       const s0 = manifestOf(dest)!.watch!.syncs;
-      await waitFor(() => (manifestOf(dest)?.watch?.syncs ?? 0) >= s0 + 2, 60_000, 'two syncs while the job writes');
+      await waitFor('two syncs while the job writes', () => (manifestOf(dest)?.watch?.syncs ?? 0) >= s0 + 2, 60_000);
       await sim.sshd.stop();
       const code = await Promise.race([p.exit, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000))]);
       assert.equal(code, 5, `exit ${code}: ${p.stderr().slice(-2000)}`);

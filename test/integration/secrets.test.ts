@@ -12,9 +12,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { validateProfile } from '../../src/core/launch/profile';
 import { cli } from '../helpers/cli';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode } from '../helpers/simnode';
 import { planted } from '../helpers/planted';
 import { freeTestPorts } from '../helpers/ports';
+import { waitFor } from '../helpers/wait';
 
 const API_KEY = 'gs-test-api-key-4f1c9e2b7a';
 const HF = planted('hf_', 'PlantedTokenValue0123456789abcdefXYZ');
@@ -92,11 +93,11 @@ describe('secrets never leave in clear; capture reproduces three different serve
     chownSync(f, Number(pw.stdout.trim()), Number(pw.stdout.trim()));
     const r = sim.sshd.ssh('sh ~/start3.sh');
     assert.equal(r.status, 0, r.stderr);
-    await waitFor(() => ports.every((p) => procOf(p) !== null), 20_000, 'three servers');
+    await waitFor('three servers', () => ports.every((p) => procOf(p) !== null), 20_000);
     await waitFor(
+      'the EAGLE server to be ready',
       () => readFileSync(path.join(sim.home, 'logs/eagle_tp2.log'), 'utf8').includes('ready to roll'),
       30_000,
-      'the EAGLE server to be ready',
     );
     original = ports.map(procOf);
   });
@@ -183,7 +184,7 @@ describe('secrets never leave in clear; capture reproduces three different serve
       const r = await run(['stop', 'simnode', '--port', String(p)]);
       assert.equal(r.code, 0, r.stdout + r.stderr);
     }
-    await waitFor(() => ports.every((p) => procOf(p) === null), 20_000, 'the servers to stop');
+    await waitFor('the servers to stop', () => ports.every((p) => procOf(p) === null), 20_000);
     const missing = await run(['launch', 'simnode', '--profile', profileFile], { SGLANG_API_KEY: '', HF_TOKEN: '' });
     assert.equal(missing.code, 6);
     assert.match(missing.stderr, /not supplied: export SGLANG_API_KEY=…/);

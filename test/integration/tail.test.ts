@@ -10,10 +10,10 @@ import { cmdTail } from '../../src/cli/cmdTail';
 import { RemoteTail, TailEvent, TailOptions } from '../../src/core/remote/tail';
 import { StatsTracker } from '../../src/core/sglang/liveStats';
 import type { SshTransport } from '../../src/core/ssh/transport';
-import { SimNode, startSimNode, waitFor, testUser } from '../helpers/simnode';
+import { SimNode, startSimNode, testUser } from '../helpers/simnode';
+import { sleep, waitFor } from '../helpers/wait';
 
 const USER = testUser('gstail');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function lines(ev: TailEvent[], file?: string): string[] {
   return ev.filter((e) => e.type === 'line' && (!file || e.file === file)).map((e) => (e as { line: string }).line);
@@ -55,7 +55,7 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     for (const x of tails.splice(0)) x.stop();
     pool.dispose();
     // every remote tail of the test has ended (bounded wait)
-    await waitFor(() => remoteTails(sim) === 0, 10_000, 'remote tail processes to end');
+    await waitFor('remote tail processes to end', () => remoteTails(sim) === 0, 10_000);
   });
 
   function open(opts: TailOptions): { tail: RemoteTail; ev: TailEvent[] } {
@@ -77,7 +77,7 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     await tail.start();
     assert.deepEqual(lines(ev), ['old 4', 'old 5']);
     sh(`printf 'new %s\\n' 1 2 >> t/f1.log; printf 'new 3\\n' >> t/f1.log`);
-    await waitFor(() => lines(ev).length === 5, 10_000, 'appended lines');
+    await waitFor('appended lines', () => lines(ev).length === 5, 10_000);
     assert.deepEqual(lines(ev), ['old 4', 'old 5', 'new 1', 'new 2', 'new 3']);
     assert.equal(remoteTails(sim), 1);
   });
@@ -87,9 +87,9 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     const { tail, ev } = open({ files: ['t/f2.log'] });
     await tail.start();
     sh(': > t/f2.log');
-    await waitFor(() => markers(ev).includes('truncated:t/f2.log'), 10_000, 'truncated marker');
+    await waitFor('truncated marker', () => markers(ev).includes('truncated:t/f2.log'), 10_000);
     sh(`echo after > t/f2.log`);
-    await waitFor(() => lines(ev).includes('after'), 10_000, 'line after truncation');
+    await waitFor('line after truncation', () => lines(ev).includes('after'), 10_000);
     assert.deepEqual(lines(ev), ['a', 'b', 'c', 'after']);
   });
 
@@ -98,10 +98,10 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     const { tail, ev } = open({ files: ['t/f3.log'] });
     await tail.start();
     sh('mv t/f3.log t/f3.log.1; echo new > t/f3.log');
-    await waitFor(() => lines(ev).includes('new'), 10_000, "the new file's line");
+    await waitFor("the new file's line", () => lines(ev).includes('new'), 10_000);
     assert.ok(markers(ev).includes('rotated:t/f3.log'), markers(ev).join());
     sh('echo more >> t/f3.log');
-    await waitFor(() => lines(ev).includes('more'), 10_000, 'a later line');
+    await waitFor('a later line', () => lines(ev).includes('more'), 10_000);
     assert.deepEqual(lines(ev), ['before', 'new', 'more']);
   });
 
@@ -115,7 +115,7 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
       `printf 'x2\\n' >> t/x.log; printf 'y2 par' >> t/y.log; printf 'x3\\n==> t/other.log <==\\n' >> t/x.log; ` +
         `sleep 0.2; printf 'tial\\n' >> t/y.log; printf 'z1\\n' > t/z.log; printf 'y3\\n' >> t/y.log`,
     );
-    await waitFor(() => lines(ev, 't/y.log').includes('y3') && lines(ev, 't/z.log').includes('z1'), 10_000, 'all lines');
+    await waitFor('all lines', () => lines(ev, 't/y.log').includes('y3') && lines(ev, 't/z.log').includes('z1'), 10_000);
     assert.deepEqual(lines(ev, 't/x.log'), ['x1', 'x2', 'x3', '==> t/other.log <==']);
     assert.deepEqual(lines(ev, 't/y.log'), ['y1', 'y2 partial', 'y3']);
     assert.deepEqual(lines(ev, 't/z.log'), ['z1']);
@@ -127,14 +127,14 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     const { tail, ev } = open({ files: ['t/r.log', 't/s.log'] });
     await tail.start();
     sh(`printf 'r2\\n' >> t/r.log`);
-    await waitFor(() => lines(ev).includes('r2'), 10_000, 'r2');
+    await waitFor('r2', () => lines(ev).includes('r2'), 10_000);
     sim.sshd.dropConnections();
-    await waitFor(() => markers(ev).includes('disconnected:'), 15_000, 'the disconnected marker');
+    await waitFor('the disconnected marker', () => markers(ev).includes('disconnected:'), 15_000);
     // written while no channel is open (the OpenSSH client opens its own connection)
     sh(`for i in 1 2 3 4 5; do echo "r-away $i" >> t/r.log; done; echo s-away >> t/s.log`);
-    await waitFor(() => markers(ev).includes('reconnected:'), 15_000, 'the reconnected marker');
+    await waitFor('the reconnected marker', () => markers(ev).includes('reconnected:'), 15_000);
     sh(`echo r-after >> t/r.log`);
-    await waitFor(() => lines(ev, 't/r.log').includes('r-after') && lines(ev, 't/s.log').includes('s-away'), 15_000, 'caught-up lines');
+    await waitFor('caught-up lines', () => lines(ev, 't/r.log').includes('r-after') && lines(ev, 't/s.log').includes('s-away'), 15_000);
     assert.deepEqual(lines(ev, 't/r.log'), ['r1', 'r2', 'r-away 1', 'r-away 2', 'r-away 3', 'r-away 4', 'r-away 5', 'r-after']);
     assert.deepEqual(lines(ev, 't/s.log'), ['s1', 's-away']);
     assert.equal(t.connectCount, 2, 'the pooled transport reconnected once');
@@ -154,9 +154,9 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     out = '';
     const ac = new AbortController();
     const p = cmdTail(t, 't/c.log', { lines: 1, follow: true, stats: false }, io, ac.signal);
-    await waitFor(() => out === 'c3\n', 10_000, 'the last line');
+    await waitFor('the last line', () => out === 'c3\n', 10_000);
     sh('echo c4 >> t/c.log');
-    await waitFor(() => out === 'c3\nc4\n', 10_000, 'the appended line');
+    await waitFor('the appended line', () => out === 'c3\nc4\n', 10_000);
     ac.abort();
     assert.equal(await p, 0);
 
@@ -166,7 +166,7 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     out = '';
     const ac2 = new AbortController();
     const p2 = cmdTail(t, 't/s.log', { lines: 10, follow: true, stats: true }, io, ac2.signal);
-    await waitFor(() => out.includes('\n'), 10_000, 'a stats line');
+    await waitFor('a stats line', () => out.includes('\n'), 10_000);
     assert.equal(out, '1,987 tok/s · 32 run · 0 queue · accept 2.71\n');
     ac2.abort();
     assert.equal(await p2, 0);
@@ -179,7 +179,7 @@ describe('RemoteTail over a real OpenSSH sshd', function () {
     assert.equal(remoteTails(sim), 1);
     const t0 = Date.now();
     tail.stop();
-    await waitFor(() => remoteTails(sim) === 0, 10_000, 'the remote tail to end after stop()');
+    await waitFor('the remote tail to end after stop()', () => remoteTails(sim) === 0, 10_000);
     assert.ok(Date.now() - t0 < 10_000);
     assert.equal(tail.running, false);
   });
@@ -212,7 +212,7 @@ describe('StatsTracker over the 7 simulated SGLang servers (real sshd)', functio
       if (e.type === 'line') stats.feed(e.file, e.line);
     });
     await tail.start();
-    await waitFor(() => stats.total().servers === 7, 30_000, 'decode lines from all 7 servers');
+    await waitFor('decode lines from all 7 servers', () => stats.total().servers === 7, 30_000);
     await sleep(2500); // a few more decode rounds
     const tot = stats.total();
     const want = 7 * GEN;

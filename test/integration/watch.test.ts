@@ -10,8 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isOkValue } from '../../src/core/node/guard';
-import { SimNode, startSimNode, waitFor } from '../helpers/simnode';
+import { SimNode, startSimNode } from '../helpers/simnode';
 import { CLI, Line, Watch } from '../helpers/watchCli';
+import { waitFor } from '../helpers/wait';
 
 const INTERVAL_S = 4;
 /** two intervals, plus the guard's one-second settle and scheduling slack */
@@ -45,9 +46,9 @@ describe('gpu-sessions watch: fault modes of the simulated node', function () {
     trigger(); // (each sim-fault is one ssh round trip: the last fault is in place when this returns)
     const t1 = Date.now();
     await waitFor(
+      `transitions ${JSON.stringify(expected.map(({ key: _k, ...e }) => e))}; seen ${JSON.stringify(w.transitions(t0))}`,
       () => expected.every((e) => w.transitions(t0).some(e.key)),
       WITHIN_MS,
-      `transitions ${JSON.stringify(expected.map(({ key: _k, ...e }) => e))}; seen ${JSON.stringify(w.transitions(t0))}`,
     );
     // one more interval: nothing else may follow for the same subjects
     await new Promise((r) => setTimeout(r, INTERVAL_S * 1000 + 500));
@@ -70,6 +71,7 @@ describe('gpu-sessions watch: fault modes of the simulated node', function () {
     });
     try {
       await waitFor(
+        `every server serving; stderr ${w.stderr}; lines ${JSON.stringify(w.lines.slice(-2))}`,
         () => {
           // (other suites' simulated servers on this machine are listed too: look at ours)
           const s = w.lastSample() as { servers?: Array<{ port: number; state: string }> } | undefined;
@@ -77,7 +79,6 @@ describe('gpu-sessions watch: fault modes of the simulated node', function () {
           return ours.length === 6 && ours.every((x) => x.state === 'serving');
         },
         40_000,
-        `every server serving; stderr ${w.stderr}; lines ${JSON.stringify(w.lines.slice(-2))}`,
       );
       // While the servers warm up (the first sample may find one `ready` before its first decode line), the only
       // transitions are into a healthy state, at most one per server and state; once all serve, none for an interval.
@@ -210,17 +211,17 @@ describe('gpu-sessions watch: fault modes of the simulated node', function () {
 
   it('--until done exits 0 once the job is done; an unreachable node exits 8', async () => {
     const w = new Watch(sim, ['--interval', '2', '--until', 'done'], { GPU_SESSIONS_CACHE_DIR: cache });
-    await waitFor(() => w.lines.length > 0, 40_000, `a first sample; stderr ${w.stderr}`);
+    await waitFor(`a first sample; stderr ${w.stderr}`, () => w.lines.length > 0, 40_000);
     assert.equal(w.exit, null, 'still watching while the job runs');
     fault('job-done');
-    await waitFor(() => w.exit !== null, WITHIN_MS, 'watch to exit');
+    await waitFor('watch to exit', () => w.exit !== null, WITHIN_MS);
     assert.equal(w.exit, 0, w.stderr);
     assert.ok(w.lines.some((l) => l.type === 'transition' && l.to === 'done'));
 
     const bad = new Watch(sim, ['--interval', '1', '--until', 'crashed', '--timeout', '3'], { GPU_SESSIONS_CACHE_DIR: cache });
-    await waitFor(() => bad.lines.length > 0, 40_000, 'a first sample');
+    await waitFor('a first sample', () => bad.lines.length > 0, 40_000);
     await sim.sshd.dispose();
-    await waitFor(() => bad.exit !== null, 60_000, `watch to notice; stderr ${bad.stderr}`);
+    await waitFor(`watch to notice; stderr ${bad.stderr}`, () => bad.exit !== null, 60_000);
     assert.equal(bad.exit, 8, bad.stderr);
     assert.ok(bad.lines.some((l) => l.type === 'transition' && l.to === 'unreachable'));
   });

@@ -7,8 +7,7 @@ import { PassThrough } from 'node:stream';
 import type { Duplex } from 'node:stream';
 import { RemoteTail, ResumeSkipper, RingBuffer, TailEvent, buildTailCommand, parseTailNotice } from '../../../src/core/remote/tail';
 import { ConnectionState, ExecResult, ExecStream, LocalTransport, Transport } from '../../../src/core/ssh/transport';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep, waitFor } from '../../helpers/wait';
 const tick = () => new Promise((r) => setImmediate(r));
 
 // ---------------------------------------------------------------------------------------------------------
@@ -440,14 +439,6 @@ describe('tail: RemoteTail with GNU tail on this machine (LocalTransport)', func
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function until(cond: () => boolean, ms = 5000): Promise<void> {
-    const end = Date.now() + ms;
-    while (!cond()) {
-      if (Date.now() > end) throw new Error('timed out');
-      await sleep(20);
-    }
-  }
-
   it('follows two files, rotation and truncation, and resumes after the tail is killed without losing lines', async () => {
     const a = path.join(dir, 'a.log');
     const b = path.join(dir, 'b.log');
@@ -460,13 +451,18 @@ describe('tail: RemoteTail with GNU tail on this machine (LocalTransport)', func
       await tail.start();
       appendFileSync(a, 'a2\n');
       appendFileSync(b, 'b2\n');
-      await until(() => lines(ev).length === 4);
+      await waitFor('lines(ev).length === 4', () => lines(ev).length === 4, 5000, 20);
       writeFileSync(a, '');
-      await until(() => markers(ev).includes(`truncated:${a}`));
+      await waitFor('markers(ev).includes(`truncated:${a}`)', () => markers(ev).includes(`truncated:${a}`), 5000, 20);
       appendFileSync(a, 'a3\n');
       renameSync(b, b + '.1');
       writeFileSync(b, 'b3\n');
-      await until(() => lines(ev, b).includes('b3') && lines(ev, a).includes('a3'));
+      await waitFor(
+        "lines(ev, b).includes('b3') && lines(ev, a).includes('a3')",
+        () => lines(ev, b).includes('b3') && lines(ev, a).includes('a3'),
+        5000,
+        20,
+      );
       assert.ok(markers(ev).includes(`rotated:${b}`), markers(ev).join());
       // kill the tail process: the tail reconnects and catches up
       const pids = spawnSync('pgrep', ['-f', `^tail -n 200 -F -- ${a}`], { encoding: 'utf8' })
@@ -475,12 +471,17 @@ describe('tail: RemoteTail with GNU tail on this machine (LocalTransport)', func
         .filter(Boolean);
       assert.equal(pids.length, 1);
       process.kill(Number(pids[0]), 'SIGKILL');
-      await until(() => markers(ev).includes('disconnected:'));
+      await waitFor("markers(ev).includes('disconnected:')", () => markers(ev).includes('disconnected:'), 5000, 20);
       appendFileSync(a, 'a4 while away\n');
       appendFileSync(b, 'b4 while away\n');
-      await until(() => lines(ev, b).includes('b4 while away') && lines(ev, a).includes('a4 while away'));
+      await waitFor(
+        "lines(ev, b).includes('b4 while away') && lines(ev, a).includes('a4 while away')",
+        () => lines(ev, b).includes('b4 while away') && lines(ev, a).includes('a4 while away'),
+        5000,
+        20,
+      );
       appendFileSync(a, 'a5\n');
-      await until(() => lines(ev, a).includes('a5'));
+      await waitFor("lines(ev, a).includes('a5')", () => lines(ev, a).includes('a5'), 5000, 20);
       assert.deepEqual(lines(ev, a), ['a1', 'a2', 'a3', 'a4 while away', 'a5']);
       assert.deepEqual(lines(ev, b), ['b1', 'b2', 'b3', 'b4 while away']);
     } finally {

@@ -10,6 +10,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildSimHome, simAssetsDir, SimNodeLayout } from '../../../src/sim/home';
+import { waitFor } from '../../helpers/wait';
 
 /** A clean environment for the simulator (no knobs leaking in from the caller's shell). */
 function simEnv(layout: SimNodeLayout, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -38,31 +39,19 @@ async function freePort(): Promise<number> {
 
 function httpGet(port: number, urlPath: string, method = 'GET', body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: urlPath, method, timeout: 5000, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (data += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path: urlPath, method, timeout: 5000, headers: body ? { 'content-type': 'application/json' } : {} },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`GET ${urlPath} timed out`)));
     req.on('error', reject);
     req.end(body);
   });
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (e) {
-      lastErr = e;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
 }
 
 /** One simulated server process with its stdout collected. */
@@ -131,10 +120,20 @@ describe('simulated GPU node', function () {
         assert.ok(statSync(path.join(layout.home, f)).mode & 0o100, `${f} is executable`);
       }
       for (const f of [
-        'generate_completions.py', 'tokenize_completions.py', 's3_utils.py', 'completions/.done_indices',
-        'completions/batch_000000.jsonl', 'logs/generate.log', 'configs/dflash_qwen36.yaml',
-        'patches/sglang-mtp-fix.patch', 'nohup.out', 'venv/bin/activate', 'venv/lib/sglang-sim/sglang/launch_server.py',
-        'models/Qwen3.6-27B/config.json', 'models/Qwen3.6-27B/model-00001-of-00011.safetensors', '.ssh/environment',
+        'generate_completions.py',
+        'tokenize_completions.py',
+        's3_utils.py',
+        'completions/.done_indices',
+        'completions/batch_000000.jsonl',
+        'logs/generate.log',
+        'configs/dflash_qwen36.yaml',
+        'patches/sglang-mtp-fix.patch',
+        'nohup.out',
+        'venv/bin/activate',
+        'venv/lib/sglang-sim/sglang/launch_server.py',
+        'models/Qwen3.6-27B/config.json',
+        'models/Qwen3.6-27B/model-00001-of-00011.safetensors',
+        '.ssh/environment',
       ]) {
         assert.ok(existsSync(path.join(layout.home, f)), `${f} exists`);
       }
@@ -163,7 +162,10 @@ describe('simulated GPU node', function () {
 
   describe('nvidia-smi', () => {
     it('answers --query-gpu in CSV with real headers and units', () => {
-      const r = nvidiaSmi(layout, ['--query-gpu=index,name,memory.total,memory.used,utilization.gpu,power.draw', '--format=csv,noheader,nounits']);
+      const r = nvidiaSmi(layout, [
+        '--query-gpu=index,name,memory.total,memory.used,utilization.gpu,power.draw',
+        '--format=csv,noheader,nounits',
+      ]);
       assert.equal(r.status, 0, r.stdout + r.stderr);
       const lines = r.stdout.trim().split('\n');
       assert.equal(lines.length, 7);
@@ -185,7 +187,11 @@ describe('simulated GPU node', function () {
       assert.equal(r.status, 0);
       assert.match(r.stdout, /\| NVIDIA-SMI 570\.133\.20 +Driver Version: 570\.133\.20 +CUDA Version: 12\.8 +\|/);
       assert.match(r.stdout, /No running processes found/);
-      for (const line of r.stdout.split('\n').slice(1).filter((l) => /^[|+]/.test(l))) assert.equal(line.length, 91, line);
+      for (const line of r.stdout
+        .split('\n')
+        .slice(1)
+        .filter((l) => /^[|+]/.test(l)))
+        assert.equal(line.length, 91, line);
       const list = nvidiaSmi(layout, ['-L']);
       assert.match(list.stdout, /^GPU 0: NVIDIA B200 \(UUID: GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\)$/m);
       assert.match(nvidiaSmi(layout, ['topo', '-m']).stdout, /GPU0\t X \tNV18/);
@@ -218,10 +224,7 @@ describe('simulated GPU node', function () {
       const banner = r.stdout.split('\n')[2];
       assert.equal(banner, '| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |');
       const { parseSmiBanner } = await import('../../../src/core/node/nvidiaSmi');
-      assert.deepEqual(
-        [parseSmiBanner(r.stdout).driverVersion, parseSmiBanner(r.stdout).cudaVersion],
-        ['610.43.02', '13.3'],
-      );
+      assert.deepEqual([parseSmiBanner(r.stdout).driverVersion, parseSmiBanner(r.stdout).cudaVersion], ['610.43.02', '13.3']);
     });
 
     it('shows [N/A] for values node.json marks unavailable', () => {
@@ -253,7 +256,17 @@ describe('simulated GPU node', function () {
     it('starts, serves, logs decode lines, shows in nvidia-smi and stops on SIGTERM', async () => {
       const port = await freePort();
       const s = startServer(
-        ['--model-path', layout.modelPath, '--served-model-name', 'qwen3.6-27b', '--port', String(port), '--enable-metrics', '--speculative-algorithm', 'NEXTN'],
+        [
+          '--model-path',
+          layout.modelPath,
+          '--served-model-name',
+          'qwen3.6-27b',
+          '--port',
+          String(port),
+          '--enable-metrics',
+          '--speculative-algorithm',
+          'NEXTN',
+        ],
         { CUDA_VISIBLE_DEVICES: '3', SGLANG_SIM_STARTUP_S: '1.0' },
       );
       // 503 while starting, then 200.
@@ -262,9 +275,15 @@ describe('simulated GPU node', function () {
       await waitFor('/health 200', async () => ((await httpGet(port, '/health')).status === 200 ? true : undefined));
       await waitFor('the ready line', () => s.out.includes('The server is fired up and ready to roll!') || undefined);
       // 2026 (sglang#21395): "Load weight end. elapsed=2.19 s, type=..."
-      assert.match(s.out, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] Load weight end\. elapsed=[\d.]+ s, type=Qwen3ForCausalLM, dtype=torch\.bfloat16, avail mem=[\d.]+ GB, mem usage=[\d.]+ GB\.$/m);
+      assert.match(
+        s.out,
+        /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] Load weight end\. elapsed=[\d.]+ s, type=Qwen3ForCausalLM, dtype=torch\.bfloat16, avail mem=[\d.]+ GB, mem usage=[\d.]+ GB\.$/m,
+      );
       assert.match(s.out, /^\[[^\]]+\] KV Cache is allocated\. #tokens: \d+, K size: [\d.]+ GB, V size: [\d.]+ GB$/m);
-      assert.match(s.out, /^\[[^\]]+\] max_total_num_tokens=\d+, chunked_prefill_size=\d+, max_prefill_tokens=\d+, max_running_requests=\d+, context_len=262144/m);
+      assert.match(
+        s.out,
+        /^\[[^\]]+\] max_total_num_tokens=\d+, chunked_prefill_size=\d+, max_prefill_tokens=\d+, max_running_requests=\d+, context_len=262144/m,
+      );
       assert.match(s.out, new RegExp(`INFO:     Started server process \\[${s.proc.pid}\\]`));
 
       const decode = await waitFor('a decode line', () => s.out.split('\n').find((l) => l.includes('Decode batch')));
@@ -299,14 +318,22 @@ describe('simulated GPU node', function () {
       const metrics = (await httpGet(port, '/metrics')).body;
       assert.match(metrics, /^# TYPE sglang:gen_throughput gauge$/m);
       // 2026: sorted labels (multiprocess collector), moe_ep_rank always; counters split by is_streaming
-      assert.match(metrics, /^sglang:gen_throughput\{engine_type="unified",model_name="qwen3\.6-27b",moe_ep_rank="0",pp_rank="0",tp_rank="0"\} [\d.]+$/m);
+      assert.match(
+        metrics,
+        /^sglang:gen_throughput\{engine_type="unified",model_name="qwen3\.6-27b",moe_ep_rank="0",pp_rank="0",tp_rank="0"\} [\d.]+$/m,
+      );
       assert.match(metrics, /^sglang:generation_tokens_total\{[^}]*,is_streaming="true"\} [\d.e+]+$/m);
       const loads = JSON.parse((await httpGet(port, '/v1/loads')).body);
       assert.equal(loads.loads.length, 1);
       assert.ok(loads.loads[0].gen_throughput > 0 && loads.loads[0].num_running_reqs > 0, JSON.stringify(loads));
       assert.match(metrics, /^sglang:spec_accept_length\{/m);
 
-      const chat = await httpGet(port, '/v1/chat/completions', 'POST', JSON.stringify({ model: 'qwen3.6-27b', messages: [{ role: 'user', content: 'hi' }] }));
+      const chat = await httpGet(
+        port,
+        '/v1/chat/completions',
+        'POST',
+        JSON.stringify({ model: 'qwen3.6-27b', messages: [{ role: 'user', content: 'hi' }] }),
+      );
       assert.equal(chat.status, 200);
       assert.equal(JSON.parse(chat.body).choices[0].message.role, 'assistant');
       await waitFor('the access line', () => s.out.includes('"POST /v1/chat/completions HTTP/1.1" 200 OK') || undefined);
@@ -334,7 +361,9 @@ describe('simulated GPU node', function () {
     it('answers /metrics with 404 without --enable-metrics and drains to 0 running when paused', async () => {
       const port = await freePort();
       const s = startServer(['--model-path', layout.modelPath, '--port', String(port)], { SGLANG_SIM_REQUEST_S: '1.5' });
-      await waitFor('/health 200', async () => ((await httpGet(port, '/health').catch(() => ({ status: 0 }))).status === 200 ? true : undefined));
+      await waitFor('/health 200', async () =>
+        (await httpGet(port, '/health').catch(() => ({ status: 0 }))).status === 200 ? true : undefined,
+      );
       assert.equal((await httpGet(port, '/metrics')).status, 404);
       const load = async () => JSON.parse((await httpGet(port, '/get_load')).body)[0].num_reqs as number;
       await waitFor('load', async () => ((await load()) > 0 ? true : undefined));
@@ -360,13 +389,19 @@ describe('simulated GPU node', function () {
 
     it('prints DP/TP rank tags and the old format', async () => {
       const port = await freePort();
-      const s = startServer(['--model-path', layout.modelPath, '--port', String(port), '--tp', '2', '--dp-size=2', '--speculative-algorithm=EAGLE'], {
-        SGLANG_SIM_LOG_FORMAT: 'old',
-        SGLANG_SIM_ALLOW_MISSING_MODEL: '1',
-      });
+      const s = startServer(
+        ['--model-path', layout.modelPath, '--port', String(port), '--tp', '2', '--dp-size=2', '--speculative-algorithm=EAGLE'],
+        {
+          SGLANG_SIM_LOG_FORMAT: 'old',
+          SGLANG_SIM_ALLOW_MISSING_MODEL: '1',
+        },
+      );
       await waitFor('decode lines of both DP ranks', () => (/ DP1 TP0\] Decode batch\./.test(s.out) ? true : undefined));
       const dp0 = s.out.split('\n').find((l) => / DP0 TP0\] Decode batch\./.test(l))!;
-      assert.match(dp0, /^\[[\d: -]+ DP0 TP0\] Decode batch\. #running-req: \d+, #token: \d+, token usage: \d\.\d\d, accept len: \d\.\d\d, cuda graph: True, gen throughput \(token\/s\): [\d.]+, #queue-req: \d+$/);
+      assert.match(
+        dp0,
+        /^\[[\d: -]+ DP0 TP0\] Decode batch\. #running-req: \d+, #token: \d+, token usage: \d\.\d\d, accept len: \d\.\d\d, cuda graph: True, gen throughput \(token\/s\): [\d.]+, #queue-req: \d+$/,
+      );
       const info = JSON.parse((await httpGet(port, '/get_server_info')).body);
       assert.equal(info.internal_states.length, 2);
       assert.equal(info.tp_size, 2);
