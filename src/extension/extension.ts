@@ -63,7 +63,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const live = store.add(new LiveMonitors(fleet, (n) => (fleet.node(n) ? transportFor(n) : undefined), tree, status, log));
   tree.liveFor = (n) => live.live(n);
   tree.deadlineFor = (n) => live.deadlineOf(n);
-  tree.groupsFor = (ns) => nodes.group(ns);
+  tree.groupsFor = (ns) => nodes.group(ns, (n) => fleet.status(n.name).probe?.gpuState === 'no-nvidia-smi');
   live.historyDir = vscode.Uri.joinPath(context.globalStorageUri, 'history').fsPath;
   const dashboards = store.add(
     new Dashboards(context.extensionUri, {

@@ -38,9 +38,13 @@ export class NodeList {
     return pathSetting('sshConfigFile', (m) => this.log.warn(m)) || defaultSshConfigFile();
   }
 
-  /** The tree's top level: flat, or grouped by Included ssh config file / gpuSessions.nodes[].group. */
-  group(nodes: NodeSpec[]): GroupedNodes {
-    return groupNodes(nodes, { mode: treeGrouping(cfg<string>('tree.grouping', 'configFile')), rootConfigFile: this.rootConfigFile() });
+  /**
+   * The tree's top level: flat, or grouped by Included ssh config file / gpuSessions.nodes[].group; hosts that are
+   * clearly not GPU nodes (`notGpu`, code hosts) last under "Other hosts".
+   */
+  group(nodes: NodeSpec[], notGpu?: (n: NodeSpec) => boolean): GroupedNodes {
+    const mode = treeGrouping(cfg<string>('tree.grouping', 'configFile'));
+    return groupNodes(nodes, { mode, rootConfigFile: this.rootConfigFile(), notGpu });
   }
 
   reload(): void {

@@ -3,7 +3,8 @@
  * the main config `Include`s (SkyPilot's `~/.sky/generated/ssh/*`, dstack's `~/.dstack/ssh/config`, a team's
  * `conf.d/*.conf`) becomes its own group, and a `gpuSessions.nodes[].group` names one. Nodes of the main
  * config, settings entries without a group, the demo node and "This machine" stay at the top level.
- * Pure: no file access, no `vscode`.
+ * Hosts of the ssh config that are clearly not GPU nodes (code hosts such as github.com, or a host whose probe
+ * found no nvidia-smi) go last, under "Other hosts". Pure: no file access, no `vscode`.
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -14,12 +15,14 @@ export const TREE_GROUPINGS = ['flat', 'configFile'] as const;
 export type TreeGrouping = (typeof TREE_GROUPINGS)[number];
 
 export interface NodeGroup {
-  /** `file:<absolute path>` or `group:<name>`: stable across reloads, distinct between the two kinds. */
+  /** `file:<absolute path>`, `group:<name>` or `other`: stable across reloads, distinct between the kinds. */
   key: string;
   /** The file relative to ~/.ssh (`conf.d/team.conf`), `~/…` outside it, or the setting's group name. */
   label: string;
   /** The ssh config file of a file group (absolute). */
   file?: string;
+  /** The "Other hosts" group: hosts of the ssh config that are clearly not GPU nodes (shown last, collapsed). */
+  other?: boolean;
   nodes: NodeSpec[];
 }
 
@@ -36,6 +39,46 @@ export interface GroupingOptions {
   rootConfigFile: string;
   /** Home folder for labels (default os.homedir()). */
   homeDir?: string;
+  /** An ssh-config host that answered the probe without any nvidia-smi (not a GPU node); none when unknown. */
+  notGpu?: (n: NodeSpec) => boolean;
+}
+
+/**
+ * Hosts that serve code or models over ssh (`git@github.com`): an ssh config lists them for git, never to run a
+ * GPU job. Matched on the Host alias or the HostName, exactly or as a subdomain (`altssh.gitlab.com`).
+ */
+export const CODE_HOSTS: readonly string[] = [
+  'github.com',
+  'gitlab.com',
+  'bitbucket.org',
+  'ssh.dev.azure.com',
+  'vs-ssh.visualstudio.com',
+  'codeberg.org',
+  'git.sr.ht',
+  'gitee.com',
+  'source.developers.google.com',
+  'huggingface.co',
+  'hf.co',
+];
+
+export function isCodeHost(n: Pick<NodeSpec, 'name' | 'host'>): boolean {
+  return [n.name, n.host].some((h) => {
+    const x = String(h ?? '')
+      .trim()
+      .toLowerCase()
+      .replace(/\.$/, '');
+    return CODE_HOSTS.some((c) => x === c || x.endsWith('.' + c));
+  });
+}
+
+export const OTHER_HOSTS_LABEL = 'Other hosts';
+
+/**
+ * Goes under "Other hosts": an ssh-config host that is a code host or has no nvidia-smi. Never a settings entry,
+ * the demo or this machine.
+ */
+export function isOtherHost(n: NodeSpec, notGpu?: (n: NodeSpec) => boolean): boolean {
+  return n.source === 'ssh-config' && (isCodeHost(n) || notGpu?.(n) === true);
 }
 
 /** A setting value as a grouping mode; anything else is the default, `configFile`. */
@@ -54,11 +97,14 @@ export function configFileLabel(file: string, homeDir: string = os.homedir()): s
 }
 
 export function groupNodes(nodes: NodeSpec[], opts: GroupingOptions): GroupedNodes {
-  if (opts.mode === 'flat') return { top: [...nodes], groups: [] };
+  const others = nodes.filter((n) => isOtherHost(n, opts.notGpu));
+  const otherGroup: NodeGroup[] = others.length ? [{ key: 'other', label: OTHER_HOSTS_LABEL, other: true, nodes: others }] : [];
+  const gpu = nodes.filter((n) => !others.includes(n));
+  if (opts.mode === 'flat') return { top: gpu, groups: otherGroup };
   const root = path.resolve(opts.rootConfigFile);
   const top: NodeSpec[] = [];
   const groups = new Map<string, NodeGroup>();
-  for (const n of nodes) {
+  for (const n of gpu) {
     const named = n.group?.trim();
     let key: string | undefined;
     let label = '';
@@ -83,5 +129,5 @@ export function groupNodes(nodes: NodeSpec[], opts: GroupingOptions): GroupedNod
     }
     g.nodes.push(n);
   }
-  return { top, groups: [...groups.values()] };
+  return { top, groups: [...groups.values(), ...otherGroup] };
 }

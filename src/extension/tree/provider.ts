@@ -72,9 +72,22 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     });
     this.unsubscribe = [
       // A probe (every few seconds while watched) re-renders only what it changed (liveRender.ts).
-      fleet.onDidChange((name) => (name && this.nodeItems.has(name) ? this.render.schedule(name) : this.refreshView())),
+      fleet.onDidChange((name) =>
+        name && this.nodeItems.has(name) && !this.movesGroup(name) ? this.render.schedule(name) : this.refreshView(),
+      ),
       verdicts.onDidChange((name) => this.refreshNode(name)),
     ];
+  }
+
+  /** Nodes shown under "Other hosts" at the last render of the top level. */
+  private otherHosts = new Set<string>();
+
+  /** A probe that turns a host into "Other hosts" (no nvidia-smi) or back moves it: the top level is rebuilt. */
+  private movesGroup(name: string): boolean {
+    const node = this.fleet.node(name);
+    if (!node) return false;
+    const other = this.groupsFor([node]).groups.some((g) => g.other);
+    return other !== this.otherHosts.has(name);
   }
 
   /** Something of this node changed that the user should see now (a transition, a verdict): only what changed is re-rendered. */
@@ -143,9 +156,17 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         return it;
       };
       const g = this.groupsFor(this.fleet.nodes());
+      this.otherHosts = new Set(g.groups.filter((x) => x.other).flatMap((x) => x.nodes.map((n) => n.name)));
       return [
         ...g.top.map(nodeEl),
-        ...g.groups.map((x): TreeNode => ({ type: 'nodeGroup', key: x.key, label: x.label, file: x.file, nodes: x.nodes.map(nodeEl) })),
+        ...g.groups.map((x): TreeNode => ({
+          type: 'nodeGroup',
+          key: x.key,
+          label: x.label,
+          file: x.file,
+          other: x.other,
+          nodes: x.nodes.map(nodeEl),
+        })),
       ];
     }
     const kids = this.childrenOf(el);

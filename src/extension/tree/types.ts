@@ -12,7 +12,7 @@ import type { Gateway } from '../../core/gateway/discover';
 
 export type TreeNode =
   /** Nodes of one Included ssh config file or one gpuSessions.nodes[].group (core/ssh/groups.ts). */
-  | { type: 'nodeGroup'; key: string; label: string; file?: string; nodes: { type: 'node'; node: NodeSpec }[] }
+  | { type: 'nodeGroup'; key: string; label: string; file?: string; other?: boolean; nodes: { type: 'node'; node: NodeSpec }[] }
   | { type: 'node'; node: NodeSpec }
   | { type: 'error'; node: string; code: string; message: string }
   /** `live`: a row of live figures (generation progress, the rental countdown, Keep Node Salvaged), re-rendered in place. */

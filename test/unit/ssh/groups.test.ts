@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { nodeFromSetting } from '../../../src/core/ssh/config';
-import { configFileLabel, groupNodes, treeGrouping } from '../../../src/core/ssh/groups';
+import { configFileLabel, groupNodes, isCodeHost, treeGrouping } from '../../../src/core/ssh/groups';
 import { listNodes } from '../../../src/core/ssh/nodes';
 
 function write(file: string, lines: string[]): void {
@@ -136,6 +136,44 @@ describe('node groups (tree grouping by ssh config file / gpuSessions.nodes[].gr
         [`file:${f}`, ['z']],
       ],
     );
+  });
+
+  it('"Other hosts": code hosts of the ssh config and hosts without nvidia-smi go last, in both modes; settings entries never', () => {
+    const cfg = path.join(home, '.ssh', 'config-other');
+    write(cfg, [
+      'Host github.com',
+      '  User git',
+      'Host gl',
+      '  HostName altssh.gitlab.com',
+      'Host hf',
+      '  HostName hf.co',
+      'Host my-github.company.io',
+      'Host build-box',
+      '  HostName 192.0.2.9',
+      'Host gpu-1',
+      '  HostName 192.0.2.10',
+    ]);
+    const l = listNodes({ sshConfigFile: cfg, homeDir: home, settingsNodes: [{ name: 'huggingface.co', host: 'huggingface.co' }] });
+    const noSmi = (n: { name: string }) => n.name === 'build-box';
+    for (const mode of ['configFile', 'flat'] as const) {
+      const g = groupNodes(l.nodes, { mode, rootConfigFile: cfg, homeDir: home, notGpu: noSmi });
+      assert.deepEqual(
+        g.top.map((n) => n.name),
+        ['my-github.company.io', 'gpu-1', 'huggingface.co'],
+        `${mode}: a look-alike name and a settings entry stay on top`,
+      );
+      assert.deepEqual(
+        g.groups.map((x) => [x.key, x.label, x.other, x.nodes.map((n) => n.name)]),
+        [['other', 'Other hosts', true, ['github.com', 'gl', 'hf', 'build-box']]],
+      );
+    }
+    const none = groupNodes(
+      l.nodes.filter((n) => n.name === 'gpu-1'),
+      { mode: 'configFile', rootConfigFile: cfg, homeDir: home },
+    );
+    assert.deepEqual(none.groups, [], 'no empty "Other hosts" group');
+    assert.equal(isCodeHost({ name: 'x', host: 'GitHub.com.' }), true, 'case and a trailing dot do not hide it');
+    assert.equal(isCodeHost({ name: 'x', host: 'notgithub.com' }), false);
   });
 
   it('labels: relative to ~/.ssh, ~/… in the home, absolute elsewhere', () => {
