@@ -49,11 +49,14 @@ export const stopDemoNode: Command = {
     // then it leaves the node list (the live guard and monitor of a removed node are disposed), and only then
     // are its connection and known_hosts file dropped: nothing is left to reconnect and meet an unknown key.
     const name = d.node.name;
+    const t0 = Date.now();
+    s.log.info(`Stopping the demo node ${name}…`);
     await s.keepSalvaged.stop(name);
     s.logViews.stopNode(name);
     s.demo.set(undefined);
     s.nodes.reload();
     s.connections.forget(d.node, d.knownHostsFile);
     await d.stop();
+    s.log.info(`Demo node ${name} stopped in ${Date.now() - t0} ms.`);
   },
 };
