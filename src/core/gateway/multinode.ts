@@ -37,7 +37,7 @@ export interface MultiNodeServer {
   missingRanks: number[];
 }
 
-/** Group the fleet's multi-node servers by their rendezvous address and model. */
+/** Group the fleet's multi-node servers by their rendezvous address (`--dist-init-addr`). */
 export function foldMultiNode(fleet: Array<{ node: string; servers: ServerLike[] }>): MultiNodeServer[] {
   const groups = new Map<string, MultiNodeServer>();
   for (const n of fleet)
@@ -45,7 +45,8 @@ export function foldMultiNode(fleet: Array<{ node: string; servers: ServerLike[]
       const nn = s.nnodes ?? 1;
       const addr = distInitAddr(s);
       if (nn <= 1 || !addr) continue;
-      const key = `${addr}\0${s.modelPath ?? ''}`;
+      // one rendezvous address is one server while it runs (rank 0's host:port); the model path may differ by node
+      const key = addr;
       const g = groups.get(key) ?? { distInitAddr: addr, nnodes: nn, head: null, ranks: [], gpuCount: 0, missingRanks: [] };
       groups.set(key, g);
       const rank = nodeRank(s);

@@ -13,7 +13,9 @@ What it does:
     or 2026 ("new") format, plus uvicorn access lines;
   * serves /health, /get_server_info, /server_info, /get_model_info,
     /model_info, /v1/models, /metrics (only with --enable-metrics),
-    POST /v1/chat/completions, /v1/completions and /generate;
+    POST /v1/chat/completions, /v1/completions and /generate; a rank >= 1 of a
+    multi-node server (--nnodes N --node-rank R) prints its ranks' start-up lines
+    and serves only a dummy /health, as SGLang's does;
   * writes ``$HOME/.sim/run/server_<port>.pid`` ("<pid> <gpu,...> <mem-fraction>")
     for the simulated nvidia-smi and removes it on exit; SIGTERM/SIGINT exit 0.
 
@@ -254,7 +256,47 @@ class Sim(FaultsMixin, PayloadsMixin):
         items = ", ".join("%s=%r" % (k, v) for k, v in self.server_args_dict().items())
         return "server_args=ServerArgs(%s)" % items
 
+    @property
+    def secondary(self):
+        """A rank >= 1 of a multi-node server (--nnodes N --node-rank R): schedulers only, a dummy /health."""
+        return self.args.nnodes > 1 and self.args.node_rank > 0
+
+    def secondary_startup(self):
+        """Rank >= 1 (reference B2): per-rank start-up lines with this node's TP tags, then the dummy health server;
+        no ready line and, later, no stat lines (only attn_tp_rank 0 logs them)."""
+        a = self.args
+        per_node = max(1, self.tp // max(1, a.nnodes))
+        ranks = list(range(per_node * a.node_rank, per_node * (a.node_rank + 1)))
+        total = max(0.0, env_float("SGLANG_SIM_STARTUP_S", 1.5))
+        steps = [
+            lambda: [self.line("Init torch distributed begin.", self.tag(None, t)) for t in ranks],
+            lambda: [self.line("Init torch distributed ends. elapsed=5.54 s, mem usage=0.74 GB", self.tag(None, t)) for t in ranks],
+            lambda: [self.line("Custom allreduce is disabled because this process group spans across nodes.", self.tag(None, t))
+                     for t in ranks[:1]],
+            lambda: [self.line("Load weight begin. avail mem=%.2f GB" % self.avail_start, self.tag(None, t)) for t in ranks],
+            lambda: [self.line("KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB"
+                               % (self.max_total_num_tokens, self.k_gb, self.k_gb), self.tag(None, t)) for t in ranks],
+        ]
+        for lines in steps:
+            if not self.sleep(total / len(steps)):
+                return False
+            self.write("".join(lines()))
+        with self.lock:
+            self.ready = True
+        self.log("Dummy health check server started in background thread at %s:%d" % (a.host, a.port))
+        return True
+
+    def secondary_loop(self):
+        """Silent while the server runs; a crash fault still ends this rank."""
+        while self.sleep(self.period):
+            mode = self.poll_fault()
+            if mode in ("crash", "oom", "nccl"):
+                self.crash(mode)
+            self.write_state()
+
     def startup(self):
+        if self.secondary:
+            return self.secondary_startup()
         a = self.args
         total = max(0.0, env_float("SGLANG_SIM_STARTUP_S", 1.5))
         arch = (self.cfg.get("architectures") or ["Qwen3ForCausalLM"])[0]
@@ -457,6 +499,8 @@ class Sim(FaultsMixin, PayloadsMixin):
             pass
 
     def run_loop(self):
+        if self.secondary:
+            return self.secondary_loop()
         crash_after = env_float("SGLANG_SIM_CRASH_AFTER_S", 0.0)
         if self.lines_per_s > 0:
             return self.run_fast_loop(crash_after)

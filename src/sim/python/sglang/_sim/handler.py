@@ -51,6 +51,11 @@ def make_handler(sim):
             path = self.path.split("?", 1)[0]
             if self.unauthorized():
                 return
+            if sim.secondary:
+                # rank >= 1: SGLang's dummy health server (launch_dummy_health_check_server), nothing else
+                if path in ("/health", "/health_generate", "/ping"):
+                    return self.send(200 if sim.ready and not sim.stop.is_set() else 503, b"", "text/plain")
+                return self.not_found()
             if path in ("/health", "/health_generate"):
                 if sim.fault.get("mode") == "health-wedged":
                     # a wedged scheduler: SGLang gives up on its health generation after ~20 s and answers 503
@@ -82,6 +87,8 @@ def make_handler(sim):
                 return
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if sim.secondary:
+                return self.not_found()
             try:
                 req = json.loads(raw or b"{}")
             except ValueError:
