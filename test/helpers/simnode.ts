@@ -4,7 +4,7 @@
  * (`bash ~/launch_all.sh`), so they run as that user with `python3 -m sglang.launch_server ...` argv.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { SimNodeLayout, SimNodeOptions, buildSimHome } from '../../src/sim/home';
 import { TestSshd, ensureUser } from './sshd';
@@ -94,4 +94,25 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
       await sshd.dispose();
     },
   };
+}
+
+/**
+ * An ssh config naming each simulated node by its alias (loopback, its sshd's port, user and key) and one
+ * known_hosts file with all of their host keys, in `dir`: what a user of a fleet of nodes has.
+ */
+export function writeFleetConfig(dir: string, nodes: Record<string, SimNode>): { cfg: string; kh: string } {
+  const cfg = path.join(dir, 'ssh_config');
+  const kh = path.join(dir, 'known_hosts');
+  const entries = Object.entries(nodes);
+  writeFileSync(
+    cfg,
+    entries
+      .map(
+        ([alias, n]) =>
+          `Host ${alias}\n  HostName 127.0.0.1\n  Port ${n.sshd.port}\n  User ${n.user}\n  IdentityFile ${n.sshd.clientKey}\n`,
+      )
+      .join(''),
+  );
+  writeFileSync(kh, entries.map(([, n]) => readFileSync(n.sshd.knownHostsFile, 'utf8')).join(''));
+  return { cfg, kh };
 }

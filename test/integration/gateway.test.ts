@@ -8,13 +8,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, appendFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { cli } from '../helpers/cli';
 import { freeTestPorts } from '../helpers/ports';
-import { SimNode, startSimNode } from '../helpers/simnode';
+import { SimNode, startSimNode, writeFleetConfig } from '../helpers/simnode';
 import { waitFor } from '../helpers/wait';
 
 interface GatewayJson {
@@ -87,12 +87,7 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
     a = await startSimNode({ user: 'gs28gwa', gpuCount: 1, beforeStart: idleKnobs });
     b = await startSimNode({ user: 'gs28gwb', gpuCount: 2, beforeStart: idleKnobs });
     tmp = mkdtempSync(path.join(os.tmpdir(), 'gs28-'));
-    cfg = path.join(tmp, 'ssh_config');
-    kh = path.join(tmp, 'known_hosts');
-    const host = (alias: string, n: SimNode) =>
-      `Host ${alias}\n  HostName 127.0.0.1\n  Port ${n.sshd.port}\n  User ${n.user}\n  IdentityFile ${n.sshd.clientKey}\n`;
-    writeFileSync(cfg, host('nodeA', a) + host('nodeB', b));
-    writeFileSync(kh, readFileSync(a.sshd.knownHostsFile, 'utf8') + readFileSync(b.sshd.knownHostsFile, 'utf8'));
+    ({ cfg, kh } = writeFleetConfig(tmp, { nodeA: a, nodeB: b }));
   });
   after(async () => {
     for (const pid of started)

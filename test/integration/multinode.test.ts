@@ -5,14 +5,14 @@
  * named as missing on the rank-0 server.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { foldMultiNode, headSummary } from '../../src/core/gateway/multinode';
 import { cli } from '../helpers/cli';
 import { freeTestPorts } from '../helpers/ports';
-import { SimNode, startSimNode } from '../helpers/simnode';
+import { SimNode, startSimNode, writeFleetConfig } from '../helpers/simnode';
 import { waitFor } from '../helpers/wait';
 
 interface ProbeServer {
@@ -52,12 +52,7 @@ describe('a multi-node server on two simulated nodes (real sshd, issue 28)', fun
     a = await startSimNode({ user: 'gs28mna', gpuCount: 2, startServers: false });
     b = await startSimNode({ user: 'gs28mnb', gpuCount: 2, startServers: false });
     tmp = mkdtempSync(path.join(os.tmpdir(), 'gs28mn-'));
-    cfg = path.join(tmp, 'ssh_config');
-    kh = path.join(tmp, 'known_hosts');
-    const host = (alias: string, n: SimNode) =>
-      `Host ${alias}\n  HostName 127.0.0.1\n  Port ${n.sshd.port}\n  User ${n.user}\n  IdentityFile ${n.sshd.clientKey}\n`;
-    writeFileSync(cfg, host('mn-a', a) + host('mn-b', b));
-    writeFileSync(kh, readFileSync(a.sshd.knownHostsFile, 'utf8') + readFileSync(b.sshd.knownHostsFile, 'utf8'));
+    ({ cfg, kh } = writeFleetConfig(tmp, { 'mn-a': a, 'mn-b': b }));
     const p = await freeTestPorts(3);
     ports = { a: p, b: p + 1, rendezvous: p + 2 };
   });
