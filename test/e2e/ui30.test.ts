@@ -266,6 +266,37 @@ describe('e2e (issue 30): the UI people act on', function () {
     await screenshot('stopped-by-you');
   });
 
+  it('item 5: a drain the client keeps busy says why it is not finishing; Stop now ends it', async function () {
+    needsDemo(this);
+    this.timeout(120_000);
+    const port = basePort() + 4;
+    await wb.contextMenu(wb.treeItem(`:${port} qwen3.6-27b`), /^Stop Server/);
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 15_000 });
+    await dialog
+      .locator('.dialog-buttons a, .dialog-buttons button')
+      .filter({ hasText: /^Drain, then Stop$/ })
+      .first()
+      .click();
+    // the demo's servers keep running requests (the synthetic load): the drain cannot end by itself
+    const why = await waitFor(
+      'the drain to say why it is not finishing',
+      async () => (await wb.notifications()).find((t) => t.includes(`draining port ${port}`) && /not finishing/.test(t)),
+      40_000,
+    );
+    log(`drain progress: ${why.slice(0, 240)}`);
+    assert.match(why, /SIGTERM in \d+:\d\d/, 'the drain deadline is shown');
+    await screenshot('drain-not-finishing');
+    const t0 = Date.now();
+    await page
+      .locator('.notifications-toasts .notification-list-item', { hasText: `draining port ${port}` })
+      .locator('a.monaco-button, .monaco-button', { hasText: /^Stop now$/ })
+      .first()
+      .click();
+    await wb.treeItem(new RegExp(`^:${port} stopped by you, \\d\\d:\\d\\d$`)).waitFor({ state: 'visible', timeout: 30_000 });
+    log(`stopped ${Date.now() - t0} ms after Stop now`);
+  });
+
   it('item 1: after a salvage the node reads "✓ safe as of HH:MM"', async function () {
     needsDemo(this);
     this.timeout(200_000);
