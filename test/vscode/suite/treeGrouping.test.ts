@@ -1,8 +1,8 @@
 /**
  * Inside the real extension host: the Nodes tree grouped by the ssh config file each Host came from (an
  * Included SkyPilot-style file per cluster) and by gpuSessions.nodes[].group with gpuSessions.tree.grouping
- * `configFile`, and one flat list with `flat`. The nodes point at a closed loopback port; only the tree's
- * shape is checked.
+ * `configFile`, and one flat list with `flat`; in both, a code host of the ssh config (github.com) last under
+ * "Other hosts", collapsed. The nodes point at a closed loopback port; only the tree's shape is checked.
  */
 import * as assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,7 +46,7 @@ describe('Nodes tree grouping (gpuSessions.tree.grouping)', function () {
     const host = (name: string) => [`Host ${name}`, '  HostName 127.0.0.1', '  Port 9', '  User nobody', ''].join('\n');
     writeFileSync(path.join(sky, 'cluster-a'), host('sky-a'));
     writeFileSync(path.join(sky, 'cluster-b'), host('sky-b') + host('sky-b-worker'));
-    writeFileSync(path.join(dir, 'config'), `Include ${path.join(sky, '*')}\n\n${host('main-box')}`);
+    writeFileSync(path.join(dir, 'config'), `Include ${path.join(sky, '*')}\n\n${host('main-box')}Host github.com\n  User git\n`);
     await conf().update('sshConfigFile', path.join(dir, 'config'), vscode.ConfigurationTarget.Global);
     await conf().update(
       'nodes',
@@ -79,6 +79,7 @@ describe('Nodes tree grouping (gpuSessions.tree.grouping)', function () {
       [path.join(sky, 'cluster-a'), ['sky-a']],
       [path.join(sky, 'cluster-b'), ['sky-b', 'sky-b-worker']],
       ['Lambda', ['lambda-1', 'lambda-2']],
+      ['Other hosts', ['github.com']],
     ]);
     const groups = ((await api.tree.getChildren()) ?? []).filter((el) => el.type === 'nodeGroup');
     const b = await api.tree.getTreeItem(groups[1]);
@@ -92,15 +93,28 @@ describe('Nodes tree grouping (gpuSessions.tree.grouping)', function () {
     const item = await api.tree.getTreeItem(inGroup);
     assert.equal(item.id, 'node:sky-b');
     assert.match(String(item.contextValue), /^node/);
+    const other = await api.tree.getTreeItem(groups[groups.length - 1]);
+    assert.equal(other.collapsibleState, vscode.TreeItemCollapsibleState.Collapsed, '"Other hosts" starts collapsed');
+    assert.equal(other.contextValue, 'folder.other');
+    assert.equal(other.description, '1 host');
   });
 
-  it('flat: one list, no groups', async () => {
+  it('flat: one list, no groups but "Other hosts"', async () => {
     await conf().update('tree.grouping', 'flat', vscode.ConfigurationTarget.Global);
-    const s = await waitFor('a flat list', async () => ((await shape()).every(([, kids]) => !kids.length) ? shape() : undefined), 20_000);
+    const flat = async () => {
+      const x = await shape();
+      return x.filter(([l]) => l !== 'Other hosts').every(([, kids]) => !kids.length) ? x : undefined;
+    };
+    const s = await waitFor('a flat list', flat, 20_000);
+    assert.deepEqual(s, [
+      ...['sky-a', 'sky-b', 'sky-b-worker', 'main-box', 'lambda-1', 'lambda-2', 'plain-entry'].map((n): [string, string[]] => [n, []]),
+      ['Other hosts', ['github.com']],
+    ]);
+    const groups = ((await api.tree.getChildren()) ?? []).filter((el) => el.type === 'nodeGroup');
     assert.deepEqual(
-      s.map(([l]) => l),
-      ['sky-a', 'sky-b', 'sky-b-worker', 'main-box', 'lambda-1', 'lambda-2', 'plain-entry'],
+      groups.map((g) => g.type === 'nodeGroup' && g.key),
+      ['other'],
+      'flat: no group but "Other hosts"',
     );
-    assert.ok(!((await api.tree.getChildren()) ?? []).some((el) => el.type === 'nodeGroup'));
   });
 });
