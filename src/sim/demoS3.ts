@@ -40,7 +40,13 @@ export async function startDemoS3(home: string, log: (m: string) => void): Promi
   const prefix = 'qwen36-27b/';
    
   const { S3Client, CreateBucketCommand, PutObjectCommand } = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
-  const client = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, requestChecksumCalculation: 'WHEN_REQUIRED' });
+  const client = new S3Client({
+    endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+  });
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   const compDir = path.join(home, 'completions');
   const batches = readdirSync(compDir).filter((f) => /^batch_.*\.jsonl$/.test(f)).sort();

@@ -47,7 +47,11 @@ export function writeWorkspace(ws: HomeWriter, home: HomeWriter, basePort: numbe
     [ws, 'Dockerfile', 'FROM lmsysorg/sglang:v0.5.11-cu128\nWORKDIR /workspace\nCOPY . .\n'],
     [ws, 'notes', 'Run 3: MTP accept length 2.7 at 96 concurrent; fp8 KV is fine for the drafter data.\n'],
     [ws, 'run_experiment', RUN_EXPERIMENT, 0o755],
-    [ws, 'kernels/attn.cu', '__global__ void attn(const float* q, float* o, int n) {\n  int i = blockIdx.x * blockDim.x ' + '+ threadIdx.x;\n  if (i < n) o[i] = q[i];\n}\n'],
+    [
+      ws,
+      'kernels/attn.cu',
+      '__global__ void attn(const float* q, float* o, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) o[i] = q[i];\n}\n',
+    ],
     [ws, 'templates/chat_template.jinja', "{% for m in messages %}<|im_start|>{{ m['role'] }}\\n{{ m['content'] }}<|im_end|>\\n{% endfor %}"],
     [ws, '.hydra/config.yaml', `server:\n  port: ${basePort}\nclient:\n  concurrency: 96\n`],
     [ws, 'checkpoints/drafter-lora/adapter_config.json', JSON.stringify({ r: 16, lora_alpha: 32, target_modules: ['q_proj', 'v_proj'] }) + '\n'],
@@ -60,10 +64,24 @@ export function writeWorkspace(ws: HomeWriter, home: HomeWriter, basePort: numbe
       '.ssh/id_ed25519',
       // Assembled at run time: the packaged .vsix carries this module, and vsce refuses a package whose
       // text holds something that looks like a private key or an AWS secret (these are fake).
-      ['-----BEGIN', 'OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END', 'OPENSSH PRIVATE KEY-----\n'].join(' '),
+      [
+        '-----BEGIN',
+        'OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END',
+        'OPENSSH PRIVATE KEY-----\n',
+      ].join(' '),
       0o600,
     ],
-    [home, '.aws/credentials', ['[default]', ['aws_access_key_id = AKIA', 'SIMULATEDKEY0001'].join(''), ['aws_secret_access_key', 'simulatedSecretAccessKey0000000000000000'].join(' = '), ''].join('\n'), 0o600],
+    [
+      home,
+      '.aws/credentials',
+      [
+        '[default]',
+        ['aws_access_key_id = AKIA', 'SIMULATEDKEY0001'].join(''),
+        ['aws_secret_access_key', 'simulatedSecretAccessKey0000000000000000'].join(' = '),
+        '',
+      ].join('\n'),
+      0o600,
+    ],
   ];
   const out: string[] = [];
   for (const [w, rel, content, mode] of files) {
