@@ -151,9 +151,9 @@ export async function cmdLaunch(t: Transport, nodeName: string, opts: LaunchCliO
         `warning: secret${r.missingSecrets.length > 1 ? 's' : ''} not supplied: ${r.missingSecrets.join(', ')} (${supplyHint(r.missingSecrets)})\n`,
       );
     io.out(r.script);
-    io.err(
-      `Dry run: nothing was started on ${nodeName}. ${r.instances.length} instance(s) would start (ports ${r.instances.map((i) => i.port).join(', ')})${pf.ok && !r.missingSecrets.length ? '' : '; a launch now would be refused (see the warnings)'}.\n`,
-    );
+    const ports = r.instances.map((i) => i.port).join(', ');
+    const refusedNote = pf.ok && !r.missingSecrets.length ? '' : '; a launch now would be refused (see the warnings)';
+    io.err(`Dry run: nothing was started on ${nodeName}. ${r.instances.length} instance(s) would start (ports ${ports})${refusedNote}.\n`);
   } else {
     for (const w of pf.warnings) io.err(`warning: ${w.message}\n`);
     for (const x of pf.refusals) io.err(`refused: ${x.message}\n`);

@@ -192,9 +192,9 @@ export function formatSummary(name: string, s: LogSummary): string {
   const L: string[] = [];
   const kinds = (Object.keys(s.kinds) as LineKind[]).filter((k) => s.kinds[k] > 0).map((k) => `${k} ${n0(s.kinds[k])}`);
   L.push(`${name}: ${n0(s.totalLines)} lines${kinds.length ? ` (${kinds.join(', ')})` : ''}`);
-  L.push(
-    `  ready: ${s.ready ? 'yes' : 'no'} · errors: ${s.errors}${s.tracebacks ? ` · tracebacks: ${s.tracebacks}` : ''}${s.truncatedLines ? ` · ${s.truncatedLines} over-long lines cut` : ''}`,
-  );
+  const tracebacks = s.tracebacks ? ` · tracebacks: ${s.tracebacks}` : '';
+  const truncated = s.truncatedLines ? ` · ${s.truncatedLines} over-long lines cut` : '';
+  L.push(`  ready: ${s.ready ? 'yes' : 'no'} · errors: ${s.errors}${tracebacks}${truncated}`);
   const classes = Object.entries(s.errorClasses)
     .filter(([, n]) => n > 0)
     .map(([c, n]) => `${c} ${n0(n)}`);

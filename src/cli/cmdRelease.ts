@@ -55,9 +55,8 @@ export async function cmdRelease(
     );
   if (!plan.targets.length)
     review.push(`No gateway on ${[node.name, ...via.map((v) => v.name)].join(', ')} routes to ${node.name}'s servers.`);
-  review.push(
-    `Then drain and stop ${plan.servers.length} server(s) on ${node.name} (${plan.servers.map((s) => ':' + s.port).join(' ') || 'none'}) and salvage into ${o.dest}.`,
-  );
+  const serverPorts = plan.servers.map((s) => ':' + s.port).join(' ') || 'none';
+  review.push(`Then drain and stop ${plan.servers.length} server(s) on ${node.name} (${serverPorts}) and salvage into ${o.dest}.`);
   review.push(...multiNodeWarnings(plan));
   if (o.dryRun) {
     if (o.json)

@@ -195,10 +195,16 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     for (const s of STEPS)
       io.out(`${m.steps[s.id].status.padEnd(8)} ${s.title}${m.steps[s.id].reason ? ` — ${m.steps[s.id].reason}` : ''}\n`);
     io.out(`\nSalvaged into ${m.dest}\n`);
-    if (m.deadline)
-      io.out(
-        `Deadline ${m.deadline.at}: ${m.deadline.fits === true ? 'everything fitted in time' : m.deadline.fits === false ? `${m.deadline.wontMakeIt.length} file(s) were not expected ` + `to make it (see SALVAGE.md)` : 'the rate was not known before the bulk data'}\n`,
-      );
+    if (m.deadline) {
+      const d = m.deadline;
+      const outcome =
+        d.fits === true
+          ? 'everything fitted in time'
+          : d.fits === false
+            ? `${d.wontMakeIt.length} file(s) were not expected to make it (see SALVAGE.md)`
+            : 'the rate was not known before the bulk data';
+      io.out(`Deadline ${d.at}: ${outcome}\n`);
+    }
     if (m.verdict === 'safe') io.out(`VERDICT: safe to shut down ${m.node}.\n`);
     else {
       io.out(`VERDICT: NOT safe to shut down ${m.node}: ${m.reasons.join(', ')}\n`);

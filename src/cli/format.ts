@@ -42,9 +42,10 @@ export function formatProbe(p: ProbeResult): string {
     ]
       .filter(Boolean)
       .join(' ');
-    L.push(
-      `    :${s.port}  pid ${s.pid}  ${v(s.modelPath, '?')}${par ? '  ' + par : ''}${s.speculativeAlgorithm ? '  spec ' + visible(s.speculativeAlgorithm) : ''}${s.gpus.length ? '  gpu ' + s.gpus.join(',') : ''}${s.logFile ? '  log ' + visible(s.logFile) : ''}`,
-    );
+    const spec = s.speculativeAlgorithm ? '  spec ' + visible(s.speculativeAlgorithm) : '';
+    const gpus = s.gpus.length ? '  gpu ' + s.gpus.join(',') : '';
+    const log = s.logFile ? '  log ' + visible(s.logFile) : '';
+    L.push(`    :${s.port}  pid ${s.pid}  ${v(s.modelPath, '?')}${par ? '  ' + par : ''}${spec}${gpus}${log}`);
   }
   for (const line of gatewayLines(p.gateways ?? [])) L.push(line);
   L.push(`  Artifacts: ${p.artifacts.length}${p.artifactsTruncated ? ' (truncated; raise the limit to see all)' : ''}`);

@@ -123,7 +123,8 @@ export class Alerts extends Disposables {
     let detail = t.message;
     if (t.logFile && isTracebackHeader(detail)) detail = (await this.exceptionLineOf(t.node, t.logFile)) ?? detail;
     const error = isErrorState(t.to, t.class);
-    const text = `${t.node}${where ? ` ${where}` : ''} ${plainState(t.to, t.class, t.message)} — ${plainNotificationText(redactOutput(detail).slice(0, 300))}`;
+    const said = plainNotificationText(redactOutput(detail).slice(0, 300));
+    const text = `${t.node}${where ? ` ${where}` : ''} ${plainState(t.to, t.class, t.message)} — ${said}`;
     const actions: string[] = [];
     // a stalled server still runs: restart it first; a crashed one is gone (its log says why)
     if (t.subject === 'server' && t.port !== undefined && (t.to === 'stalled' || t.to === 'unhealthy')) actions.push('Restart Server');

@@ -53,10 +53,11 @@ export class ThroughputStatus implements vscode.Disposable {
     const md = new vscode.MarkdownString(undefined, true);
     if (problems.length) {
       md.appendMarkdown(`**Not OK:**\n\n`);
-      for (const p of problems.slice(0, 20))
-        md.appendMarkdown(
-          `- ${mdText(p.node)}${p.port !== undefined ? ` :${p.port}` : ''} **${p.to}**${p.class ? ` (${p.class})` : ''} — ${mdText(p.message.slice(0, 160))}\n`,
-        );
+      for (const p of problems.slice(0, 20)) {
+        const port = p.port !== undefined ? ` :${p.port}` : '';
+        const cls = p.class ? ` (${p.class})` : '';
+        md.appendMarkdown(`- ${mdText(p.node)}${port} **${p.to}**${cls} — ${mdText(p.message.slice(0, 160))}\n`);
+      }
       md.appendMarkdown('\n');
     }
     md.appendMarkdown(`**GPU Sessions** — ${n0(tok)} tok/s over ${withServers.reduce((a, b) => a + b.servers.length, 0)} server(s)\n\n`);
@@ -67,16 +68,21 @@ export class ThroughputStatus implements vscode.Disposable {
           `| ${mdText(l.node)} | :${s.port} | ${n0(s.genThroughput)} | ${n0(s.runningReqs)} | ${n0(s.queueReqs)} | ${s.health} |\n`,
         );
       const p = l.progress?.progress;
-      if (p && p.ok)
+      if (p && p.ok) {
+        const rate = p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : '';
+        const etaText = p.etaS ? `, ETA ${eta(p.etaS)}` : '';
+        const status = p.status ? ` (${mdText(String(p.status))})` : '';
         md.appendMarkdown(
           `\n**${mdText(l.node)} progress:** ${p.completed ?? '?'} / ${p.total ?? '?'} completed, ${p.failed ?? 0} ` +
-            `failed${p.ratePerS ? `, ${p.ratePerS.toFixed(2)} req/s` : ''}${p.etaS ? `, ETA ${eta(p.etaS)}` : ''}${p.status ? ` (${mdText(String(p.status))})` : ''}\n`,
+            `failed${rate}${etaText}${status}\n`,
         );
-      else if (p && !p.ok) md.appendMarkdown(`\n**${mdText(l.node)} progress.json:** ${mdText(p.error ?? '')}\n`);
-      if (l.spend)
+      } else if (p && !p.ok) md.appendMarkdown(`\n**${mdText(l.node)} progress.json:** ${mdText(p.error ?? '')}\n`);
+      if (l.spend) {
+        const perMillion = perMillionPhrase(l.spend);
         md.appendMarkdown(
-          `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${perMillionPhrase(l.spend) ? ` · ${perMillionPhrase(l.spend)}` : ''}\n`,
+          `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${perMillion ? ` · ${perMillion}` : ''}\n`,
         );
+      }
       md.appendMarkdown(
         `\n[$(graph-line) Dashboard of ${mdText(l.node)}](command:gpuSessions.openDashboard?${encodeURIComponent(JSON.stringify([l.node]))})\n`,
       );

@@ -142,10 +142,9 @@ export function writeArtifacts(w: HomeWriter, ports: number[]): void {
     while ((batch + 1) * 500 <= completed) {
       const tb = t0 + Math.round(((batch + 1) * 500 * 62820) / 902087) * 1000;
       if (batch % 50 === 0 || batch >= 1800) {
-        lines.push(
-          `${ms(tb)} INFO uploaded batch_${pad(batch, 6)}.jsonl (500 rows, ${(3.9 + lrand() * 0.6).toFixed(1)} ` +
-            `MB) -> s3://train-dflash-qwen36-27b/completions/batch_${pad(batch, 6)}.jsonl`,
-        );
+        const file = `batch_${pad(batch, 6)}.jsonl`;
+        const mb = (3.9 + lrand() * 0.6).toFixed(1);
+        lines.push(`${ms(tb)} INFO uploaded ${file} (500 rows, ${mb} MB) -> s3://train-dflash-qwen36-27b/completions/${file}`);
       }
       batch++;
     }

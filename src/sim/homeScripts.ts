@@ -33,6 +33,7 @@ export function launchScript(a: {
   workspace: string | null;
 }): string {
   const flagLines = a.flags.map((f) => `    ${f} \\\n`).join('');
+  const cdWorkspace = a.workspace ? `  if [ "$i" -eq 0 ]; then cd ${shq(a.workspace)} || exit 1; fi\n` : '';
   // POSIX sh body (the demo runs it with /bin/sh); setsid + nohup + </dev/null so the servers
   // outlive the SSH session that ran this script and the session can close at once.
   return `#!/bin/bash
@@ -50,7 +51,7 @@ i=0
 while [ "$i" -lt "$NUM_GPUS" ]; do
   PORT=$((BASE_PORT + i))
   cd "$HOME"
-${a.workspace ? `  if [ "$i" -eq 0 ]; then cd ${shq(a.workspace)} || exit 1; fi\n` : ''}  CUDA_VISIBLE_DEVICES=$i setsid nohup ${shq(a.python)} -m sglang.launch_server \\
+${cdWorkspace}  CUDA_VISIBLE_DEVICES=$i setsid nohup ${shq(a.python)} -m sglang.launch_server \\
 ${flagLines}    > "$HOME/logs/sglang_gpu$i.log" 2>&1 < /dev/null &
   echo "GPU $i -> port $PORT (pid $!) log: logs/sglang_gpu$i.log"
   i=$((i + 1))

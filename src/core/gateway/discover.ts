@@ -90,7 +90,8 @@ def get(host, port, path, key):
     h = '[%s]' % host if ':' in host else host
     req = urllib.request.Request('http://%s:%d%s' % (h, port, path), headers={'Authorization': 'Bearer ' + key} if key else {})
     try:
-        with urllib.request.urlopen(req, timeout=2) as r: return {'port': port, 'path': path, 'status': r.status, 'body': r.read(1 << 20).decode('utf-8', 'replace')}
+        with urllib.request.urlopen(req, timeout=2) as r:
+            return {'port': port, 'path': path, 'status': r.status, 'body': r.read(1 << 20).decode('utf-8', 'replace')}
     except urllib.error.HTTPError as e:
         return {'port': port, 'path': path, 'status': e.code, 'body': e.read(65536).decode('utf-8', 'replace')}
     except Exception as e:
@@ -152,12 +153,23 @@ for f in sys.argv[1:]:
 `;
 
 /**
+ * The grep -E pattern for a gateway's /proc/PID/cmdline, one alternative per launcher (the `[e]`, `[g]`, `[y]`
+ * brackets keep it from matching the grep's own command line).
+ */
+const GATEWAY_CMDLINE_ERE = [
+  '^(sglang|smg)::rout[e]r',
+  'sglang_rout[e]r[.]launch_',
+  '-m.sm[g].(launch|serve|start)',
+  '^([^/]*/)*(smg|amg|sgl-model-gatewa[y]|sglang-rout[e]r)(.|$)',
+].join('|');
+
+/**
  * The probe's `gateways` section: a cheap grep first (its pattern written so it does not match its own command
  * line), python3 only when a process could be a gateway.
  */
 export function gatewayProbeScript(): string {
   return `sec gateways
-gs_gw=$(grep -l -a -E '^(sglang|smg)::rout[e]r|sglang_rout[e]r[.]launch_|-m.sm[g].(launch|serve|start)|^([^/]*/)*(smg|amg|sgl-model-gatewa[y]|sglang-rout[e]r)(.|$)' /proc/[0-9]*/cmdline 2>/dev/null | head -n 256)
+gs_gw=$(grep -l -a -E '${GATEWAY_CMDLINE_ERE}' /proc/[0-9]*/cmdline 2>/dev/null | head -n 256)
 if [ -n "$gs_gw" ] && command -v python3 >/dev/null 2>&1; then
 python3 - $gs_gw <<'GS_GATEWAY_PY' 2>/dev/null
 ${GATEWAY_PY}
@@ -373,10 +385,11 @@ export function gatewayLines(gws: Gateway[]): string[] {
     L.push(
       `  ${gatewaySummary(g)}  pid ${g.pid}${g.profile ? `  API ${g.profile}` : ''}${g.metricsPort ? `  metrics :${g.metricsPort}` : ''}`,
     );
-    for (const w of g.workers.slice(0, 64))
-      L.push(
-        `    ${w.type === 'regular' ? 'worker' : w.type} ${JSON.stringify(w.url)}  ${workerState(w)}${w.load !== null ? `  load ${w.load}` : ''}${w.node ? `  → ${w.node}:${w.serverPort}` : ''}`,
-      );
+    for (const w of g.workers.slice(0, 64)) {
+      const load = w.load !== null ? `  load ${w.load}` : '';
+      const server = w.node ? `  → ${w.node}:${w.serverPort}` : '';
+      L.push(`    ${w.type === 'regular' ? 'worker' : w.type} ${JSON.stringify(w.url)}  ${workerState(w)}${load}${server}`);
+    }
   }
   return L;
 }

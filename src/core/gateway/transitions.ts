@@ -38,6 +38,7 @@ export class GatewayWatch {
         now.add(w.url);
         seen.add(w.url);
         const where = w.node ? ` (${w.node}:${w.serverPort})` : '';
+        const failStatus = w.status && w.status !== 'not_ready' ? ` (${w.status})` : '';
         const value = w.status === 'draining' ? 'draining' : w.healthy === false ? 'unhealthy' : w.healthy === true ? 'ready' : null;
         if (value === null) continue;
         out.push([
@@ -46,7 +47,7 @@ export class GatewayWatch {
             value,
             message:
               value === 'unhealthy'
-                ? `worker ${w.url}${where} is out of rotation on gateway :${id}: its health checks fail${w.status && w.status !== 'not_ready' ? ` (${w.status})` : ''}`
+                ? `worker ${w.url}${where} is out of rotation on gateway :${id}: its health checks fail${failStatus}`
                 : value === 'draining'
                   ? `worker ${w.url}${where} is draining on gateway :${id} (being removed)`
                   : `worker ${w.url}${where} is healthy on gateway :${id}`,

@@ -256,10 +256,11 @@ function renderGroup(profile: LaunchProfile, gpuIndices: number[], fn: string): 
   const header: string[] = [];
   if (profile.layout === 'per-gpu')
     header.push(`# Layout per-gpu: one independent SGLang server per GPU (data parallel by hand), GPU i on its own port and log.`);
-  else
-    header.push(
-      `# Layout single: one SGLang server over GPUs ${plans[0].gpus.join(',')}${plans[0].tp ? ` with --tp-size ${plans[0].tp}` : ''}${plans[0].dp ? ` --dp-size ${plans[0].dp}` : ''}.`,
-    );
+  else {
+    const tp = plans[0].tp ? ` with --tp-size ${plans[0].tp}` : '';
+    const dp = plans[0].dp ? ` --dp-size ${plans[0].dp}` : '';
+    header.push(`# Layout single: one SGLang server over GPUs ${plans[0].gpus.join(',')}${tp}${dp}.`);
+  }
   for (const inst of raw) header.push(`#   GPU ${inst.gpus.join(',')} -> port ${inst.port}, log ${shComment(inst.logFile)}`);
   const body: string[] = [...renderPreamble(profile)];
   const logDirs = profile.logFile ? [...new Set(raw.map((i) => dirOf(i.logFile)).filter((d) => d !== ''))] : [logDir];
@@ -301,10 +302,10 @@ function renderGroup(profile: LaunchProfile, gpuIndices: number[], fn: string): 
 }
 
 function secretChecks(names: string[]): string[] {
-  return names.map(
-    (n) =>
-      `[ -r "$HOME"/${shq(`${SECRETS_DIR}/${n}`)} ] || { echo ${shq(`GS-ERROR the secret ${n} was not supplied ` + `(~/${SECRETS_DIR}/${n} is missing)`)} >&2; exit 3; }`,
-  );
+  return names.map((n) => {
+    const error = `GS-ERROR the secret ${n} was not supplied (~/${SECRETS_DIR}/${n} is missing)`;
+    return `[ -r "$HOME"/${shq(`${SECRETS_DIR}/${n}`)} ] || { echo ${shq(error)} >&2; exit 3; }`;
+  });
 }
 
 /**

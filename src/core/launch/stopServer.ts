@@ -240,10 +240,11 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
   });
   if (!srv) {
     const other = scan.servers.find((s) => s.port === opts.port);
+    const listening = scan.servers.length ? ` (servers on ${scan.servers.map((s) => s.port).join(', ')})` : '';
     return result({
       message: other
         ? `The server on port ${opts.port} of ${t.label} has pid ${other.pid}, not ${opts.pid}; nothing stopped.`
-        : `No SGLang server listens on port ${opts.port} of ${t.label}${scan.servers.length ? ` (servers on ${scan.servers.map((s) => s.port).join(', ')})` : ''}.`,
+        : `No SGLang server listens on port ${opts.port} of ${t.label}${listening}.`,
     });
   }
   if (scan.ownUid !== null && srv.uid !== null && scan.ownUid !== 0 && srv.uid !== scan.ownUid) {
@@ -264,9 +265,9 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
       last = await loadNow(t, srv, state, opts.quietMs ?? 15_000);
       if (last === 0) zeros++;
       else zeros = 0;
-      say(
-        `draining port ${opts.port}: ${last === null ? 'load unknown' : `${last} running request${last === 1 ? '' : 's'}`}${state.source ? ` (from ${state.source === 'get_load' ? '/get_load' : state.source === 'metrics' ? '/metrics' : 'its log'})` : ''}`,
-      );
+      const load = last === null ? 'load unknown' : `${last} running request${last === 1 ? '' : 's'}`;
+      const sourceName = state.source === 'get_load' ? '/get_load' : state.source === 'metrics' ? '/metrics' : 'its log';
+      say(`draining port ${opts.port}: ${load}${state.source ? ` (from ${sourceName})` : ''}`);
       if (zeros >= 2 || (last === 0 && state.source === 'log')) {
         drained = true;
         break;
@@ -307,10 +308,13 @@ export async function stopServer(t: Transport, opts: StopOptions): Promise<StopR
   const { gone, killed } = k;
   const sig: StopResult['signal'] = k.goneBefore ? null : killed ? 'SIGKILL' : 'SIGTERM';
   const secs = ((Date.now() - started) / 1000).toFixed(1);
+  const afterTerm = killed ? ` after it ignored SIGTERM for ${Math.round(termTimeoutMs / 1000)} s` : '';
+  const afterDrain = drain ? ` after draining for ${(drain.waitedMs / 1000).toFixed(1)} s` : '';
+  const toGroup = group ? ', its process group' : '';
   const msg = !gone
     ? `pid ${srv.pid} on port ${opts.port} is still alive after SIGTERM and SIGKILL.`
     : sig === null
       ? `The server on port ${opts.port} (pid ${srv.pid}) had already exited.`
-      : `Stopped the server on port ${opts.port} (pid ${srv.pid}${group ? ', its process group' : ''}) with ${sig}${killed ? ` after it ignored SIGTERM for ` + `${Math.round(termTimeoutMs / 1000)} s` : ''}${drain ? ` after draining for ${(drain.waitedMs / 1000).toFixed(1)} s` : ''} (${secs} s in all).`;
+      : `Stopped the server on port ${opts.port} (pid ${srv.pid}${toGroup}) with ${sig}${afterTerm}${afterDrain} (${secs} s in all).`;
   return result({ drain, group, stopped: gone, signal: sig, message: msg, durationMs: Date.now() - started });
 }

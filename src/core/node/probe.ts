@@ -137,6 +137,9 @@ export const PROC_ARGV_CAP = 65536;
 /** At most this many servers are listed (the user's own; a node with more is not one we can watch anyway). */
 export const MAX_SERVERS = 256;
 
+/** The environment variables a process record keeps: the GPUs it sees and SGLang's /health settings. */
+const PROC_ENV_ERE = '^(CUDA_VISIBLE_DEVICES|SGLANG_HEALTH_CHECK_TIMEOUT|SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION)=';
+
 /**
  * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
  * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and SGLang's /health settings, the exact argv, and
@@ -158,7 +161,7 @@ export function procRecordsLoop(extra = '', opts: { ownOnly?: boolean } = {}): s
   printf 'P\\035'
   { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$gs_pp" \\
       "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
-    head -c 262144 "$d/environ" 2>/dev/null | tr '\\000' '\\n' | grep -E '^(CUDA_VISIBLE_DEVICES|SGLANG_HEALTH_CHECK_TIMEOUT|SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION)='; } | od -An -v -tx1
+    head -c 262144 "$d/environ" 2>/dev/null | tr '\\000' '\\n' | grep -E '${PROC_ENV_ERE}'; } | od -An -v -tx1
   printf '\\035'
   head -c ${PROC_ARGV_CAP} "$f" 2>/dev/null | od -An -v -tx1
   c=; grep -q -a -e --config "$f" 2>/dev/null && c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 }')
@@ -198,7 +201,9 @@ function artifactScanScript(roots: string, evidence: boolean, volumes: string[],
   return `gs_scan() {
   [ -d "$1" ] || { printf 'E\\t0\\t0\\t%s\\000' "$1"; return; }
   printf '%s\\n' "$1" >>"$T/roots"; printf 'R\\t0\\t0\\t%s\\000' "$1"
-  find "$1" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
+  find "$1" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) \\
+    -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) \\
+    -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
 }
 gs_covered() {
   case "$1" in /|/usr|/usr/*|/etc|/etc/*|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/run|/run/*|/var|/var/*|/bin|/sbin|/lib|/lib*|/boot|/boot/*|*'
@@ -229,6 +234,9 @@ export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string
   const max = Math.max(1, Math.floor(opts.maxArtifacts ?? 2000));
   const prune = PRUNE_DIRS.map((d) => `-name ${shq(d)}`).join(' -o ');
   const names = NAME_PATTERNS.map((n) => `-name ${shq(n)}`).join(' -o ');
+  const evidence = !(opts.roots && opts.roots.length);
+  const artifactScan =
+    opts.artifacts === false ? ':' : artifactScanScript(roots, evidence, opts.volumes ?? PROBE_VOLUMES, depth, prune, names);
   return `
 ${sectionPrologue(nonce)}
 export LC_ALL=C
@@ -240,7 +248,9 @@ T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
 sec home; printf '%s' "$HOME"
 sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
 ${hostFactsScript()}
-sec ps; { ps -ww -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null || ps -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null || ps -e -o pid=,ppid=,args= 2>/dev/null; } | cut -c 1-${PROC_ARGV_CAP} | head -c 4194304
+sec ps; { ps -ww -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null ||
+  ps -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null ||
+  ps -e -o pid=,ppid=,args= 2>/dev/null; } | cut -c 1-${PROC_ARGV_CAP} | head -c 4194304
 sec proc
 { ${procRecordsLoop('', { ownOnly: true })}; } | head -c 16777216
 ${gatewayProbeScript()}
@@ -251,7 +261,7 @@ ${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}`
     : ''
 }
 sec artifacts
-${opts.artifacts === false ? ':' : artifactScanScript(roots, !(opts.roots && opts.roots.length), opts.volumes ?? PROBE_VOLUMES, depth, prune, names)} | head -z -n ${max + 1} 2>/dev/null
+${artifactScan} | head -z -n ${max + 1} 2>/dev/null
 wait
 sec disks; cat "$T/d" 2>/dev/null
 sec gpus; cat "$T/q" 2>/dev/null

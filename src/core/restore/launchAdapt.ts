@@ -55,12 +55,14 @@ export function adaptProfile(
   const notes: string[] = [];
   const out: LaunchProfile[] = [];
   const need = groups.reduce((a, g) => a + (Array.isArray(g.gpus) ? g.gpus.length : perServer(g)), 0);
-  if (need > free.length)
+  if (need > free.length) {
+    const inUse = busy.size ? `; in use: ${[...busy].join(',')}` : '';
     throw new GpuSessionsError(
       'config',
-      `The run's servers used ${need} GPU(s); ${node} has ${free.length} free (${free.join(',') || 'none'}${busy.size ? `; in use: ${[...busy].join(',')}` : ''}). ` +
+      `The run's servers used ${need} GPU(s); ${node} has ${free.length} free (${free.join(',') || 'none'}${inUse}). ` +
         'Free GPUs there, or launch fewer servers with `gpu-sessions launch` and an edited profile.',
     );
+  }
   const ports = (g: LaunchProfile, base: number, n: number) =>
     g.layout === 'per-gpu' ? Array.from({ length: n }, (_, k) => base + k) : [base];
   const placePorts = (g: LaunchProfile, n: number): number => {
@@ -95,9 +97,8 @@ export function adaptProfile(
       g.gpus = free.splice(0, n);
       g.name = `${tpl.name ?? 'restore'}-fill${++k}`;
       g.basePort = placePorts(g, n);
-      notes.push(
-        `--fill: ${n} more GPU(s) (${g.gpus.join(',')}) serve as ${tpl.layout === 'per-gpu' ? `${n} instance(s)` : 'one more instance'} from port ${g.basePort}`,
-      );
+      const instances = tpl.layout === 'per-gpu' ? `${n} instance(s)` : 'one more instance';
+      notes.push(`--fill: ${n} more GPU(s) (${g.gpus.join(',')}) serve as ${instances} from port ${g.basePort}`);
       out.push(g);
     }
   }

@@ -25,6 +25,8 @@ export function planDeadline(sv: SalvageRun, at: Date, data: SalvageItem[], star
     .slice(0, 3)
     .map((w) => w.remotePath.split('/').pop())
     .join(', ');
+  const more = plan.wontMakeIt.length > 3 ? ', …' : '';
+  const lateBytes = formatBytes(plan.wontMakeIt.reduce((a, b) => a + b.size, 0));
   const msg =
     plan.fits === true
       ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min: the remaining ${formatBytes(plan.remainingBytes)} ` +
@@ -32,7 +34,7 @@ export function planDeadline(sv: SalvageRun, at: Date, data: SalvageItem[], star
       : plan.fits === null
         ? `The rental ends in ${Math.round(plan.secondsLeft / 60)} min; the transfer rate is not known yet (most valuable first)`
         : `The rental ends ${plan.secondsLeft > 0 ? `in ${Math.round(plan.secondsLeft / 60)} min` : '— it is already over'}: ${plan.wontMakeIt.length} ` +
-          `file(s), ${formatBytes(plan.wontMakeIt.reduce((a, b) => a + b.size, 0))}, will not make it (${names}${plan.wontMakeIt.length > 3 ? ', …' : ''}); ` +
+          `file(s), ${lateBytes}, will not make it (${names}${more}); ` +
           `the most valuable go first`;
   sv.log.warn(msg);
   sv.progress('data', msg);

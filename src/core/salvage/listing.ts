@@ -234,6 +234,12 @@ export interface ListingOptions {
   excludePids?: number[];
 }
 
+/** `find` names of the launch scripts read for model paths (in the folders already found, two levels deep). */
+const LAUNCH_SCRIPT_NAMES = "-name 'launch*.sh' -o -name 'start*.sh' -o -name 'serve*.sh' -o -name 'run*.sh'";
+/** awk over /proc/net/tcp{,6}: the socket inodes that listen (state 01 after the header) on a server port in `sp`. */
+const LISTEN_INODES_AWK =
+  'BEGIN{n=split(sp,a," ");for(i=1;i<=n;i++)w[a[i]]=1} FNR>1 && $4=="01" {split($3,r,":"); if (r[2] in w) printf "%s ", $10}';
+
 function sysCase(): string {
   return `case "$_c" in /dev/shm/?*) ;; ${SYSTEM_DIR_PATTERNS.map((x) => (x.endsWith('*') ? `${shq(x.slice(0, -1))}*` : shq(x))).join('|')}) return 0;; esac`;
 }
@@ -300,16 +306,19 @@ for f in $(grep -l -a -e sglang /proc/[0-9]*/cmdline 2>/dev/null); do
 done
 ${
   evidence
-    ? `for s in $(cut -f3- "$T/c" | while IFS= read -r b; do [ -d "$b" ] && find "$b" -maxdepth 2 -type f \\( -name 'launch*.sh' -o -name 'start*.sh' -o -name 'serve*.sh' -o -name 'run*.sh' \\) 2>/dev/null; done | head -n 50); do
+    ? `for s in $(cut -f3- "$T/c" |
+    while IFS= read -r b; do [ -d "$b" ] && find "$b" -maxdepth 2 -type f \\( ${LAUNCH_SCRIPT_NAMES} \\) 2>/dev/null; done | head -n 50); do
   for x in $(grep -a -o -E -e '(^|[ ="'"'"'(])/[A-Za-z0-9._@+-][A-Za-z0-9._@+/-]*' "$s" 2>/dev/null | sed -e 's/^[ ="'"'"'(]//' | sort -u | head -n 200); do
     [ -d "$x" ] && cand script "$s" "$x"
   done
-  grep -a -o -E -e '--model(-path)?[= ]+["'"'"']?/[A-Za-z0-9._@+/-]+' "$s" 2>/dev/null | sed -e 's/^--model\\(-path\\)\\{0,1\\}[= ]*["'"'"']\\{0,1\\}//' | while IFS= read -r x; do [ -d "$x" ] && printf 'script\\t%s\\n' "$(cd -- "$x" 2>/dev/null && pwd -P)" >> "$T/m"; done
+  grep -a -o -E -e '--model(-path)?[= ]+["'"'"']?/[A-Za-z0-9._@+/-]+' "$s" 2>/dev/null |
+    sed -e 's/^--model\\(-path\\)\\{0,1\\}[= ]*["'"'"']\\{0,1\\}//' |
+    while IFS= read -r x; do [ -d "$x" ] && printf 'script\\t%s\\n' "$(cd -- "$x" 2>/dev/null && pwd -P)" >> "$T/m"; done
 done`
     : ''
 }
 cut -f3- "$T/c" > "$T/base"
-INO=" $(awk -v sp="$SP" 'BEGIN{n=split(sp,a," ");for(i=1;i<=n;i++)w[a[i]]=1} FNR>1 && $4=="01" {split($3,r,":"); if (r[2] in w) printf "%s ", $10}' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
+INO=" $(awk -v sp="$SP" '${LISTEN_INODES_AWK}' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
 sec procs
 for d in /proc/[0-9]*; do
   p=\${d#/proc/}
@@ -328,7 +337,11 @@ for d in /proc/[0-9]*; do
     if [ "$dep" = 0 ]; then [ "$nm" = cwd ] && cwd=$tg; continue; fi
     case "$tg" in
       socket:\\[*) i=\${tg#socket:[}; i=\${i%]}; case "$INO" in *" $i "*) q="\${q}n";; esac;;
-      /*) if under_base "$tg"; then fl=; while read -r k v; do if [ "$k" = flags: ]; then fl=$v; break; fi; done < "$d/fdinfo/$nm" 2>/dev/null; case "$fl" in *[1235679]) q="\${q}f";; esac; fi; printf '%s\\n' "\${tg%/*}" >> "$T/pc";;
+      /*) if under_base "$tg"; then
+          fl=; while read -r k v; do if [ "$k" = flags: ]; then fl=$v; break; fi; done < "$d/fdinfo/$nm" 2>/dev/null
+          case "$fl" in *[1235679]) q="\${q}f";; esac
+        fi
+        printf '%s\\n' "\${tg%/*}" >> "$T/pc";;
     esac
   done < "$T/fd"
   [ -n "$cwd" ] && under_base "$cwd" && q="\${q}c"
@@ -359,10 +372,15 @@ sec files
 set --
 while IFS= read -r r; do set -- "$@" "$r"; done < "$T/roots"
 if [ $# -gt 0 ]; then
-  find "$@" -maxdepth ${depth + 1} \\( -type d -name .git -printf 'G\\t%d\\t0\\t0\\t%h\\000' -prune \\) -o \\( -type d \\( ${caches} \\) -printf 'C\\t%d\\t0\\t0\\t%p\\000' -fprintf "$T/k" '%p\\n' -prune \\) -o \\( -type f -printf 'F\\t%d\\t%s\\t%T@\\t%p\\000' \\) -o \\( -type l -printf 'L\\t%d\\t%s\\t%T@\\t%p\\t%l\\000' \\) -o \\( -type d -printf 'd\\t%d\\t0\\t0\\t%p\\000' \\) 2>/dev/null | head -z -n ${max + 1}
+  find "$@" -maxdepth ${depth + 1} \\( -type d -name .git -printf 'G\\t%d\\t0\\t0\\t%h\\000' -prune \\) \\
+    -o \\( -type d \\( ${caches} \\) -printf 'C\\t%d\\t0\\t0\\t%p\\000' -fprintf "$T/k" '%p\\n' -prune \\) \\
+    -o \\( -type f -printf 'F\\t%d\\t%s\\t%T@\\t%p\\000' \\) \\
+    -o \\( -type l -printf 'L\\t%d\\t%s\\t%T@\\t%p\\t%l\\000' \\) \\
+    -o \\( -type d -printf 'd\\t%d\\t0\\t0\\t%p\\000' \\) 2>/dev/null | head -z -n ${max + 1}
 fi
 sec caches
-[ -s "$T/k" ] && xargs -d '\\n' -r sh -c 'find "$@" -type f -printf "%H\\t%s\\n" 2>/dev/null' _ < "$T/k" | awk -F'\\t' '{n[$1]++; s[$1]+=$2} END {for (k in n) printf "%s\\t%d\\t%.0f\\n", k, n[k], s[k]}'
+[ -s "$T/k" ] && xargs -d '\\n' -r sh -c 'find "$@" -type f -printf "%H\\t%s\\n" 2>/dev/null' _ < "$T/k" |
+  awk -F'\\t' '{n[$1]++; s[$1]+=$2} END {for (k in n) printf "%s\\t%d\\t%.0f\\n", k, n[k], s[k]}'
 rm -rf "$T"
 sec end
 `;

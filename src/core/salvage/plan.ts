@@ -64,9 +64,17 @@ export async function planNow(sv: SalvageRun): Promise<SalvageItem[]> {
   } catch (e0) {
     const e = diagnoseWrite(sv.dir, e0);
     const code = (e as NodeJS.ErrnoException).code ?? '';
+    const why =
+      code === 'ENOSPC'
+        ? 'the disk is full'
+        : code === 'EROFS'
+          ? 'the file system is read-only'
+          : code === 'EACCES' || code === 'EPERM'
+            ? 'permission denied'
+            : errorMessage(e);
     throw new GpuSessionsError(
       'io',
-      `Cannot write the salvage folder ${sv.dir} (${code || errorMessage(e)}): ${code === 'ENOSPC' ? 'the disk is full' : code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(e)}. ` +
+      `Cannot write the salvage folder ${sv.dir} (${code || errorMessage(e)}): ${why}. ` +
         `Choose another destination (CLI --dest, setting gpuSessions.salvage.folder); nothing was downloaded.`,
     );
   }

@@ -45,14 +45,20 @@ export function renderSalvageReport(m: SalvageManifest): string {
   L.push(...renderDataSection(m.data));
   if (m.deadline) {
     const d = m.deadline;
+    const rate = d.rateBps ? `${formatBytes(d.rateBps)}/s, about ${d.etaS} s for the bulk data` : 'not known yet';
+    const fit =
+      d.fits === true
+        ? 'everything fits in time'
+        : d.fits === false
+          ? `${d.wontMakeIt.length} file(s) were not expected to make it:`
+          : 'whether it fits could not be told';
     L.push(
       `## ⏱ Rental deadline ${d.at}`,
       '',
       `- Planned with ${d.secondsLeft > 0 ? `${Math.round(d.secondsLeft / 60)} min left` : 'the rental already over'}: ` +
         `${formatBytes(d.remainingBytes)} of bulk data, most valuable ` +
         `per byte first (scripts, configs, progress, logs, then data, smaller first)`,
-      `- Measured rate: ${d.rateBps ? `${formatBytes(d.rateBps)}/s, about ${d.etaS} s for the bulk data` : 'not known yet'}; ` +
-        `${d.fits === true ? 'everything fits in time' : d.fits === false ? `${d.wontMakeIt.length} file(s) were not expected to make it:` : 'whether it fits could not be told'}`,
+      `- Measured rate: ${rate}; ${fit}`,
     );
     for (const w of d.wontMakeIt.slice(0, 50)) L.push(`  - ${code(w.remotePath)} (${formatBytes(w.size)})`);
     if (d.wontMakeIt.length > 50) L.push(`  - … and ${d.wontMakeIt.length - 50} more`);
@@ -73,19 +79,19 @@ export function renderSalvageReport(m: SalvageManifest): string {
     L.push('');
   }
   L.push(`- Started ${m.startedAt}, finished ${m.finishedAt ?? '—'}`);
-  L.push(
-    `- Node: ${mdCell(String(m.host.user ?? ''))}@${mdCell(String(m.host.host ?? ''))}:${m.host.port ?? ''}${m.host.hostKeyFingerprint ? ` (host key ${mdCell(String(m.host.hostKeyFingerprint))})` : ''}`,
-  );
+  const hostKey = m.host.hostKeyFingerprint ? ` (host key ${mdCell(String(m.host.hostKeyFingerprint))})` : '';
+  L.push(`- Node: ${mdCell(String(m.host.user ?? ''))}@${mdCell(String(m.host.host ?? ''))}:${m.host.port ?? ''}${hostKey}`);
   L.push(
     `- Size threshold ${formatBytes(m.sizeThreshold)}; copies are ${m.redact ? 'redacted where secrets were found (--redact)' : "the node's exact bytes"}`,
   );
   const verified = m.items.filter((i) => i.status === 'verified');
   L.push(`- Saved and verified: ${verified.length} item(s), ${formatBytes(verified.reduce((a, b) => a + b.size, 0))}`);
   if (m.stats) L.push(`- Transferred in this run: ${m.stats.filesTransferred} file(s), ${formatBytes(m.stats.bytesTransferred)}`);
-  if (m.s3)
-    L.push(
-      `- S3: ${mdCell(m.s3.target)}${m.s3.endpoint ? ` (${mdCell(m.s3.endpoint)})` : ''} — ${m.s3.error ? `error: ${mdCell(m.s3.error)}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`}`,
-    );
+  if (m.s3) {
+    const endpoint = m.s3.endpoint ? ` (${mdCell(m.s3.endpoint)})` : '';
+    const outcome = m.s3.error ? `error: ${mdCell(m.s3.error)}` : `${m.s3.objects} objects, ${formatBytes(m.s3.bytes)}`;
+    L.push(`- S3: ${mdCell(m.s3.target)}${endpoint} — ${outcome}`);
+  }
   if (m.environment) L.push(`- Environment: ${mdCell(m.environment.summary)} — see [environment.md](environment.md)`);
   for (const s of m.stopped ?? []) L.push(`- Stopped: ${mdCell(s.message)}`);
   L.push('');

@@ -318,6 +318,7 @@ export function s3Error(e: unknown, t: S3Target): GpuSessionsError {
   const where = describeTarget(t);
   const profile = t.profile ?? process.env.AWS_PROFILE;
   const profileHint = profile ? ` --profile ${profile}` : '';
+  const profileNote = profile ? ` (profile ${profile})` : '';
   const detail = (s3: S3Problem): Record<string, unknown> => ({
     s3,
     awsCode: awsCode || undefined,
@@ -341,9 +342,12 @@ export function s3Error(e: unknown, t: S3Target): GpuSessionsError {
           `credentials (AWS_SESSION_TOKEN) and try again.`,
       );
     }
+    const profileCheck = profile
+      ? ` (profile ${profile}: is it in ~/.aws/config or ~/.aws/credentials, with credentials or sso settings?)`
+      : '';
     return fail(
       'no-credentials',
-      `No AWS credentials found in the default chain for ${where}${profile ? ` (profile ${profile}: is it in ~/.aws/config ` + `or ~/.aws/credentials, with credentials or sso settings?)` : ''}: set AWS_PROFILE (a profile ` +
+      `No AWS credentials found in the default chain for ${where}${profileCheck}: set AWS_PROFILE (a profile ` +
         `in ~/.aws/config or ~/.aws/credentials) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run \`aws sso ` +
         `login${profileHint}\`; GPU Sessions never stores credentials.`,
     );
@@ -368,14 +372,14 @@ export function s3Error(e: unknown, t: S3Target): GpuSessionsError {
   ) {
     return fail(
       'bad-credentials',
-      `S3 rejected the AWS credentials for ${where} (${awsCode}): the access key or secret from the default chain${profile ? ` (profile ${profile})` : ''} is wrong or deleted; check ` +
+      `S3 rejected the AWS credentials for ${where} (${awsCode}): the access key or secret from the default chain${profileNote} is wrong or deleted; check ` +
         `AWS_PROFILE / AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`,
     );
   }
   if (awsCode === 'AccessDenied' || awsCode === 'AllAccessDisabled' || awsCode === 'Forbidden' || status === 403) {
     return fail(
       'access-denied',
-      `Access denied listing ${where} (${awsCode || 'HTTP 403'}): the credentials from the default chain${profile ? ` (profile ${profile})` : ''} ` +
+      `Access denied listing ${where} (${awsCode || 'HTTP 403'}): the credentials from the default chain${profileNote} ` +
         `lack s3:ListBucket on bucket ${t.bucket}; use a profile that has ` +
         `it, or ask for the permission.`,
     );
@@ -412,10 +416,9 @@ export function s3Error(e: unknown, t: S3Target): GpuSessionsError {
       `Timed out talking to ${t.endpoint ?? 'S3'} while listing ${formatS3Url(t.bucket, t.prefix)}: check the network and try again.`,
     );
   }
-  return fail(
-    'other',
-    `S3 listing of ${where} failed: ${awsCode && awsCode !== 'Error' ? awsCode + ': ' : ''}${msg.replace(/\s+/g, ' ').slice(0, 300)}${status ? ` (HTTP ${status})` : ''}.`,
-  );
+  const codePrefix = awsCode && awsCode !== 'Error' ? awsCode + ': ' : '';
+  const http = status ? ` (HTTP ${status})` : '';
+  return fail('other', `S3 listing of ${where} failed: ${codePrefix}${msg.replace(/\s+/g, ' ').slice(0, 300)}${http}.`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -605,7 +608,8 @@ export function matchToS3(items: S3MatchInput[], inv: S3Inventory | null, mappin
       const sized = best.filter((o) => o.size === item.size);
       const exact = md5 ? sized.filter((o) => o.etag.toLowerCase() === md5) : [];
       chosen = exact[0] ?? sized[0] ?? best[0];
-      tie = `; ${best.length} equally good candidates, chose the one ${exact.length ? 'with the same size and MD5' : sized.length ? 'with the same size' : 'first by key'}`;
+      const rule = exact.length ? 'with the same size and MD5' : sized.length ? 'with the same size' : 'first by key';
+      tie = `; ${best.length} equally good candidates, chose the one ${rule}`;
     }
     const how = ` (matched by name${bestDepth > 1 ? `, ${bestDepth} trailing path parts in common` : ''}${tie})`;
     return judge(item, chosen, bucket, how);

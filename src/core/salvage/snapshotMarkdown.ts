@@ -57,8 +57,11 @@ export function renderCommand(argv: string[], envPrefix: Record<string, string> 
   return lines.join(' \\\n');
 }
 
-const NOTABLE_ENV =
-  /^(CUDA_|NCCL_|SGLANG_|HF_|HUGGING|TRANSFORMERS_|TORCH|TRITON_|FLASHINFER_|VIRTUAL_ENV$|CONDA_PREFIX$|PYTHONPATH$|LD_LIBRARY_PATH$|PATH$|OMP_NUM_THREADS$|NVIDIA_|VLLM_|UCX_|GLOO_|MASTER_)/;
+const NOTABLE_ENV = new RegExp(
+  '^(CUDA_|NCCL_|SGLANG_|HF_|HUGGING|TRANSFORMERS_|TORCH|TRITON_|FLASHINFER_|' +
+    'VIRTUAL_ENV$|CONDA_PREFIX$|PYTHONPATH$|LD_LIBRARY_PATH$|PATH$|OMP_NUM_THREADS$|' +
+    'NVIDIA_|VLLM_|UCX_|GLOO_|MASTER_)',
+);
 
 export function renderSnapshotMarkdown(s: EnvSnapshot): string {
   const out: string[] = [];
@@ -130,16 +133,15 @@ export function renderSnapshotMarkdown(s: EnvSnapshot): string {
   if (s.gpus.topology) out.push('### Topology (`nvidia-smi topo -m`)', '', fence(s.gpus.topology, 'text'), '');
 
   out.push('## CPU, memory, disks', '');
-  out.push(
-    `- CPU: ${t(s.cpu.model, 'unknown')}; ${s.cpu.cores ?? '?'} logical CPUs${s.cpu.sockets !== null ? `, ${s.cpu.sockets} socket(s)` : ''}${s.cpu.threadsPerCore !== null ? `, ${s.cpu.threadsPerCore} thread(s) per core` : ''}${s.cpu.numaNodes !== null ? `, ${s.cpu.numaNodes} NUMA node(s)` : ''}`,
-  );
-  out.push(
-    `- Memory: ${kib(s.memory.totalKiB) ?? 'unknown'} total, ${kib(s.memory.availableKiB) ?? 'unknown'} available${s.memory.swapTotalKiB ? `, swap ${kib(s.memory.swapTotalKiB)}` : ''}`,
-  );
-  out.push(
-    `- OS: ${t(s.os, 'unknown')}; kernel ${t(s.kernel, 'unknown')}${s.uptimeS !== null ? `; up ${s.uptimeS >= 172_800 ? `${(s.uptimeS / 86400).toFixed(1)} days` : `${(s.uptimeS / 3600).toFixed(1)} hours`}` : ''}`,
-    '',
-  );
+  const sockets = s.cpu.sockets !== null ? `, ${s.cpu.sockets} socket(s)` : '';
+  const threads = s.cpu.threadsPerCore !== null ? `, ${s.cpu.threadsPerCore} thread(s) per core` : '';
+  const numa = s.cpu.numaNodes !== null ? `, ${s.cpu.numaNodes} NUMA node(s)` : '';
+  out.push(`- CPU: ${t(s.cpu.model, 'unknown')}; ${s.cpu.cores ?? '?'} logical CPUs${sockets}${threads}${numa}`);
+  const swap = s.memory.swapTotalKiB ? `, swap ${kib(s.memory.swapTotalKiB)}` : '';
+  out.push(`- Memory: ${kib(s.memory.totalKiB) ?? 'unknown'} total, ${kib(s.memory.availableKiB) ?? 'unknown'} available${swap}`);
+  const uptime =
+    s.uptimeS === null ? null : s.uptimeS >= 172_800 ? `${(s.uptimeS / 86400).toFixed(1)} days` : `${(s.uptimeS / 3600).toFixed(1)} hours`;
+  out.push(`- OS: ${t(s.os, 'unknown')}; kernel ${t(s.kernel, 'unknown')}${uptime !== null ? `; up ${uptime}` : ''}`, '');
   if (s.disks.length) {
     out.push(
       table(

@@ -147,7 +147,9 @@ pyfor() {
     sb=$(head -c 512 "$r" 2>/dev/null | head -n 1)
     case "$sb" in
       '#!'*) i=\${sb#??}; set -- $i
-        if [ "\${1##*/}" = env ]; then [ "$2" = "-S" ] && shift; i=$( pp=$(getenv "$p" PATH); [ -n "$pp" ] && PATH=$pp; command -v "$2" 2>/dev/null ); else i=$1; fi
+        if [ "\${1##*/}" = env ]; then
+          [ "$2" = "-S" ] && shift; i=$( pp=$(getenv "$p" PATH); [ -n "$pp" ] && PATH=$pp; command -v "$2" 2>/dev/null )
+        else i=$1; fi
         if [ -n "$i" ] && ispy "$i"; then printf '%s' "$i"; return; fi ;;
     esac
   fi
@@ -159,7 +161,8 @@ sec tools; for x in nvidia-smi timeout lscpu nvcc df python3; do have "$x" && ec
 ${hostFactsScript(L.small)}
 sec lscpu; lscpu 2>/dev/null | head -c ${L.small}
 sec disks; df -kP 2>/dev/null | head -c ${L.small}
-sec nvcc; if have nvcc; then nvcc --version 2>&1 | head -c 4096; elif [ -x /usr/local/cuda/bin/nvcc ]; then /usr/local/cuda/bin/nvcc --version 2>&1 | head -c 4096; fi
+sec nvcc; if have nvcc; then nvcc --version 2>&1 | head -c 4096
+elif [ -x /usr/local/cuda/bin/nvcc ]; then /usr/local/cuda/bin/nvcc --version 2>&1 | head -c 4096; fi
 SP=${pids.length ? pids[0] : '""'}
 PY=""
 if [ -n "$SP" ] && [ -d "/proc/$SP" ]; then PY=$(pyfor "$SP"); ispy "$PY" || PY=""; fi
@@ -170,7 +173,10 @@ sec pyinfo
 if [ -n "$PY" ]; then ( pyenv_from "$SP"; $TO60 "$PY" -c ${shq(PY_INFO)} 2>"$T/pye" | head -c ${L.pyInfo}; echo $? >"$T/pyrc" ); fi
 sec pyinfoerr; head -c 4096 "$T/pye" 2>/dev/null
 sec pipfreeze
-if [ -n "$PY" ]; then ( pyenv_from "$SP"; PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $TO60 "$PY" -m pip freeze --all >"$T/pf" 2>"$T/pfe"; echo $? >"$T/pfrc" ); head -c ${L.pipFreeze} "$T/pf" 2>/dev/null; fi
+if [ -n "$PY" ]; then
+  ( pyenv_from "$SP"; PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $TO60 "$PY" -m pip freeze --all >"$T/pf" 2>"$T/pfe"; echo $? >"$T/pfrc" )
+  head -c ${L.pipFreeze} "$T/pf" 2>/dev/null
+fi
 sec pipfreezerc; cat "$T/pfrc" 2>/dev/null
 sec pipfreezeerr; head -c 4096 "$T/pfe" 2>/dev/null
 ${pids

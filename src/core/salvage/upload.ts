@@ -175,10 +175,11 @@ export function putOperation(
     maxOutputBytes: 1024 * 1024,
     parse: (r) => {
       const p = parsePutOutput(r.stdout.toString('utf8'));
-      if (r.code !== 0 || p.status !== 200)
-        throw new Error(
-          `the node's upload failed (exit ${r.code}${p.status ? `, HTTP ${p.status}` : ''}): ${r.stderr.toString('utf8').trim().split('\n').slice(-2).join(' ') || 'no message'}`,
-        );
+      if (r.code !== 0 || p.status !== 200) {
+        const http = p.status ? `, HTTP ${p.status}` : '';
+        const stderrTail = r.stderr.toString('utf8').trim().split('\n').slice(-2).join(' ') || 'no message';
+        throw new Error(`the node's upload failed (exit ${r.code}${http}): ${stderrTail}`);
+      }
       if (!p.etag || !p.md5 || p.etag.toLowerCase() !== p.md5)
         throw new Error(`ETag ${p.etag ?? '—'} does not match the MD5 ${p.md5 ?? '—'} of the bytes the node sent`);
       return { etag: p.etag };

@@ -46,14 +46,16 @@ export function finishNow(sv: SalvageRun): void {
   if (changed.length)
     details.push({ code: 'changed-during-run', message: `${changed.length} file(s) changed on the node after they were verified` });
   const L = sv.listing;
-  if (L?.truncated)
+  if (L?.truncated) {
+    const bound =
+      L.bound === 'max-depth' ? `depth bound (${L.maxDepth} levels; raise --max-depth)` : `entry bound (${L.maxFiles}; raise --max-files)`;
     details.push({
       code: 'listing-truncated',
       message:
         `the listing is incomplete: at least ${L.notListed} entr${L.notListed === 1 ? 'y was' : 'ies were'} ` +
-        `not listed because the ${L.bound === 'max-depth' ? `depth bound (${L.maxDepth} levels; raise --max-depth)` : `entry bound (${L.maxFiles}; raise --max-files)`} ` +
-        `was hit, or choose narrower --roots`,
+        `not listed because the ${bound} was hit, or choose narrower --roots`,
     });
+  }
   const unique = uniqueWeightsMessage(m.items, sv.modelDirs);
   if (unique) details.push({ code: 'unique-weights', message: unique });
   const failed = m.items.filter((i) => i.selected && i.status === 'failed');

@@ -72,7 +72,8 @@ export function downloadMetadataScript(modelsFile: string): string {
   return `cut -f2- "${modelsFile}" | sort -u | while IFS= read -r m; do
   [ -d "$m/.cache/huggingface/download" ] || continue
   printf 'M\\000%s\\000' "$m"
-  find "$m/.cache/huggingface/download" -maxdepth 8 -type f -name '*.metadata' -size -8k -printf 'F\\000%P\\000' -exec sh -c 'head -n 1 "$1" | tr -d "\\000\\n"; printf "\\000"' _ {} \\; 2>/dev/null | head -z -n 60000
+  find "$m/.cache/huggingface/download" -maxdepth 8 -type f -name '*.metadata' -size -8k -printf 'F\\000%P\\000' \\
+    -exec sh -c 'head -n 1 "$1" | tr -d "\\000\\n"; printf "\\000"' _ {} \\; 2>/dev/null | head -z -n 60000
 done`;
 }
 

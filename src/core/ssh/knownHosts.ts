@@ -324,8 +324,12 @@ export function hostKeyAlgorithmsForKeyType(keyType: string): string[] {
 }
 
 /** authorized_keys option keywords (sshd(8) AUTHORIZED_KEYS FILE FORMAT), as the first word of a line. */
-const AUTHORIZED_KEYS_OPTION =
-  /^(?:agent-forwarding|cert-authority|command=|environment=|expiry-time=|from=|no-agent-forwarding|no-port-forwarding|no-pty|no-user-rc|no-x11-forwarding|permitlisten=|permitopen=|port-forwarding|principals=|pty|no-touch-required|verify-required|restrict|tunnel=|user-rc|x11-forwarding)/i;
+const AUTHORIZED_KEYS_OPTION = new RegExp(
+  '^(?:agent-forwarding|cert-authority|command=|environment=|expiry-time=|from=|no-agent-forwarding|no-port-forwarding|' +
+    'no-pty|no-user-rc|no-x11-forwarding|permitlisten=|permitopen=|port-forwarding|principals=|pty|no-touch-required|' +
+    'verify-required|restrict|tunnel=|user-rc|x11-forwarding)',
+  'i',
+);
 const KEY_TYPE_WORD = /^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-|sk-)/;
 
 /**

@@ -74,8 +74,9 @@ async function loadProfile(uri: vscode.Uri): Promise<LaunchProfile[] | undefined
   }
   const v = parseProfileText(text);
   if (!v.profile) {
+    const more = v.errors.length > 1 ? ` (and ${v.errors.length - 1} more)` : '';
     const c = await vscode.window.showErrorMessage(
-      `GPU Sessions: ${vscode.workspace.asRelativePath(uri)} is not a valid launch profile: ${v.errors[0]}${v.errors.length > 1 ? ` (and ${v.errors.length - 1} more)` : ''}`,
+      `GPU Sessions: ${vscode.workspace.asRelativePath(uri)} is not a valid launch profile: ${v.errors[0]}${more}`,
       { modal: false },
       'Open Profile',
     );

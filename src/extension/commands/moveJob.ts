@@ -36,7 +36,9 @@ function runsOf(base: string, node: string): Array<{ dir: string; label: string;
       try {
         const m = JSON.parse(readFileSync(path.join(dir, n, 'salvage-manifest.json'), 'utf8'));
         const files = (m.items ?? []).filter((i: { status: string }) => i.status === 'verified').length;
-        detail = `${files} item(s) verified · verdict ${m.verdict ?? 'unfinished'}${m.restore?.profile ? ' · servers captured' : ''}${m.restore?.client ? ' · client recorded' : ''}`;
+        const servers = m.restore?.profile ? ' · servers captured' : '';
+        const client = m.restore?.client ? ' · client recorded' : '';
+        detail = `${files} item(s) verified · verdict ${m.verdict ?? 'unfinished'}${servers}${client}`;
       } catch {
         detail = 'unreadable manifest';
       }
@@ -92,11 +94,14 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
   const f = plan.files;
   const launchBtn = 'Restore and Launch';
   const filesBtn = 'Restore Files Only';
+  const relaunch = hasProfile
+    ? `\n\nThen relaunch ${plan.launch?.servers.length ?? 0} server(s) on ${target.name}'s GPUs (the script is in the review).`
+    : '';
   const choice = await vscode.window.showWarningMessage(
     `Move the job to ${target.name}: ${f.toUpload ?? 0} file(s) to send, ${f.unchanged} already there, ${f.conflicts.length} conflict(s) (left as they are).`,
     {
       modal: true,
-      detail: `${plan.mapped.map((m) => `${m.from} → ${m.to}`).join('\n')}${hasProfile ? `\n\nThen relaunch ${plan.launch?.servers.length ?? 0} ` + `server(s) on ${target.name}'s GPUs (the script is in the review).` : ''}`,
+      detail: `${plan.mapped.map((m) => `${m.from} → ${m.to}`).join('\n')}${relaunch}`,
     },
     ...(hasProfile ? [launchBtn, filesBtn] : [filesBtn]),
   );

@@ -104,16 +104,16 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
                 void (c === 'Open Report' ? openReport(report) : c === 'Open Source' ? vscode.window.showTextDocument(report) : undefined),
             );
         } else {
+          const first = m.reasonDetails[0];
+          const why = first ? `${first.code}: ${first.message}` : `${m.lost.length} item(s) would be lost`;
+          const atRisk = m.lost
+            .slice(0, 3)
+            .map((l) => l.remotePath.split('/').pop())
+            .join(', ');
+          const lost = m.lost.length ? ` (${m.lost.length} item(s) at risk: ${atRisk}${m.lost.length > 3 ? ', …' : ''})` : '';
           void vscode.window
             .showWarningMessage(
-              `GPU Sessions: ${node.name} is NOT safe to shut down — ${m.reasonDetails[0] ? `${m.reasonDetails[0].code}: ${m.reasonDetails[0].message}` : `${m.lost.length} item(s) would be lost`}${
-                m.lost.length
-                  ? ` (${m.lost.length} item(s) at risk: ${m.lost
-                      .slice(0, 3)
-                      .map((l) => l.remotePath.split('/').pop())
-                      .join(', ')}${m.lost.length > 3 ? ', …' : ''})`
-                  : ''
-              }.`,
+              `GPU Sessions: ${node.name} is NOT safe to shut down — ${why}${lost}.`,
 
               'Open Report',
               'Open Source',
@@ -229,9 +229,11 @@ async function review(
         });
         continue;
       }
+      const left = i.leftReason ? ` · left: ${LEFT_LABEL[i.leftReason] ?? i.leftReason}` : '';
+      const jobWeights = i.jobWeights && !i.selected ? ' · written by the job, NOT re-downloadable' : '';
       picks.push({
         label: rel,
-        description: `${formatSize(i.size)} · ${i.kind}${i.leftReason ? ` · left: ${LEFT_LABEL[i.leftReason] ?? i.leftReason}` : ''}${i.jobWeights && !i.selected ? ' · written by the job, NOT re-downloadable' : ''}`,
+        description: `${formatSize(i.size)} · ${i.kind}${left}${jobWeights}`,
         detail: i.reason && !i.selected ? i.reason : undefined,
         picked: i.selected,
         item: i,
@@ -253,9 +255,10 @@ async function review(
   const setTitle = () => {
     const n = qp.selectedItems.length;
     qp.title = `Salvage ${node}: review (${n} selected)${stop.servers ? ' · servers will be stopped' : ''}`;
+    const otherWriters = others ? `, ${others} other writer(s)` : '';
     qp.placeholder =
       writers.length && !stop.servers
-        ? `Still running: ${serverCount} SGLang server(s)${others ? `, ${others} other writer(s)` : ''} — the verdict cannot be safe until they stop (button ⏹)`
+        ? `Still running: ${serverCount} SGLang server(s)${otherWriters} — the verdict cannot be safe until they stop (button ⏹)`
         : 'Everything of value is selected; left items show why they stay on the node';
   };
   if (writers.length) qp.buttons = [stopButton];

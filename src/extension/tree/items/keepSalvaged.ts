@@ -26,11 +26,13 @@ export function keepSalvagedRows(name: string, ctx: TreeContext, now = Date.now(
         `synced ${ago(w?.lastSyncedAt ?? null)} · ${w ? formatBytes(atRiskBytes(w, now)) : '?'} at risk${k.message ? ` · ${k.message}` : ''}`,
         'warning',
       );
-    case 'vanished':
+    case 'vanished': {
+      const synced = w?.lastSyncedAt ? new Date(w.lastSyncedAt).toLocaleTimeString() : 'never';
       return row(
         'Node vanished — last synced state is final',
-        `last synced ${w?.lastSyncedAt ? new Date(w.lastSyncedAt).toLocaleTimeString() : 'never'} · ~${formatBytes(k.lostBytes ?? 0)} lost (est.) · SALVAGE.md`,
+        `last synced ${synced} · ~${formatBytes(k.lostBytes ?? 0)} lost (est.) · SALVAGE.md`,
         'error',
       );
+    }
   }
 }

@@ -96,8 +96,9 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
     md.appendText(visible(st.error.message, true));
   }
   if (v) {
+    const verdict = v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md';
     md.appendMarkdown(
-      `\n\n**Salvage:** ${v.verdict === 'safe' ? 'safe to shut down' : 'NOT safe — see SALVAGE.md'} as of ${new Date(v.at).toLocaleTimeString()} (dropped when the node's ` +
+      `\n\n**Salvage:** ${verdict} as of ${new Date(v.at).toLocaleTimeString()} (dropped when the node's ` +
         `servers, boot or files change) → `,
     );
     md.appendText(v.dest);
@@ -185,12 +186,14 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
   const di = live?.progress?.doneIndices;
   if (pr && pr.ok) {
     const eta = pr.etaS !== null && pr.status !== 'done' ? ` · ETA ${formatEta(pr.etaS)}` : '';
+    const rate = pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : '';
+    const status = pr.status ? ` · ${pr.status}` : '';
     out.push({
       type: 'info',
       node: name,
       live: 'progress',
       label: `Generation ${pr.percent !== null ? pr.percent.toFixed(1) + '%' : ''}`,
-      detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${pr.ratePerS ? ` · ${pr.ratePerS.toFixed(2)}/s` : ''}${eta}${pr.status ? ` · ${pr.status}` : ''}`,
+      detail: `${pr.completed ?? '?'} / ${pr.total ?? '?'} done · ${pr.failed ?? 0} failed${rate}${eta}${status}`,
       icon: 'graph',
     });
   } else if (pr && !pr.ok) {

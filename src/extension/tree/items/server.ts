@@ -77,11 +77,9 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
   md.appendMarkdown('** on ');
   md.appendText(visible(`${s.host}:${s.port} (pid ${s.pid})`));
   md.appendMarkdown('\n\n');
-  md.appendText(
-    visible(
-      `TP ${s.tp} · DP ${s.dp}${s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : ''}${s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : ''}`,
-    ),
-  );
+  const spec = s.speculativeAlgorithm ? ` · ${s.speculativeAlgorithm}` : '';
+  const reasoning = s.reasoningParser ? ` · reasoning ${s.reasoningParser}` : '';
+  md.appendText(visible(`TP ${s.tp} · DP ${s.dp}${spec}${reasoning}`));
   md.appendMarkdown('\n\n');
   if (s.logFile) {
     md.appendMarkdown('Log: ');
@@ -122,10 +120,11 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
     md.appendMarkdown(
       `\n\nState: **${live.state}**${live.stateClass ? ` (${live.stateClass})` : ''}${live.stateReason ? ` — ${mdText(live.stateReason)}` : ''}`,
     );
-  if (live)
-    md.appendMarkdown(
-      `\n\nHealth: **${health}**${live.healthDetail ? ` (${mdText(live.healthDetail)})` : ''}${live.stats ? ` · ${mdText(live.stats)} (from ${live.source})` : ''}`,
-    );
+  if (live) {
+    const healthDetail = live.healthDetail ? ` (${mdText(live.healthDetail)})` : '';
+    const stats = live.stats ? ` · ${mdText(live.stats)} (from ${live.source})` : '';
+    md.appendMarkdown(`\n\nHealth: **${health}**${healthDetail}${stats}`);
+  }
   item.contextValue = s.logFile ? 'server.log' : 'server';
   // no arguments: they would die with each re-render of the live row (tree/clickCommands.ts)
   if (s.logFile)
