@@ -50,6 +50,8 @@ function alive(pid: number): boolean {
 }
 
 describe('salvage you can trust (real sshd, work outside the home, live writers)', function () {
+  /** The report of the --stop-servers run (the rerun compares against it). */
+  let afterStop: { items: Array<Item & { size: number; mtime: string }> } | undefined;
   this.timeout(300_000);
   let sim: SimNode;
   let ws: string;
@@ -125,6 +127,7 @@ describe('salvage you can trust (real sshd, work outside the home, live writers)
       timeoutMs: 240_000,
     });
     const rep = JSON.parse(r.stdout);
+    afterStop = rep;
     assert.equal(
       rep.verdict,
       'safe',
@@ -210,7 +213,15 @@ describe('salvage you can trust (real sshd, work outside the home, live writers)
     const rep = JSON.parse(r.stdout);
     assert.equal(rep.verdict, 'safe', `${JSON.stringify(rep.reasonDetails)} writers: ${JSON.stringify(rep.writers)}`);
     assert.equal(r.code, 0);
-    assert.deepEqual(rep.stats, { bytesTransferred: 0, filesTransferred: 0 });
+    // which files changed on the node after the safe verdict (size or mtime), to tell a late writer from a resume bug
+    const was = new Map((afterStop?.items ?? []).map((i: Item & { size: number; mtime: string }) => [i.remotePath, i]));
+    const changed = rep.items
+      .filter((i: Item & { size: number; mtime: string }) => {
+        const w = was.get(i.remotePath) as (Item & { size: number; mtime: string }) | undefined;
+        return !w || w.size !== i.size || w.mtime !== i.mtime;
+      })
+      .map((i: Item & { size: number; mtime: string }) => `${i.remotePath} ${i.size} ${i.mtime}`);
+    assert.deepEqual(rep.stats, { bytesTransferred: 0, filesTransferred: 0 }, `changed since the safe run: ${changed.join('; ')}`);
     assert.ok(
       rep.roots.some((x: { path: string }) => x.path === ws),
       'the work folder is remembered after its server stopped',
