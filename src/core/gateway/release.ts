@@ -96,6 +96,9 @@ export function multiNodeWarnings(plan: ReleasePlan): string[] {
     );
 }
 
+/** The drain timeout when none is given (`release --drain-timeout`, Release Node). */
+export const DEFAULT_DRAIN_TIMEOUT_S = 300;
+
 export interface ReleaseOptions {
   drainTimeoutMs: number;
   signal?: AbortSignal;

@@ -1,6 +1,7 @@
 /**
  * gpuSessions.stopServer and gpuSessions.restartServer: confirmed (modal), with a Drain choice; restart starts
- * the server again with the same command line and waits until it is ready. Refused in untrusted workspaces.
+ * the server again with the same command line and waits until it is ready. Refused in untrusted workspaces. When a
+ * gateway routes to the server, first offered: take it out of rotation, stop anyway, or cancel (outOfRotation.ts).
  */
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/util/errors';
@@ -8,6 +9,7 @@ import { stopServer as stopOnNode } from '../../core/launch/launch';
 import type { SglangServer } from '../../core/sglang/serverArgv';
 import { treeServers } from '../treeServers';
 import { drainUi } from './drainUi';
+import { offerOutOfRotation } from './outOfRotation';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree';
 import { requireTrust } from '../trust';
@@ -54,6 +56,8 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false): P
     pid = pick.s.pid;
     what = `${pick.s.servedModelName ?? pick.s.modelPath ?? 'SGLang'} (pid ${pid}, GPU ${pick.s.gpus.join(',') || '?'})`;
   }
+  // a gateway routing to it: offer to take it out of rotation first (outOfRotation.ts)
+  if (!(await offerOutOfRotation(s, node, port, restart))) return false;
   const stop = Verb;
   const drainStop = `Drain, then ${Verb}`;
   const choice = await vscode.window.showWarningMessage(
