@@ -21,26 +21,38 @@ export function rotationFleet(s: Pick<Services, 'fleet'>): RotationNode[] {
 const REMOVE_TIMEOUT_MS = 60_000;
 
 /** True: go on with the stop/restart (nothing routes there, taken out, or "anyway"); false: cancelled or the removal failed. */
-export async function offerOutOfRotation(s: Services, node: string, port: number, restart: boolean): Promise<boolean> {
+export async function offerOutOfRotation(
+  s: Services,
+  node: string,
+  port: number,
+  restart: boolean,
+  /** The answer given beforehand (tests), instead of the modal. */
+  answer?: 'take' | 'anyway',
+): Promise<boolean> {
   const rs = routingTo(rotationFleet(s), node, port);
   if (!rs.length) return true;
   const verb = restart ? 'Restart' : 'Stop';
   const take = 'Take It Out of Rotation First';
   const anyway = `${verb} Anyway`;
   const urls = [...new Set(rs.flatMap((r) => r.workers.map((w) => w.url)))];
-  const a = await vscode.window.showWarningMessage(
-    `${rs.length === 1 ? 'A gateway routes' : `${rs.length} gateways route`} to the server on port ${port} of ${node}.`,
-    {
-      modal: true,
-      detail:
-        `${routingLines(rs).join('\n')}\n\n${take}: remove it from ${rs.length === 1 ? 'that gateway' : 'those gateways'}, wait until ` +
-        `none lists it, then ${verb.toLowerCase()} the server (the gateways keep running).` +
-        (restart ? ' After the restart it stays out of rotation until it is added back to the gateway.' : '') +
-        `\n${anyway}: the gateway goes on sending it requests, which fail until its health check notices.`,
-    },
-    take,
-    anyway,
-  );
+  const a =
+    answer === 'take'
+      ? take
+      : answer === 'anyway'
+        ? anyway
+        : await vscode.window.showWarningMessage(
+            `${rs.length === 1 ? 'A gateway routes' : `${rs.length} gateways route`} to the server on port ${port} of ${node}.`,
+            {
+              modal: true,
+              detail:
+                `${routingLines(rs).join('\n')}\n\n${take}: remove it from ${rs.length === 1 ? 'that gateway' : 'those gateways'}, wait until ` +
+                `none lists it, then ${verb.toLowerCase()} the server (the gateways keep running).` +
+                (restart ? ' After the restart it stays out of rotation until it is added back to the gateway.' : '') +
+                `\n${anyway}: the gateway goes on sending it requests, which fail until its health check notices.`,
+            },
+            take,
+            anyway,
+          );
   if (a === anyway) return true;
   if (a !== take) return false;
   const { removeFromGateways } = await import('../../core/gateway/release');

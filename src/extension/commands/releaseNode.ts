@@ -60,11 +60,12 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
 
   // 1. the plan: one probe per node (cancellable)
   let plan: Awaited<ReturnType<typeof planRelease>>;
+  const planning = new AbortController();
   try {
     const p = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Release ${node.name}`, cancellable: true },
       async (progress, token) => {
-        const ac = new AbortController();
+        const ac = planning;
         token.onCancellationRequested(() => ac.abort());
         progress.report({ message: `looking for gateways on ${via.length + 1} node(s)…` });
         const r = await planRelease(target, via, ac.signal, { skipUnreachableVia: true });
@@ -74,6 +75,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
     if (!p) return undefined;
     plan = p;
   } catch (e) {
+    if (planning.signal.aborted) return undefined; // cancelled while looking: nothing was changed
     s.log.error(`Release of ${node.name}: ${errorMessage(e)}`);
     void vscode.window.showErrorMessage(`GPU Sessions: cannot release ${node.name}: ${errorMessage(e)}`);
     return undefined;

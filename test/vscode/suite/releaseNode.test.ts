@@ -3,6 +3,8 @@
  * treeGateway.test.ts): gpuSessions.releaseNode with the node as argument and the review confirmed (assumeYes, as
  * the salvage suites do) drives the core release flow — the gateway no longer lists any of the node's workers and
  * still runs, the node's servers are stopped, and a salvage folder with a safe verdict exists (issue 28, item 3).
+ * Before it, Stop Server on one of those servers, answered "Take It Out of Rotation First": the gateway drops that
+ * worker before the server stops, and keeps the others.
  * Its own demo node: the servers it stops are not the ones the later suites expect.
  */
 import * as assert from 'node:assert/strict';
@@ -90,47 +92,81 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     assert.ok(!(pkg.contributes.menus.commandPalette ?? []).some((m: { command: string }) => m.command === 'gpuSessions.releaseNode'));
   });
 
-  it('removes the node’s workers from the gateway, keeps the gateway, stops the servers, salvages: safe', async () => {
+  let port = 0;
+  let gpid = 0;
+  /** Starts the simulated gateway over the demo's servers once; resolves when the probe maps every worker to the demo. */
+  async function ensureGateway(): Promise<void> {
     const home = demoHome();
-    const servers = api.fleet.status(DEMO).probe!.servers;
-    const ports = servers.map((s) => s.port).sort((a, b) => a - b);
-    assert.ok(ports.length >= 1, 'the demo runs servers');
-    const port = await freePort();
-    const mport = await freePort();
-    // The job has finished (the simulated node's knob): the servers' load drains, their logs go quiet.
-    writeFileSync(path.join(home, '.sim', 'pause_load'), 'the release test: job finished\n');
-    // As a user would start it on the node (from its home, with the venv); no log file under the salvaged folders.
-    gateway = spawn(
-      '/bin/sh',
-      [
-        '-c',
-        '. "$HOME/venv/bin/activate" && exec python3 -m sglang_router.launch_router "$@"',
-        'sh',
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--prometheus-port',
-        String(mport),
-        // seldom: its health checks write lines into the servers' logs, which the salvage wants quiet
-        '--health-check-interval-secs',
-        '60',
-        '--worker-urls',
-        ...ports.map((p) => `http://127.0.0.1:${p}`),
-      ],
-      { cwd: home, env: { ...process.env, HOME: home }, stdio: 'ignore' },
-    );
-    const gpid = gateway.pid!;
+    if (!gateway) {
+      const ports = api.fleet.status(DEMO).probe!.servers.map((s) => s.port);
+      assert.ok(ports.length >= 2, 'the demo runs servers');
+      port = await freePort();
+      const mport = await freePort();
+      // The job has finished (the simulated node's knob): the servers' load drains, their logs go quiet.
+      writeFileSync(path.join(home, '.sim', 'pause_load'), 'the release test: job finished\n');
+      // As a user would start it on the node (from its home, with the venv); no log file under the salvaged folders.
+      gateway = spawn(
+        '/bin/sh',
+        [
+          '-c',
+          '. "$HOME/venv/bin/activate" && exec python3 -m sglang_router.launch_router "$@"',
+          'sh',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--prometheus-port',
+          String(mport),
+          // seldom: its health checks write lines into the servers' logs, which the salvage wants quiet
+          '--health-check-interval-secs',
+          '60',
+          '--worker-urls',
+          ...ports.map((p) => `http://127.0.0.1:${p}`),
+        ],
+        { cwd: home, env: { ...process.env, HOME: home }, stdio: 'ignore' },
+      );
+      gpid = gateway.pid!;
+    }
     await waitFor(
-      'the probe sees the gateway with every worker mapped to the demo',
+      'the probe sees the gateway with a worker for each server of the demo',
       async () => {
         const p = (await api.fleet.refresh(DEMO)).probe;
         const g = p?.gateways?.find((x) => x.port === port);
-        return g && g.workers.length === ports.length && g.workers.every((w) => w.node === DEMO) ? g : undefined;
+        return g && g.workers.length === p!.servers.length && g.workers.every((w) => w.node === DEMO) ? g : undefined;
       },
       60_000,
       1000,
     );
+  }
+
+  it('Stop Server on a server the gateway routes to, taken out of rotation first: that worker goes, the server stops', async () => {
+    await ensureGateway();
+    const servers = [...api.fleet.status(DEMO).probe!.servers].sort((a, b) => a.port - b.port);
+    const victim = servers[0];
+    const url = `http://127.0.0.1:${victim.port}`;
+    const ok = await vscode.commands.executeCommand<boolean>(
+      'gpuSessions.stopServer',
+      { type: 'server', node: DEMO, server: victim },
+      { rotation: 'take', answer: 'stop' },
+    );
+    assert.equal(ok, true, `stopped (log: ${api.logText().slice(-1500)})`);
+    const urls = await gatewayUrls(port);
+    assert.ok(!urls.includes(url), `the gateway still lists ${url}`);
+    assert.equal(urls.length, servers.length - 1, urls.join(', '));
+    assert.ok(!alive(victim.pid), `server :${victim.port} stopped`);
+    assert.ok(alive(gpid), 'the gateway still runs');
+    // out of rotation before the stop: the extension's log says so in that order
+    const log = api.logText();
+    const out = log.indexOf(`${DEMO} :${victim.port}: out of rotation (${url})`);
+    const stopped = log.indexOf(`Stop on ${DEMO}:`, out);
+    assert.ok(out >= 0 && stopped > out, log.slice(-1500));
+  });
+
+  it('removes the node’s workers from the gateway, keeps the gateway, stops the servers, salvages: safe', async () => {
+    await ensureGateway();
+    const home = demoHome();
+    const servers = api.fleet.status(DEMO).probe!.servers;
+    const ports = servers.map((s) => s.port).sort((a, b) => a - b);
     const logs = servers.map((s) => s.logFile!).filter((f) => f && f.startsWith(home + '/'));
     let last = '';
     let quietSince = Date.now();
@@ -164,7 +200,7 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     );
 
     // the gateway: still running, lists none of the node's workers
-    assert.ok(alive(gpid) && gateway.exitCode === null, 'the gateway process still runs');
+    assert.ok(alive(gpid) && gateway!.exitCode === null, 'the gateway process still runs');
     const left = await gatewayUrls(port);
     assert.deepEqual(
       left.filter((u) => ports.some((p) => u.endsWith(`:${p}`))),
