@@ -13,10 +13,9 @@ import { ProbeResult, probeOperation } from '../node/probe';
 import type { SglangServer } from '../sglang/serverArgv';
 import type { Transport } from '../ssh/transport';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import type { Gateway } from './discover';
 import { gatewayRef, removeWorker, waitRemoved } from './client';
-import { FleetNode, mapFleetWorkers } from './mapping';
 import { isSecondaryRank, nodeRank, distInitAddr } from './multinode';
+import { RotationNode, Routing, routingTo } from './rotation';
 
 export interface ReleaseFleetNode {
   name: string;
@@ -25,19 +24,16 @@ export interface ReleaseFleetNode {
   transport: Transport;
 }
 
-export interface ReleaseTarget {
-  /** Node hosting the gateway. */
-  node: string;
-  gateway: Gateway;
-  /** Its workers that reach NODE's servers. */
-  workers: Gateway['workers'];
-}
+/** A gateway routing to NODE (on NODE or a via node) and its workers that reach NODE's servers (rotation.ts). */
+export type ReleaseTarget = Routing;
 
 export interface ReleasePlan {
   node: string;
   targets: ReleaseTarget[];
   servers: SglangServer[];
   probes: Map<string, ProbeResult>;
+  /** Via nodes left out because their probe failed (planRelease with `skipUnreachableVia`); [] otherwise. */
+  skipped: Array<{ node: string; error: string }>;
 }
 
 export interface ReleaseResult {
@@ -47,30 +43,46 @@ export interface ReleaseResult {
   salvage: { verdict: 'safe' | 'unsafe' | null; dest: string } | null;
 }
 
+export interface PlanOptions {
+  /**
+   * A via node whose probe fails is left out (listed in `plan.skipped`) instead of failing the plan: VS Code passes
+   * every node of its tree, some of which may be down. The CLI's explicit --via nodes must answer.
+   */
+  skipUnreachableVia?: boolean;
+}
+
 /** Probe NODE and the via nodes (in parallel), map every gateway's workers over them, keep those reaching NODE. */
-export async function planRelease(node: ReleaseFleetNode, via: ReleaseFleetNode[], signal?: AbortSignal): Promise<ReleasePlan> {
+export async function planRelease(
+  node: ReleaseFleetNode,
+  via: ReleaseFleetNode[],
+  signal?: AbortSignal,
+  o: PlanOptions = {},
+): Promise<ReleasePlan> {
   const all = [node, ...via.filter((v) => v.name !== node.name)];
   const probes = new Map<string, ProbeResult>();
+  const skipped: ReleasePlan['skipped'] = [];
   await Promise.all(
     all.map(async (n) => {
-      probes.set(n.name, await runOperation(n.transport, probeOperation(n.name, { artifacts: false }), signal));
+      try {
+        probes.set(n.name, await runOperation(n.transport, probeOperation(n.name, { artifacts: false }), signal));
+      } catch (e) {
+        if (n === node || !o.skipUnreachableVia || signal?.aborted) throw e;
+        skipped.push({ node: n.name, error: errorMessage(e) });
+      }
     }),
   );
-  const fleet: FleetNode[] = all.map((n) => ({
-    node: n.name,
-    host: n.host,
-    hostname: probes.get(n.name)?.hostname ?? null,
-    servers: probes.get(n.name)?.servers ?? [],
-  }));
-  const targets: ReleaseTarget[] = [];
-  for (const n of all) {
-    for (const g of probes.get(n.name)?.gateways ?? []) {
-      mapFleetWorkers(n.name, g.workers, fleet);
-      const ws = g.workers.filter((w) => w.node === node.name);
-      if (ws.length) targets.push({ node: n.name, gateway: g, workers: ws });
-    }
-  }
-  return { node: node.name, targets, servers: probes.get(node.name)?.servers ?? [], probes };
+  const fleet: RotationNode[] = all
+    .filter((n) => probes.has(n.name))
+    .map((n) => ({
+      node: n.name,
+      host: n.host,
+      hostname: probes.get(n.name)?.hostname ?? null,
+      servers: probes.get(n.name)?.servers ?? [],
+      gateways: probes.get(n.name)?.gateways ?? [],
+    }));
+  const targets = routingTo(fleet, node.name);
+  skipped.sort((a, b) => a.node.localeCompare(b.node));
+  return { node: node.name, targets, servers: probes.get(node.name)?.servers ?? [], probes, skipped };
 }
 
 /** Review lines: the node's part in multi-node servers (stopping any rank stops the whole server). */
@@ -84,6 +96,9 @@ export function multiNodeWarnings(plan: ReleasePlan): string[] {
     );
 }
 
+/** The drain timeout when none is given (`release --drain-timeout`, Release Node). */
+export const DEFAULT_DRAIN_TIMEOUT_S = 300;
+
 export interface ReleaseOptions {
   drainTimeoutMs: number;
   signal?: AbortSignal;
@@ -94,54 +109,102 @@ export interface ReleaseOptions {
   loadOf?: (t: Transport, s: SglangServer) => Promise<number | null>;
 }
 
-/** Steps 2–4 for a plan (planRelease). Throws GpuSessionsError before anything is stopped when a removal fails. */
-export async function executeRelease(plan: ReleasePlan, transports: Map<string, Transport>, o: ReleaseOptions): Promise<ReleaseResult> {
+/** What a cancelled release left: the workers already out of rotation stay out, the servers still run. */
+export function cancelledMessage(node: string, gateways: ReleaseResult['gateways'], servers: SglangServer[]): string {
+  const removed = gateways.filter((g) => g.removed.length);
+  return (
+    `Release of ${node} cancelled: ` +
+    (removed.length
+      ? `${removed.map((g) => `${g.removed.join(', ')} removed from the gateway :${g.port ?? '?'} on ${g.node}`).join('; ')} ` +
+        `(they stay out of rotation)`
+      : 'no worker was removed from a gateway') +
+    `; ${servers.length ? `server(s) ${servers.map((s) => ':' + s.port).join(' ')} still running` : 'no server'} on ${node}, nothing stopped.`
+  );
+}
+
+export interface RemoveOptions {
+  /** Until when the removals may take (waitRemoved; at least 5 s). */
+  deadline: number;
+  signal?: AbortSignal;
+  onProgress?: (message: string) => void;
+  /** What "Nothing was stopped." in the errors stands for (the release's; Stop Server's own words). */
+  nothingStopped?: string;
+}
+
+/**
+ * Step 2: remove the workers of `targets`, on every gateway first, then wait for all (the removals run concurrently
+ * in the gateways). Fills `out` (one entry per target, its removed URLs) as it goes, so a caller sees what was
+ * removed when it throws: a GpuSessionsError naming the gateway when one is unreachable by API, wants a key, refuses,
+ * or still lists a worker at the deadline; `cancelled` when the signal fires.
+ */
+export async function removeFromGateways(
+  targets: ReleaseTarget[],
+  transports: Map<string, Transport> | ((node: string) => Transport),
+  o: RemoveOptions,
+  out: ReleaseResult['gateways'] = [],
+): Promise<ReleaseResult['gateways']> {
   const say = o.onProgress ?? (() => undefined);
-  const result: ReleaseResult = { node: plan.node, gateways: [], drained: [], salvage: null };
-  const deadline = Date.now() + o.drainTimeoutMs;
-  // 2. remove, on every gateway first, then wait for all (the removals run concurrently in the gateways)
-  const pending: Array<{
-    t: Transport;
-    ref: NonNullable<ReturnType<typeof gatewayRef>>;
-    urls: string[];
-    entry: ReleaseResult['gateways'][0];
-  }> = [];
-  for (const tg of plan.targets) {
+  const none = o.nothingStopped ?? 'Nothing was stopped.';
+  const transportOf = (n: string) => (typeof transports === 'function' ? transports(n) : transports.get(n)!);
+  const cancelled = () => new GpuSessionsError('cancelled', `Cancelled while removing workers from the gateways. ${none}`);
+  const pending: Array<{ t: Transport; ref: NonNullable<ReturnType<typeof gatewayRef>>; entry: ReleaseResult['gateways'][0] }> = [];
+  for (const tg of targets) {
     const ref = gatewayRef(tg.gateway);
     const entry = { node: tg.node, port: tg.gateway.port, removed: [] as string[] };
-    result.gateways.push(entry);
+    out.push(entry);
     if (!ref)
       throw new GpuSessionsError(
         'remote-failed',
-        `The gateway pid ${tg.gateway.pid} on ${tg.node} routes to ${plan.node} but its API was not found (no port answered /readiness); nothing was stopped.`,
+        `The gateway pid ${tg.gateway.pid} on ${tg.node} routes to ${tg.workers[0]?.node ?? 'the node'} but its API was not found ` +
+          `(no port answered /readiness); ${none[0].toLowerCase()}${none.slice(1)}`,
       );
     if (tg.gateway.authRequired)
       throw new GpuSessionsError(
         'remote-failed',
         `The gateway :${ref.port} on ${tg.node} wants an API key this tool does not have; remove ${tg.workers.map((w) => w.url).join(', ')} ` +
-          `from it by hand. Nothing was stopped.`,
+          `from it by hand. ${none}`,
       );
-    const t = transports.get(tg.node)!;
+    const t = transportOf(tg.node);
     for (const w of tg.workers) {
+      if (o.signal?.aborted) throw cancelled();
       say(`Removing ${w.url} from the gateway :${ref.port} on ${tg.node}…`);
       const r = await removeWorker(t, ref, w);
       if (!r.accepted)
-        throw new GpuSessionsError(
-          'remote-failed',
-          `The gateway :${ref.port} on ${tg.node} refused ${r.request}: ${r.message}. Nothing was stopped.`,
-        );
+        throw new GpuSessionsError('remote-failed', `The gateway :${ref.port} on ${tg.node} refused ${r.request}: ${r.message}. ${none}`);
       entry.removed.push(w.url);
     }
-    pending.push({ t, ref, urls: entry.removed, entry });
+    pending.push({ t, ref, entry });
   }
   for (const p of pending) {
-    const left = await waitRemoved(p.t, p.ref, p.urls, Math.max(5000, deadline - Date.now()), o.signal);
+    const left = await waitRemoved(p.t, p.ref, p.entry.removed, Math.max(5000, o.deadline - Date.now()), o.signal);
+    if (o.signal?.aborted) throw cancelled();
     if (left.length)
       throw new GpuSessionsError(
         'timeout',
-        `The gateway :${p.ref.port} on ${p.entry.node} still lists ${left.join(', ')} after the drain timeout; nothing was stopped.`,
+        `The gateway :${p.ref.port} on ${p.entry.node} still lists ${left.join(', ')} after the drain timeout; ${none[0].toLowerCase()}${none.slice(1)}`,
       );
-    say(`The gateway :${p.ref.port} on ${p.entry.node} no longer routes to ${p.urls.join(', ')}.`);
+    say(`The gateway :${p.ref.port} on ${p.entry.node} no longer routes to ${p.entry.removed.join(', ')}.`);
+  }
+  return out;
+}
+
+/**
+ * Steps 2–4 for a plan (planRelease). Throws GpuSessionsError before anything is stopped when a removal fails. When
+ * `signal` fires during the removals or the drain it stops there: a GpuSessionsError `cancelled` whose message says
+ * what was left (cancelledMessage) and whose detail.partial is the result so far (releaseJson); nothing is stopped.
+ */
+export async function executeRelease(plan: ReleasePlan, transports: Map<string, Transport>, o: ReleaseOptions): Promise<ReleaseResult> {
+  const say = o.onProgress ?? (() => undefined);
+  const result: ReleaseResult = { node: plan.node, gateways: [], drained: [], salvage: null };
+  const deadline = Date.now() + o.drainTimeoutMs;
+  const cancelled = () =>
+    new GpuSessionsError('cancelled', cancelledMessage(plan.node, result.gateways, plan.servers), { partial: releaseJson(result) });
+  // 2. remove, on every gateway first, then wait for all
+  try {
+    await removeFromGateways(plan.targets, transports, { deadline, signal: o.signal, onProgress: say }, result.gateways);
+  } catch (e) {
+    if (o.signal?.aborted) throw cancelled();
+    throw e;
   }
   // 3. drain each server of the node
   const t = transports.get(plan.node)!;
@@ -167,7 +230,7 @@ export async function executeRelease(plan: ReleasePlan, transports: Map<string, 
           }
           if (first === undefined) first = n;
           if (n === 0 || Date.now() >= deadline || o.signal?.aborted) break;
-          say(`:${s.port}: ${n === null ? 'load unknown' : `${n} running request(s)`}, waiting…`);
+          say(`Draining :${s.port} (${n === null ? 'load unknown' : `${n} running`})…`);
           await new Promise((r) => setTimeout(r, 500));
         }
         result.drained.push({
@@ -178,6 +241,7 @@ export async function executeRelease(plan: ReleasePlan, transports: Map<string, 
       }),
   );
   result.drained.sort((a, b) => a.port - b.port);
+  if (o.signal?.aborted) throw cancelled();
   // 4. the salvage, servers stopped
   say(`Salvaging ${plan.node} with its servers stopped…`);
   result.salvage = await o.salvage(plan.servers);

@@ -17,6 +17,7 @@ import { moveJob } from './moveJob';
 import { openSettings } from './openSettings';
 import { openSshConfig } from './openSshConfig';
 import { refresh, refreshNode } from './refresh';
+import { releaseNode } from './releaseNode';
 import { salvageNode } from './salvageNode';
 import { showLog } from './showLog';
 import { showProbe } from './showProbe';
@@ -39,6 +40,7 @@ export function allCommands(docs: ScriptDocuments): Command[] {
     tailAllGpuLogs,
     salvageNode,
     keepSalvaged,
+    releaseNode,
     launchProfile(docs),
     captureProfile,
     moveJob,

@@ -87,42 +87,7 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
         progress.report({ message: 'listing files on the node…' });
         const m = await salvager.run();
         if (!m) return undefined;
-        deps.verdicts.set(node.name, { verdict: m.verdict ?? 'unsafe', dest: m.dest, at: Date.now() });
-        // the node as the verdict found it: the next probe stamps the verdict (verdictFreshness.ts)
-        void deps.fleet.refresh(node.name).catch(() => undefined);
-        const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
-        void openReport(report);
-        if (m.verdict === 'safe') {
-          void vscode.window
-            .showInformationMessage(
-              `GPU Sessions: ${node.name} is safe to shut down — everything selected is verified locally or in S3.`,
-              'Open Report',
-              'Open Source',
-            )
-            .then(
-              (c) =>
-                void (c === 'Open Report' ? openReport(report) : c === 'Open Source' ? vscode.window.showTextDocument(report) : undefined),
-            );
-        } else {
-          const first = m.reasonDetails[0];
-          const why = first ? `${first.code}: ${first.message}` : `${m.lost.length} item(s) would be lost`;
-          const atRisk = m.lost
-            .slice(0, 3)
-            .map((l) => l.remotePath.split('/').pop())
-            .join(', ');
-          const lost = m.lost.length ? ` (${m.lost.length} item(s) at risk: ${atRisk}${m.lost.length > 3 ? ', …' : ''})` : '';
-          void vscode.window
-            .showWarningMessage(
-              `GPU Sessions: ${node.name} is NOT safe to shut down — ${why}${lost}.`,
-
-              'Open Report',
-              'Open Source',
-            )
-            .then(
-              (c) =>
-                void (c === 'Open Report' ? openReport(report) : c === 'Open Source' ? vscode.window.showTextDocument(report) : undefined),
-            );
-        }
+        showSalvageVerdict(deps, node.name, m);
         return m;
       } catch (e) {
         deps.log.error(`Salvage of ${node.name} failed: ${errorMessage(e)}`);
@@ -133,6 +98,42 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
       }
     },
   );
+}
+
+/**
+ * The end of a salvage, as Salvage Node shows it (Release Node too): the verdict on the node's row, a fresh probe, the
+ * report opened, and a notification — "safe to shut down", or "NOT safe" naming the first reason and the items at risk.
+ */
+export function showSalvageVerdict(deps: Services, node: string, m: SalvageManifest): void {
+  deps.verdicts.set(node, { verdict: m.verdict ?? 'unsafe', dest: m.dest, at: Date.now() });
+  // the node as the verdict found it: the next probe stamps the verdict (verdictFreshness.ts)
+  void deps.fleet.refresh(node).catch(() => undefined);
+  const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
+  void openReport(report);
+  if (m.verdict === 'safe') {
+    void vscode.window
+      .showInformationMessage(
+        `GPU Sessions: ${node} is safe to shut down — everything selected is verified locally or in S3.`,
+        'Open Report',
+        'Open Source',
+      )
+      .then(
+        (c) => void (c === 'Open Report' ? openReport(report) : c === 'Open Source' ? vscode.window.showTextDocument(report) : undefined),
+      );
+  } else {
+    const first = m.reasonDetails[0];
+    const why = first ? `${first.code}: ${first.message}` : `${m.lost.length} item(s) would be lost`;
+    const atRisk = m.lost
+      .slice(0, 3)
+      .map((l) => l.remotePath.split('/').pop())
+      .join(', ');
+    const lost = m.lost.length ? ` (${m.lost.length} item(s) at risk: ${atRisk}${m.lost.length > 3 ? ', …' : ''})` : '';
+    void vscode.window
+      .showWarningMessage(`GPU Sessions: ${node} is NOT safe to shut down — ${why}${lost}.`, 'Open Report', 'Open Source')
+      .then(
+        (c) => void (c === 'Open Report' ? openReport(report) : c === 'Open Source' ? vscode.window.showTextDocument(report) : undefined),
+      );
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * gpuSessions.stopServer and gpuSessions.restartServer: confirmed (modal), with a Drain choice; restart starts
- * the server again with the same command line and waits until it is ready. Refused in untrusted workspaces.
+ * the server again with the same command line and waits until it is ready. Refused in untrusted workspaces. When a
+ * gateway routes to the server, first offered: take it out of rotation, stop anyway, or cancel (outOfRotation.ts).
  */
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/util/errors';
@@ -8,12 +9,16 @@ import { stopServer as stopOnNode } from '../../core/launch/launch';
 import type { SglangServer } from '../../core/sglang/serverArgv';
 import { treeServers } from '../treeServers';
 import { drainUi } from './drainUi';
+import { offerOutOfRotation } from './outOfRotation';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree';
 import { requireTrust } from '../trust';
 import type { Command } from './command';
 
-async function stopServerCommand(s: Services, arg?: unknown, restart = false): Promise<boolean> {
+/** Answers given beforehand (tests), instead of the modals: the rotation question, then Stop / Drain, then Stop. */
+type StopOpts = { rotation?: 'take' | 'anyway'; answer?: 'stop' | 'drain' };
+
+async function stopServerCommand(s: Services, arg?: unknown, restart = false, opts: StopOpts = {}): Promise<boolean> {
   const Verb = restart ? 'Restart' : 'Stop';
   if (!requireTrust(restart ? 'Restarting servers' : 'Stopping servers')) return false;
   const el = arg as TreeNode | undefined;
@@ -54,20 +59,26 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false): P
     pid = pick.s.pid;
     what = `${pick.s.servedModelName ?? pick.s.modelPath ?? 'SGLang'} (pid ${pid}, GPU ${pick.s.gpus.join(',') || '?'})`;
   }
+  // a gateway routing to it: offer to take it out of rotation first (outOfRotation.ts)
+  if (!(await offerOutOfRotation(s, node, port, restart, opts.rotation))) return false;
   const stop = Verb;
   const drainStop = `Drain, then ${Verb}`;
-  const choice = await vscode.window.showWarningMessage(
-    `${Verb} the SGLang server on port ${port} of ${node}?`,
-    {
-      modal: true,
-      detail:
-        `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running ` +
-        `requests reach 0 (stop sending new ones first), then stop it — at the latest after 5 min (SIGTERM); "Stop ` +
-        `now" ends the wait.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}`,
-    },
-    drainStop,
-    stop,
-  );
+  const choice = opts.answer
+    ? opts.answer === 'drain'
+      ? drainStop
+      : stop
+    : await vscode.window.showWarningMessage(
+        `${Verb} the SGLang server on port ${port} of ${node}?`,
+        {
+          modal: true,
+          detail:
+            `${what}\n\n${Verb}: SIGTERM now (SIGKILL after 30 s); requests in flight fail.\nDrain, then ${Verb}: wait until its running ` +
+            `requests reach 0 (stop sending new ones first), then stop it — at the latest after 5 min (SIGTERM); "Stop ` +
+            `now" ends the wait.${restart ? '\n\nIt is then started again with the same command line, environment and GPUs, and awaited until ready.' : ''}`,
+        },
+        drainStop,
+        stop,
+      );
   if (!choice) return false;
   // its end is the user's doing: not a crash alert, a neutral "stopped by you" row (issue 30)
   s.live.stopped.mark(node, port);
@@ -136,5 +147,11 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false): P
   return r.stopped;
 }
 
-export const stopServer: Command = { id: 'gpuSessions.stopServer', run: (s, arg?: unknown) => stopServerCommand(s, arg) };
-export const restartServer: Command = { id: 'gpuSessions.restartServer', run: (s, arg?: unknown) => stopServerCommand(s, arg, true) };
+export const stopServer: Command = {
+  id: 'gpuSessions.stopServer',
+  run: (s, arg?: unknown, opts?: StopOpts) => stopServerCommand(s, arg, false, opts),
+};
+export const restartServer: Command = {
+  id: 'gpuSessions.restartServer',
+  run: (s, arg?: unknown, opts?: StopOpts) => stopServerCommand(s, arg, true, opts),
+};

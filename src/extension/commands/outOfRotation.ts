@@ -1,0 +1,94 @@
+/**
+ * Before Stop Server / Restart Server: when a gateway of the fleet routes to that server (from the probes the tree
+ * already has: core/gateway/rotation.ts), offer "Take It Out of Rotation First" — remove its worker from every such
+ * gateway and wait until none lists it (core/gateway/release.ts removeFromGateways, the release's own step), then go
+ * on — "Stop Anyway", or Cancel.
+ */
+import * as vscode from 'vscode';
+import { RotationNode, routingLines, routingTo } from '../../core/gateway/rotation';
+import { errorMessage } from '../../core/util/errors';
+import type { Services } from '../services';
+
+/** The fleet as the tree last probed it: every node, its servers (undefined when never probed) and its gateways. */
+export function rotationFleet(s: Pick<Services, 'fleet'>): RotationNode[] {
+  return s.fleet.nodes().map((n) => {
+    const p = s.fleet.status(n.name).probe;
+    return { node: n.name, host: n.host, hostname: p?.hostname ?? null, servers: p?.servers, gateways: p?.gateways ?? [] };
+  });
+}
+
+/** How long the gateways may take to apply the removals. */
+const REMOVE_TIMEOUT_MS = 60_000;
+
+/** True: go on with the stop/restart (nothing routes there, taken out, or "anyway"); false: cancelled or the removal failed. */
+export async function offerOutOfRotation(
+  s: Services,
+  node: string,
+  port: number,
+  restart: boolean,
+  /** The answer given beforehand (tests), instead of the modal. */
+  answer?: 'take' | 'anyway',
+): Promise<boolean> {
+  const rs = routingTo(rotationFleet(s), node, port);
+  if (!rs.length) return true;
+  const verb = restart ? 'Restart' : 'Stop';
+  const take = 'Take It Out of Rotation First';
+  const anyway = `${verb} Anyway`;
+  const urls = [...new Set(rs.flatMap((r) => r.workers.map((w) => w.url)))];
+  const a =
+    answer === 'take'
+      ? take
+      : answer === 'anyway'
+        ? anyway
+        : await vscode.window.showWarningMessage(
+            `${rs.length === 1 ? 'A gateway routes' : `${rs.length} gateways route`} to the server on port ${port} of ${node}.`,
+            {
+              modal: true,
+              detail:
+                `${routingLines(rs).join('\n')}\n\n${take}: remove it from ${rs.length === 1 ? 'that gateway' : 'those gateways'}, wait until ` +
+                `none lists it, then ${verb.toLowerCase()} the server (the gateways keep running).` +
+                (restart ? ' After the restart it stays out of rotation until it is added back to the gateway.' : '') +
+                `\n${anyway}: the gateway goes on sending it requests, which fail until its health check notices.`,
+            },
+            take,
+            anyway,
+          );
+  if (a === anyway) return true;
+  if (a !== take) return false;
+  const { removeFromGateways } = await import('../../core/gateway/release');
+  const done = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: port ${port} of ${node} out of rotation`, cancellable: true },
+    async (progress, token) => {
+      const ac = new AbortController();
+      token.onCancellationRequested(() => ac.abort());
+      const out: Array<{ node: string; port: number | null; removed: string[] }> = [];
+      try {
+        await removeFromGateways(
+          rs,
+          (n) => s.transportFor(n),
+          {
+            deadline: Date.now() + REMOVE_TIMEOUT_MS,
+            signal: ac.signal,
+            onProgress: (m) => {
+              s.log.info(`${node} :${port}: ${m}`);
+              progress.report({ message: m });
+            },
+            nothingStopped: `The server on port ${port} of ${node} was not ${restart ? 'restarted' : 'stopped'}.`,
+          },
+          out,
+        );
+        return true;
+      } catch (e) {
+        const removed = out.flatMap((g) => g.removed.map((u) => `${u} (gateway :${g.port} on ${g.node})`));
+        const left = removed.length ? ` Already out of rotation: ${removed.join(', ')}.` : '';
+        s.log.warn(`${node} :${port}: ${errorMessage(e)}${left}`);
+        void vscode.window.showWarningMessage(`GPU Sessions: ${errorMessage(e)}${left}`);
+        return false;
+      } finally {
+        for (const n of new Set(rs.map((r) => r.node))) void s.fleet.refresh(n).catch(() => undefined);
+      }
+    },
+  );
+  if (done) s.log.info(`${node} :${port}: out of rotation (${urls.join(', ')}).`);
+  return done;
+}

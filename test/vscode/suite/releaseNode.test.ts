@@ -1,0 +1,228 @@
+/**
+ * Release Node… inside the real extension host, on a fresh demo node behind a simulated SGLang Model Gateway (as in
+ * treeGateway.test.ts): gpuSessions.releaseNode with the node as argument and the review confirmed (assumeYes, as
+ * the salvage suites do) drives the core release flow — the gateway no longer lists any of the node's workers and
+ * still runs, the node's servers are stopped, and a salvage folder with a safe verdict exists (issue 28, item 3).
+ * Before it, Stop Server on one of those servers, answered "Take It Out of Rotation First": the gateway drops that
+ * worker before the server stops, and keeps the others.
+ * Its own demo node: the servers it stops are not the ones the later suites expect.
+ */
+import * as assert from 'node:assert/strict';
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { GpuSessionsApi } from '../../../src/extension/extension';
+import { EXTENSION_ID, freePort, waitFor } from '../../e2e/harness';
+
+const DEMO = 'gpu-demo';
+
+type ReleaseJson = {
+  node: string;
+  gateways: Array<{ node: string; port: number | null; removed: string[] }>;
+  drained: Array<{ port: number; runningAtStart: number | null; seconds: number }>;
+  salvage: { verdict: 'safe' | 'unsafe' | null; dest: string } | null;
+};
+
+/** The URLs the gateway lists now (GET /workers, or /list_workers on a legacy build). */
+async function gatewayUrls(port: number): Promise<string[]> {
+  const get = (p: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: p, timeout: 5000 }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+    });
+  let r = await get('/workers');
+  if (r.status !== 200) r = await get('/list_workers');
+  assert.equal(r.status, 200, `gateway :${port} answered ${r.status}: ${r.body.slice(0, 200)}`);
+  const j = JSON.parse(r.body) as { workers?: Array<{ url: string }>; urls?: string[] };
+  return j.workers ? j.workers.map((w) => w.url) : (j.urls ?? []);
+}
+
+function alive(pid: number): boolean {
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+describe('Release Node… on the demo node behind a Model Gateway', function () {
+  this.timeout(240_000);
+  let api: GpuSessionsApi;
+  let gateway: ChildProcess | undefined;
+  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
+
+  before(async function () {
+    this.timeout(120_000);
+    api = await vscode.extensions.getExtension<GpuSessionsApi>(EXTENSION_ID)!.activate();
+    assert.ok(vscode.workspace.workspaceFolders?.[0], 'a workspace folder is open (the salvage goes there)');
+    // a fresh demo node: this suite stops its servers
+    if (api.demo()) await vscode.commands.executeCommand('gpuSessions.stopDemoNode');
+    assert.equal(await vscode.commands.executeCommand<string>('gpuSessions.startDemoNode'), DEMO);
+    await waitFor('the demo node probed', () => api.fleet.status(DEMO).state === 'ok' && api.fleet.status(DEMO).probe, 60_000);
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    if (gateway && gateway.exitCode === null) {
+      const gone = new Promise((r) => gateway!.once('exit', r));
+      gateway.kill('SIGTERM');
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
+      if (gateway.exitCode === null) gateway.kill('SIGKILL');
+    }
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors').then(undefined, () => undefined);
+    await vscode.commands.executeCommand('gpuSessions.stopDemoNode').then(undefined, () => undefined);
+  });
+
+  it('is contributed to the node context menu and the palette', () => {
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON;
+    assert.ok(pkg.contributes.commands.some((c: { command: string; title: string }) => c.command === 'gpuSessions.releaseNode'));
+    assert.ok(
+      pkg.contributes.menus['view/item/context'].some(
+        (m: { command: string; when: string }) => m.command === 'gpuSessions.releaseNode' && /viewItem =~ \/\^node\//.test(m.when),
+      ),
+    );
+    assert.ok(!(pkg.contributes.menus.commandPalette ?? []).some((m: { command: string }) => m.command === 'gpuSessions.releaseNode'));
+  });
+
+  let port = 0;
+  let gpid = 0;
+  /** Starts the simulated gateway over the demo's servers once; resolves when the probe maps every worker to the demo. */
+  async function ensureGateway(): Promise<void> {
+    const home = demoHome();
+    if (!gateway) {
+      const ports = api.fleet.status(DEMO).probe!.servers.map((s) => s.port);
+      assert.ok(ports.length >= 2, 'the demo runs servers');
+      port = await freePort();
+      const mport = await freePort();
+      // The job has finished (the simulated node's knob): the servers' load drains, their logs go quiet.
+      writeFileSync(path.join(home, '.sim', 'pause_load'), 'the release test: job finished\n');
+      // As a user would start it on the node (from its home, with the venv); no log file under the salvaged folders.
+      gateway = spawn(
+        '/bin/sh',
+        [
+          '-c',
+          '. "$HOME/venv/bin/activate" && exec python3 -m sglang_router.launch_router "$@"',
+          'sh',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--prometheus-port',
+          String(mport),
+          // seldom: its health checks write lines into the servers' logs, which the salvage wants quiet
+          '--health-check-interval-secs',
+          '60',
+          '--worker-urls',
+          ...ports.map((p) => `http://127.0.0.1:${p}`),
+        ],
+        { cwd: home, env: { ...process.env, HOME: home }, stdio: 'ignore' },
+      );
+      gpid = gateway.pid!;
+    }
+    await waitFor(
+      'the probe sees the gateway with a worker for each server of the demo',
+      async () => {
+        const p = (await api.fleet.refresh(DEMO)).probe;
+        const g = p?.gateways?.find((x) => x.port === port);
+        return g && g.workers.length === p!.servers.length && g.workers.every((w) => w.node === DEMO) ? g : undefined;
+      },
+      60_000,
+      1000,
+    );
+  }
+
+  it('Stop Server on a server the gateway routes to, taken out of rotation first: that worker goes, the server stops', async () => {
+    await ensureGateway();
+    const servers = [...api.fleet.status(DEMO).probe!.servers].sort((a, b) => a.port - b.port);
+    const victim = servers[0];
+    const url = `http://127.0.0.1:${victim.port}`;
+    const ok = await vscode.commands.executeCommand<boolean>(
+      'gpuSessions.stopServer',
+      { type: 'server', node: DEMO, server: victim },
+      { rotation: 'take', answer: 'stop' },
+    );
+    assert.equal(ok, true, `stopped (log: ${api.logText().slice(-1500)})`);
+    const urls = await gatewayUrls(port);
+    assert.ok(!urls.includes(url), `the gateway still lists ${url}`);
+    assert.equal(urls.length, servers.length - 1, urls.join(', '));
+    assert.ok(!alive(victim.pid), `server :${victim.port} stopped`);
+    assert.ok(alive(gpid), 'the gateway still runs');
+    // out of rotation before the stop: the extension's log says so in that order
+    const log = api.logText();
+    const out = log.indexOf(`${DEMO} :${victim.port}: out of rotation (${url})`);
+    const stopped = log.indexOf(`Stop on ${DEMO}:`, out);
+    assert.ok(out >= 0 && stopped > out, log.slice(-1500));
+  });
+
+  it('removes the node’s workers from the gateway, keeps the gateway, stops the servers, salvages: safe', async () => {
+    await ensureGateway();
+    const home = demoHome();
+    const servers = api.fleet.status(DEMO).probe!.servers;
+    const ports = servers.map((s) => s.port).sort((a, b) => a - b);
+    const logs = servers.map((s) => s.logFile!).filter((f) => f && f.startsWith(home + '/'));
+    let last = '';
+    let quietSince = Date.now();
+    await waitFor(
+      'logs quiet for 2.5 s',
+      () => {
+        const now = logs.map((f) => statSync(f).size).join(',');
+        if (now !== last) {
+          last = now;
+          quietSince = Date.now();
+        }
+        return Date.now() - quietSince >= 2500;
+      },
+      30_000,
+    );
+
+    const t0 = Date.now();
+    const r = await vscode.commands.executeCommand<ReleaseJson | undefined>('gpuSessions.releaseNode', DEMO, {
+      assumeYes: true,
+      drainTimeoutS: 60,
+    });
+    console.log(`      release in ${Date.now() - t0} ms: ${JSON.stringify(r)}`);
+    assert.ok(r, `releaseNode returned the result (log: ${api.logText().slice(-1500)})`);
+    assert.equal(r.node, DEMO);
+    const gw = r.gateways.find((g) => g.port === port);
+    assert.ok(gw, JSON.stringify(r.gateways));
+    assert.deepEqual([...gw.removed].sort(), ports.map((p) => `http://127.0.0.1:${p}`).sort());
+    assert.deepEqual(
+      r.drained.map((d) => d.port),
+      ports,
+    );
+
+    // the gateway: still running, lists none of the node's workers
+    assert.ok(alive(gpid) && gateway!.exitCode === null, 'the gateway process still runs');
+    const left = await gatewayUrls(port);
+    assert.deepEqual(
+      left.filter((u) => ports.some((p) => u.endsWith(`:${p}`))),
+      [],
+      `the gateway still lists ${left.join(', ')}`,
+    );
+
+    // the servers: stopped
+    for (const s of servers) assert.ok(!alive(s.pid), `server :${s.port} (pid ${s.pid}) stopped`);
+    const after = await api.fleet.refresh(DEMO);
+    assert.deepEqual(
+      (after.probe?.servers ?? []).map((s) => s.port),
+      [],
+    );
+
+    // the salvage: a folder with a safe verdict
+    assert.ok(r.salvage, 'a salvage ran');
+    assert.equal(r.salvage.verdict, 'safe');
+    const manifestFile = path.join(r.salvage.dest, 'salvage-manifest.json');
+    assert.ok(existsSync(manifestFile), manifestFile);
+    assert.equal((JSON.parse(readFileSync(manifestFile, 'utf8')) as { verdict: string }).verdict, 'safe');
+    assert.ok(existsSync(path.join(r.salvage.dest, 'SALVAGE.md')));
+    assert.equal(api.tree.verdicts.get(DEMO)?.verdict, 'safe');
+  });
+});
