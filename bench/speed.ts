@@ -160,6 +160,9 @@ async function main(): Promise<void> {
                 '--yes',
                 '--size-threshold',
                 '1000000',
+                // the listing's default bound is 100,000 entries (files and folders): the 100,000-file tree needs more
+                '--max-files',
+                String(files * 2 + 1000),
               ],
               path.join(tmp, 'salvage.json'),
             );
