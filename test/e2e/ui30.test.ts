@@ -3,7 +3,8 @@
  * packaged extension in code-server, driven by headless Chromium (screenshots test-results/e2e/30-NN-*.png):
  * live rows that can be hovered and clicked, Tail All GPU Logs from the palette, a lost GPU listed as lost, a
  * crash alert in plain words with its exception line, a deliberate stop that is no alert, a verdict with its
- * time that a restarted demo drops, and no dialog while the demo stops.
+ * time that a restarted demo drops, no dialog while the demo stops, and a Node Dashboard whose node-total chart
+ * comes first and whose colours follow a theme switch.
  */
 import { execFileSync } from 'node:child_process';
 import * as assert from 'node:assert/strict';
@@ -206,6 +207,50 @@ describe('e2e (issue 30): the UI people act on', function () {
     await wb.pick(DEMO);
     await waitFor('the all-logs tab', async () => /all GPU logs \(7\)/.test(await wb.activeTab()), 30_000);
     await screenshot('tail-all');
+  });
+
+  it('item 10: the Node Dashboard shows the node total first and survives a theme switch (colours re-read)', async function () {
+    needsDemo(this);
+    this.timeout(180_000);
+    await wb.runCommand('GPU Sessions: Open Node Dashboard');
+    await wb.pick(DEMO);
+    const frame = await wb.webviewFrame('group-node', 60_000);
+    const total = frame.locator('#total[role="img"]');
+    await total.waitFor({ state: 'attached', timeout: 60_000 });
+    await waitFor('the total chart drawn', async () => (await total.locator('canvas').count()) > 0, 30_000);
+    const label = (await total.getAttribute('aria-label')) ?? '';
+    log(`#total aria-label: ${label}`);
+    assert.match(label, /^Node throughput: .* tok\/s now, min .*, max /);
+    const first = await frame.locator('#group-node > section').first().getAttribute('id');
+    assert.equal(first, 'box-total', 'the node total is the first chart');
+    assert.ok((await frame.locator('[id^="box-server-"]').count()) >= 7, 'a small chart per server');
+    const gpuLegend = await frame.locator('#box-gpu0 .u-legend').innerText();
+    assert.match(gpuLegend, /GPU 0 · util %/);
+    const strokeBefore = await total.getAttribute('data-stroke');
+    const classBefore = await frame.locator('body').getAttribute('class');
+    await screenshot('dashboard-dark');
+    try {
+      await wb.runCommand('Preferences: Color Theme');
+      await wb.pick('Light Modern');
+      const strokeAfter = await waitFor(
+        'the chart stroke re-read from the light theme',
+        async () => {
+          const s = await total.getAttribute('data-stroke').catch(() => null);
+          return s && s !== strokeBefore ? s : null;
+        },
+        30_000,
+      );
+      const classAfter = await frame.locator('body').getAttribute('class');
+      log(`theme: "${classBefore}" → "${classAfter}"; total stroke ${strokeBefore} → ${strokeAfter}`);
+      assert.match(classAfter ?? '', /vscode-light/);
+      assert.ok(await total.locator('canvas').count(), 'the total chart is drawn again');
+      assert.match((await total.getAttribute('aria-label')) ?? '', /^Node throughput: /);
+      await screenshot('dashboard-light');
+    } finally {
+      await wb.runCommand('Preferences: Color Theme').catch(() => undefined);
+      await wb.pick('Dark Modern').catch(() => undefined);
+    }
+    await wb.runCommand('View: Close All Editors');
   });
 
   it('item 6: a lost GPU stays listed as lost; the node reads "7× NVIDIA B200 (1 lost)"', async function () {
