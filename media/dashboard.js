@@ -52,6 +52,7 @@
             ctx.save();
             ctx.font = `${10 * dpr}px ${colours.font}`;
             ctx.textBaseline = 'top';
+            ctx.textAlign = 'left';
             let lastX = -Infinity;
             let row = 0;
             for (const m of markers) {
@@ -153,6 +154,7 @@
             stroke: colours.series[i % colours.series.length],
             width: c.id === 'total' ? 2 : 1.5,
             spanGaps: false,
+            points: { show: false },
           })),
         ],
       },

@@ -284,10 +284,15 @@ export function buildDashboardModel(input: ModelInput): DashboardModel {
 /** Why there is nothing live to show (null: there is). */
 function emptyState(input: ModelInput, samples: HistoryEntry[]): { reason: string } | null {
   const last = samples[samples.length - 1];
-  if (input.reachable && !input.reachable.ok)
-    return { reason: `${input.node} is not reachable${input.reachable.reason ? `: ${input.reachable.reason}` : ''}` };
-  if (last && last.reachable === false)
-    return { reason: `${input.node} is not reachable${typeof last.message === 'string' && last.message ? `: ${last.message}` : ''}` };
+  // the probe's own message usually names the node already ("gpu-a (me@host:22) is unreachable: …"): said once
+  const unreachable = (why: unknown) =>
+    typeof why !== 'string' || !why
+      ? `${input.node} is not reachable`
+      : why.includes(input.node)
+        ? why
+        : `${input.node} is not reachable: ${why}`;
+  if (input.reachable && !input.reachable.ok) return { reason: unreachable(input.reachable.reason) };
+  if (last && last.reachable === false) return { reason: unreachable(last.message) };
   if (!samples.length)
     return {
       reason:

@@ -221,6 +221,13 @@ describe('dashboardModel: what the Node Dashboard draws', () => {
     assert.deepEqual(u.empty, { reason: 'n1 is not reachable: Timed out after 10 s' });
     assert.equal(u.charts[0].id, 'total', 'the history is still drawn under the reason');
     assert.equal(buildDashboardModel({ node: 'n1', entries: history(), reachable: { ok: true } }).empty, null);
+    const named = buildDashboardModel({
+      node: 'n1',
+      entries: [],
+      reachable: { ok: false, reason: 'n1 (me@h:22) is unreachable: refused' },
+    });
+    assert.deepEqual(named.empty, { reason: 'n1 (me@h:22) is unreachable: refused' }, 'the node named once');
+    assert.deepEqual(buildDashboardModel({ node: 'n1', entries: [], reachable: { ok: false } }).empty, { reason: 'n1 is not reachable' });
   });
 
   it('shortFigure and summarize', () => {
