@@ -1,9 +1,9 @@
 /**
  * Node Dashboard: a webview per node with time-series charts (uPlot, shipped in media/vendor — no CDN) of
- * the history the live guard records (per server tok/s, running, queued, KV usage, accept length; per GPU
- * utilisation, memory, power, temperature), the guard's transitions marked on the time axis, spend and the
- * rental deadline. Strict CSP (nonce'd scripts, nothing remote), VS Code theme colours, and no work while
- * the panel is hidden.
+ * the history the live guard records. The extension shapes what is drawn (dashboardModel.ts: the node total and
+ * $/Mtok first, per-server small multiples, GPU legends, labelled markers, a summary per chart, the empty state)
+ * and posts it; the webview (media/dashboard.js) only draws it. Retry in the empty state probes the node again.
+ * Strict CSP (nonce'd scripts, nothing remote), VS Code theme colours, and no work while the panel is hidden.
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
