@@ -86,6 +86,12 @@
     };
   }
 
+  /** The Y axis wide enough for its longest label ("15,000"), not clipped to "5,000". */
+  function axisSize(_u, values) {
+    const n = values && values.length ? Math.max(...values.map((v) => String(v).length)) : 3;
+    return Math.max(36, n * 7 + 18);
+  }
+
   function box(c) {
     let el = document.getElementById('box-' + c.id);
     if (!el) {
@@ -145,7 +151,7 @@
         },
         axes: [
           { stroke: colours.fg, grid: { stroke: colours.grid, width: 1 }, ticks: { stroke: colours.grid } },
-          { stroke: colours.fg, grid: { stroke: colours.grid, width: 1 }, ticks: { stroke: colours.grid }, size: 50 },
+          { stroke: colours.fg, grid: { stroke: colours.grid, width: 1 }, ticks: { stroke: colours.grid }, size: axisSize },
         ],
         series: [
           {},

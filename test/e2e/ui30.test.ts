@@ -229,7 +229,14 @@ describe('e2e (issue 30): the UI people act on', function () {
     const strokeBefore = await total.getAttribute('data-stroke');
     const classBefore = await frame.locator('body').getAttribute('class');
     await screenshot('dashboard-dark');
+    // F1 inside the webview's frame does not reach the workbench: the focus goes back to the tree first
+    const focusWorkbench = () =>
+      page
+        .locator('.part.sidebar')
+        .click({ position: { x: 120, y: 700 }, timeout: 5000 })
+        .catch(() => undefined);
     try {
+      await focusWorkbench();
       await wb.runCommand('Preferences: Color Theme');
       await wb.pick('Light Modern');
       const strokeAfter = await waitFor(
@@ -247,9 +254,11 @@ describe('e2e (issue 30): the UI people act on', function () {
       assert.match((await total.getAttribute('aria-label')) ?? '', /^Node throughput: /);
       await screenshot('dashboard-light');
     } finally {
+      await focusWorkbench();
       await wb.runCommand('Preferences: Color Theme').catch(() => undefined);
       await wb.pick('Dark Modern').catch(() => undefined);
     }
+    await focusWorkbench();
     await wb.runCommand('View: Close All Editors');
   });
 
