@@ -1,40 +1,83 @@
 // GPU Sessions — Node Dashboard (runs inside the webview; no network: uPlot is loaded from the extension).
-// Receives {type: 'data', node, samples, transitions, summary} from the extension and draws:
-// throughput per server, running/queued requests, KV usage and accept length, per-GPU small multiples,
-// with the live guard's transitions marked on the time axis. Colours come from the VS Code theme.
+// Draws the model the extension shapes (src/extension/dashboardModel.ts, {type: 'model', times, charts, markers,
+// empty, text}): the node-total tok/s and $/Mtok charts first, one small chart per server, the per-server details
+// behind a toggle, per-GPU charts with named legends. Every Y axis starts at 0; the guard's transitions are
+// labelled markers; cursors are synced across the charts; each canvas is an image whose aria-label is the chart's
+// summary. A node that is unreachable or has no samples gets its reason and a Retry button. Colours are the VS Code
+// theme's, read again (and the charts redrawn) when the theme changes.
 /* global uPlot, acquireVsCodeApi */
 (function () {
   const vscode = acquireVsCodeApi();
-  const root = document.getElementById('charts');
   const summary = document.getElementById('summary');
+  const empty = document.getElementById('empty');
+  const emptyReason = document.getElementById('empty-reason');
+  const retry = document.getElementById('retry');
+  const chartsRoot = document.getElementById('charts');
+  const details = document.getElementById('details');
+  const SYNC = 'gpu-sessions-dashboard';
   const charts = new Map();
-  const css = (v, d) => getComputedStyle(document.body).getPropertyValue(v).trim() || d;
-  const palette = () => [
-    css('--vscode-charts-blue', '#3794ff'),
-    css('--vscode-charts-green', '#89d185'),
-    css('--vscode-charts-orange', '#d18616'),
-    css('--vscode-charts-purple', '#b180d7'),
-    css('--vscode-charts-yellow', '#cca700'),
-    css('--vscode-charts-red', '#f14c4c'),
-    css('--vscode-charts-foreground', '#cccccc'),
-  ];
+  let last = null;
 
-  function markPlugin(marks) {
+  const css = (v, d) => getComputedStyle(document.body).getPropertyValue(v).trim() || d;
+  /** The theme's colours, read now (they change with the theme). */
+  function theme() {
+    return {
+      series: [
+        css('--vscode-charts-blue', '#3794ff'),
+        css('--vscode-charts-green', '#89d185'),
+        css('--vscode-charts-orange', '#d18616'),
+        css('--vscode-charts-purple', '#b180d7'),
+        css('--vscode-charts-yellow', '#cca700'),
+        css('--vscode-charts-red', '#f14c4c'),
+        css('--vscode-charts-foreground', '#cccccc'),
+      ],
+      fg: css('--vscode-foreground', '#cccccc'),
+      grid: css('--vscode-editorWidget-border', '#454545'),
+      bad: css('--vscode-charts-red', '#f14c4c'),
+      good: css('--vscode-charts-green', '#89d185'),
+      bg: css('--vscode-editor-background', '#1e1e1e'),
+      font: css('--vscode-font-family', 'sans-serif'),
+    };
+  }
+  let colours = theme();
+
+  /** Dashed lines at the guard's transitions; on the large charts with their labels ("22:02 :22795 crashed"). */
+  function markPlugin(markers, withLabels) {
     return {
       hooks: {
         draw: [
           (u) => {
             const ctx = u.ctx;
+            const dpr = window.devicePixelRatio || 1;
             ctx.save();
-            for (const m of marks) {
+            ctx.font = `${10 * dpr}px ${colours.font}`;
+            ctx.textBaseline = 'top';
+            ctx.textAlign = 'left';
+            let lastX = -Infinity;
+            let row = 0;
+            for (const m of markers) {
               const x = u.valToPos(m.t, 'x', true);
               if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
-              ctx.strokeStyle = m.bad ? css('--vscode-charts-red', '#f14c4c') : css('--vscode-charts-green', '#89d185');
+              const c = m.bad ? colours.bad : colours.good;
+              ctx.strokeStyle = c;
               ctx.setLineDash([4, 3]);
               ctx.beginPath();
               ctx.moveTo(x, u.bbox.top);
               ctx.lineTo(x, u.bbox.top + u.bbox.height);
               ctx.stroke();
+              if (!withLabels) continue;
+              // labels close together go on the next row down (three rows), not over each other
+              row = x - lastX < 140 * dpr ? (row + 1) % 3 : 0;
+              lastX = x;
+              const w = ctx.measureText(m.label).width;
+              const tx = Math.min(x + 3 * dpr, u.bbox.left + u.bbox.width - w - 2 * dpr);
+              const ty = u.bbox.top + 2 * dpr + row * 13 * dpr;
+              ctx.fillStyle = colours.bg;
+              ctx.globalAlpha = 0.8;
+              ctx.fillRect(tx - 1, ty - 1, w + 2, 12 * dpr);
+              ctx.globalAlpha = 1;
+              ctx.fillStyle = c;
+              ctx.fillText(m.label, tx, ty);
             }
             ctx.restore();
           },
@@ -43,142 +86,154 @@
     };
   }
 
-  function chart(id, title, names, data, marks, small) {
-    let box = document.getElementById('box-' + id);
-    if (!box) {
-      box = document.createElement('section');
-      box.id = 'box-' + id;
-      box.className = small ? 'chart small' : 'chart';
+  /** The Y axis wide enough for its longest label ("15,000"), not clipped to "5,000". */
+  function axisSize(_u, values) {
+    const n = values && values.length ? Math.max(...values.map((v) => String(v).length)) : 3;
+    return Math.max(36, n * 7 + 18);
+  }
+
+  function box(c) {
+    let el = document.getElementById('box-' + c.id);
+    if (!el) {
+      el = document.createElement('section');
+      el.id = 'box-' + c.id;
       const h = document.createElement('h3');
-      h.textContent = title;
-      box.appendChild(h);
-      root.appendChild(box);
+      el.appendChild(h);
+      // the canvas's text alternative: role="img" with the chart's summary as its name
+      const img = document.createElement('div');
+      img.id = c.id;
+      img.setAttribute('role', 'img');
+      el.appendChild(img);
+      document.getElementById('group-' + c.group).appendChild(el);
     }
-    // what the tests read: how many points each series has drawn
-    box.dataset.series = String(names.length);
-    box.dataset.points = names.map((_, i) => data[i + 1].filter((v) => v !== null && v !== undefined).length).join(',');
-    box.dataset.names = names.join(',');
-    const key = id + '|' + names.join(',');
-    const width = Math.max(240, (small ? root.clientWidth / 4 : root.clientWidth) - 24);
-    const old = charts.get(id);
+    el.className = c.small ? 'chart small' : 'chart';
+    el.querySelector('h3').textContent = c.title;
+    return el;
+  }
+
+  function draw(c, times, markers) {
+    const el = box(c);
+    const img = el.querySelector('[role="img"]');
+    img.setAttribute('aria-label', c.summary);
+    img.title = c.summary;
+    // what the tests read: how many points each series has, its names and the stroke it is drawn with
+    el.dataset.series = String(c.series.length);
+    el.dataset.points = c.series.map((s) => s.values.filter((v) => v !== null && v !== undefined).length).join(',');
+    el.dataset.names = c.series.map((s) => s.name).join(',');
+    img.dataset.stroke = colours.series[0];
+    const data = [times, ...c.series.map((s) => s.values)];
+    const parent = el.parentElement;
+    const avail = (parent && parent.clientWidth) || chartsRoot.clientWidth || 800;
+    const width = Math.max(220, (c.small ? Math.max(240, avail / 4 - 8) : avail) - 12);
+    const height = c.small ? 130 : 200;
+    const key = c.series.map((s) => s.name).join(',') + '|' + markers.length + '|' + (markers.length ? markers[markers.length - 1].t : '');
+    const old = charts.get(c.id);
     if (old && old.key === key) {
       old.u.setData(data);
-      old.u.setSize({ width, height: small ? 120 : 200 });
+      if (old.width !== width) {
+        old.u.setSize({ width, height });
+        old.width = width;
+      }
       return;
     }
     if (old) old.u.destroy();
-    const colors = palette();
-    const fg = css('--vscode-foreground', '#ccc');
-    const grid = css('--vscode-editorWidget-border', '#444');
     const u = new uPlot(
       {
         width,
-        height: small ? 120 : 200,
-        plugins: [markPlugin(marks)],
-        legend: { show: !small },
+        height,
+        plugins: [markPlugin(markers, !c.small)],
+        cursor: { sync: { key: SYNC, setSeries: false } },
+        legend: { show: true, live: !c.small },
+        scales: {
+          x: { time: true },
+          // every Y axis from 0: a flat line is flat, not a zoomed-in wobble
+          y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] },
+        },
         axes: [
-          { stroke: fg, grid: { stroke: grid, width: 1 } },
-          { stroke: fg, grid: { stroke: grid, width: 1 } },
+          { stroke: colours.fg, grid: { stroke: colours.grid, width: 1 }, ticks: { stroke: colours.grid } },
+          { stroke: colours.fg, grid: { stroke: colours.grid, width: 1 }, ticks: { stroke: colours.grid }, size: axisSize },
         ],
-        series: [{}, ...names.map((n, i) => ({ label: n, stroke: colors[i % colors.length], width: 1.5, spanGaps: false }))],
+        series: [
+          {},
+          ...c.series.map((s, i) => ({
+            label: s.name,
+            stroke: colours.series[i % colours.series.length],
+            width: c.id === 'total' ? 2 : 1.5,
+            spanGaps: false,
+            points: { show: false },
+          })),
+        ],
       },
       data,
-      box,
+      img,
     );
-    charts.set(id, { u, key });
+    charts.set(c.id, { u, key, width });
   }
 
-  function render(msg) {
-    const s = msg.samples;
-    const t = s.map((x) => Date.parse(x.time) / 1000);
-    const marks = (msg.transitions || []).map((x) => ({ t: Date.parse(x.time) / 1000, bad: !x.ok }));
-    const ports = [...new Set(s.flatMap((x) => (x.servers || []).map((v) => v.port)))].sort((a, b) => a - b);
-    const per = (f) =>
-      ports.map((p) =>
-        s.map((x) => {
-          const v = (x.servers || []).find((y) => y.port === p);
-          return v ? f(v) : null;
-        }),
-      );
-    chart(
-      'tps',
-      'Throughput (tok/s) per server',
-      ports.map((p) => ':' + p),
-      [t, ...per((v) => v.genThroughput)],
-      marks,
-    );
-    chart(
-      'run',
-      'Running requests per server',
-      ports.map((p) => ':' + p),
-      [t, ...per((v) => v.runningReqs)],
-      marks,
-    );
-    chart(
-      'queue',
-      'Queued requests per server',
-      ports.map((p) => ':' + p),
-      [t, ...per((v) => v.queueReqs)],
-      marks,
-    );
-    chart(
-      'usage',
-      'KV token usage per server',
-      ports.map((p) => ':' + p),
-      [t, ...per((v) => v.tokenUsage)],
-      marks,
-    );
-    chart(
-      'accept',
-      'Accept length per server',
-      ports.map((p) => ':' + p),
-      [t, ...per((v) => v.acceptLen)],
-      marks,
-    );
-    // The data guard's shares over time (issue 26): the worst output file of each sample, in %.
-    if (s.some((x) => Array.isArray(x.data) && x.data.length)) {
-      const worst = (k) =>
-        s.map((x) =>
-          Array.isArray(x.data) && x.data.length
-            ? 100 * Math.max(...x.data.map((f) => (f && f.shares && typeof f.shares[k] === 'number' ? f.shares[k] : 0)))
-            : null,
-        );
-      chart(
-        'data',
-        'Data quality: % of the sampled answers (worst file)',
-        ['empty', 'same answer', 'looping', 'cut at length'],
-        [t, worst('empty'), worst('topResponse'), worst('repetitive'), worst('truncated')],
-        marks,
-      );
+  function render(model) {
+    last = model;
+    summary.textContent = model.text || '';
+    retry.disabled = false;
+    retry.textContent = 'Retry';
+    if (model.empty) {
+      empty.hidden = false;
+      emptyReason.textContent = model.empty.reason;
+    } else empty.hidden = true;
+    // an unreachable node with no history: the reason and Retry, no blank frames
+    chartsRoot.hidden = model.times.length === 0;
+    document.body.dataset.samples = String(model.times.length);
+    document.body.dataset.empty = model.empty ? 'true' : 'false';
+    if (!model.times.length) return;
+    const ids = new Set(model.charts.map((c) => c.id));
+    for (const [id, old] of charts) {
+      if (ids.has(id)) continue;
+      old.u.destroy();
+      charts.delete(id);
+      const el = document.getElementById('box-' + id);
+      if (el) el.remove();
     }
-    const gpus = [...new Set(s.flatMap((x) => (x.gpus || []).map((g) => g.index)))].sort((a, b) => a - b);
-    for (const g of gpus) {
-      const col = (f) =>
-        s.map((x) => {
-          const v = (x.gpus || []).find((y) => y.index === g);
-          return v ? f(v) : null;
-        });
-      chart(
-        'gpu' + g,
-        'GPU ' + g + ': util %, memory %, power W/10, °C',
-        ['util', 'mem', 'power/10', 'temp'],
-        [
-          t,
-          col((v) => v.utilizationPct),
-          col((v) => (v.memoryTotalMiB ? (100 * v.memoryUsedMiB) / v.memoryTotalMiB : null)),
-          col((v) => (v.powerW === null ? null : v.powerW / 10)),
-          col((v) => v.temperatureC),
-        ],
-        marks,
-        true,
-      );
+    for (const c of model.charts) {
+      if (c.group === 'detail' && !details.open) continue; // drawn when the toggle opens
+      draw(c, model.times, model.markers);
     }
-    summary.textContent = msg.summary || '';
-    document.body.dataset.samples = String(s.length);
+    document.getElementById('head-server').hidden = !model.charts.some((c) => c.group === 'server');
+    document.getElementById('head-gpu').hidden = !model.charts.some((c) => c.group === 'gpu');
+    const box = document.getElementById('box-total');
+    if (box) box.dataset.markers = model.markers.map((m) => m.label).join('\n');
   }
+
+  /** Theme switched: colours are read again and every chart is built anew with them. */
+  function retheme() {
+    colours = theme();
+    for (const c of charts.values()) c.u.destroy();
+    charts.clear();
+    document.body.dataset.theme = document.body.className;
+    if (last) render(last);
+  }
+  // VS Code switches the body's vscode-light / vscode-dark / vscode-high-contrast classes and the --vscode-*
+  // variables on <html>'s style when the colour theme changes.
+  let themeTimer = null;
+  const onTheme = () => {
+    clearTimeout(themeTimer);
+    themeTimer = setTimeout(retheme, 30);
+  };
+  new MutationObserver(onTheme).observe(document.body, { attributes: true, attributeFilter: ['class'] });
+  new MutationObserver(onTheme).observe(document.documentElement, { attributes: true, attributeFilter: ['style'] });
+  details.addEventListener('toggle', () => last && render(last));
+  let resizeTimer = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => last && render(last), 150);
+  });
+  retry.addEventListener('click', () => {
+    retry.disabled = true;
+    retry.textContent = 'Retrying…';
+    vscode.postMessage({ type: 'retry' });
+  });
 
   window.addEventListener('message', (e) => {
-    if (e.data && e.data.type === 'data') render(e.data);
+    if (e.data && e.data.type === 'model') render(e.data);
   });
+  document.body.dataset.theme = document.body.className;
   vscode.postMessage({ type: 'ready' });
 })();

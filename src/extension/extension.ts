@@ -70,6 +70,11 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
       history: (n) => live.historyOf(n).all(),
       summary: (n) => live.summary(n),
       onDidRecord: (fn) => live.onDidRecord(fn),
+      reachable: (n) => {
+        const st = fleet.status(n);
+        return st.state === 'error' ? { ok: false, reason: st.error?.message } : { ok: true };
+      },
+      retry: (n) => fleet.refresh(n),
     }),
   );
   const autoRefresh = store.add(new AutoRefresh(view, fleet));

@@ -2,7 +2,7 @@
  * Driving the workbench from the e2e suites: tree rows, the command palette, context menus, notifications and
  * dialogs (selectors as measured in ../shared/reference/toolchain-notes.md).
  */
-import type { Locator, Page } from 'playwright-core';
+import type { Frame, Locator, Page } from 'playwright-core';
 import { sleep, waitFor } from './harness';
 
 export function escapeRe(s: string): string {
@@ -116,6 +116,28 @@ export class Workbench {
         .innerText()
         .catch(() => '')
     ).replace(/\s+/g, ' ');
+  }
+
+  /** The frame of a webview that holds an element with this id (webviews are nested iframes of the workbench). */
+  async webviewFrame(id: string, timeoutMs = 30_000): Promise<Frame> {
+    return waitFor(
+      `a webview frame with #${id}`,
+      async () => {
+        for (const f of this.page.frames()) {
+          if (f === this.page.mainFrame()) continue;
+          if (
+            await f
+              .locator(`#${id}`)
+              .count()
+              .catch(() => 0)
+          )
+            return f;
+        }
+        return null;
+      },
+      timeoutMs,
+      250,
+    );
   }
 
   /** The label of the active editor tab. */

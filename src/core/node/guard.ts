@@ -157,6 +157,14 @@ interface Value {
   extra?: Partial<GuardTransition>;
 }
 
+/**
+ * The node's throughput: the SUM of its servers' decode tok/s, a crashed server counting 0. The one place that
+ * adds servers up — the guard's samples, the spend figures and the dashboard's node-total chart all use it.
+ */
+export function nodeThroughput(servers: ReadonlyArray<{ state: string; genThroughput: number }>): number {
+  return servers.reduce((a, s) => a + (s.state === 'crashed' ? 0 : s.genThroughput), 0);
+}
+
 /** States and conditions that are not trouble (no alert, no warning colour). */
 export function isOkValue(v: string): boolean {
   return (
@@ -548,7 +556,7 @@ export class NodeGuard {
       time: new Date(now).toISOString(),
       reachable: this.reachable,
       message: this.unreachableMessage,
-      genThroughput: servers.reduce((a, s) => a + (s.state === 'crashed' ? 0 : s.genThroughput), 0),
+      genThroughput: nodeThroughput(servers),
       runningReqs: servers.reduce((a, s) => a + (s.state === 'crashed' ? 0 : s.runningReqs), 0),
       servers,
       gpus: [...this.gpuSeen.keys()]

@@ -5,7 +5,7 @@
  * Nothing here imports vscode.
  */
 import { formatDuration } from '../util/format';
-import type { GuardSample, GuardTransition } from './guard';
+import { type GuardSample, type GuardTransition, nodeThroughput } from './guard';
 
 export interface SpendOptions {
   /** USD per hour; null: no spend figures. */
@@ -126,7 +126,7 @@ export class WatchEconomics {
       const since = s.uptimeS !== null ? now - s.uptimeS * 1000 : this.startedAt;
       const total = round((price * Math.max(0, now - since)) / 3_600_000, 4) ?? 0;
       const outputTokens = Math.round([...this.servers.values()].reduce((a, t) => a + tokensOf(t), 0));
-      const rate = s.reachable ? s.servers.reduce((a, x) => a + (x.state === 'crashed' ? 0 : x.genThroughput), 0) : 0;
+      const rate = s.reachable ? nodeThroughput(s.servers) : 0;
       out.spend = {
         perHour: price,
         total,
