@@ -23,6 +23,7 @@ import {
   startCodeServer,
   waitFor,
 } from './harness';
+import { waitQuiet } from '../helpers/wait';
 
 const DEMO = 'gpu-demo';
 const UNREACHABLE = 'unreachable-node';
@@ -386,20 +387,7 @@ describe('e2e: GPU Sessions in real VS Code (code-server + Chromium)', function 
     const logs = readdirSync(path.join(home, 'logs'))
       .filter((f) => /^sglang_gpu\d+\.log$/.test(f))
       .map((f) => path.join(home, 'logs', f));
-    let last = '';
-    let quietSince = Date.now();
-    await waitFor(
-      'logs quiet for 2.5 s',
-      () => {
-        const now = logs.map((f) => statSync(f).size).join(',');
-        if (now !== last) {
-          last = now;
-          quietSince = Date.now();
-        }
-        return Date.now() - quietSince >= 2500;
-      },
-      30_000,
-    );
+    await waitQuiet(logs);
   });
 
   it('"GPU Sessions: Salvage Node" → review → progress → SALVAGE.md, files in the workspace, verdict', async function () {

@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import {
@@ -24,6 +24,7 @@ import {
   waitFor,
 } from './harness';
 import { Workbench } from './workbench';
+import { waitQuiet } from '../helpers/wait';
 
 const DEMO = 'gpu-demo';
 
@@ -384,17 +385,7 @@ describe('e2e (issue 30): the UI people act on', function () {
     const logs = readdirSync(path.join(home, 'logs'))
       .filter((f) => /^sglang_gpu\d+\.log$/.test(f))
       .map((f) => path.join(home, 'logs', f));
-    let last = '';
-    let quietSince = Date.now();
-    await waitFor(
-      'logs quiet for 2.5 s',
-      () => {
-        const now = logs.map((f) => statSync(f).size).join(',');
-        if (now !== last) [last, quietSince] = [now, Date.now()];
-        return Date.now() - quietSince >= 2500;
-      },
-      30_000,
-    );
+    await waitQuiet(logs);
     await wb.runCommand('View: Close All Editors');
     await sleep(500);
     await wb.runCommand('GPU Sessions: Salvage Node');

@@ -24,3 +24,19 @@ export async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeout
     await sleep(everyMs);
   }
 }
+
+/** Waits until none of `files` has changed size for `quietMs` (a job that has finished writing its logs). */
+export async function waitQuiet(files: string[], quietMs = 2500, timeoutMs = 30_000): Promise<void> {
+  const { statSync } = await import('node:fs');
+  let last = '';
+  let quietSince = Date.now();
+  await waitFor(
+    `logs quiet for ${quietMs / 1000} s`,
+    () => {
+      const now = files.map((f) => statSync(f).size).join(',');
+      if (now !== last) [last, quietSince] = [now, Date.now()];
+      return Date.now() - quietSince >= quietMs;
+    },
+    timeoutMs,
+  );
+}

@@ -6,7 +6,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -14,6 +14,7 @@ import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
 import { waitFor } from '../../e2e/harness';
 import { label } from '../treeText';
+import { waitQuiet } from '../../helpers/wait';
 
 const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
 const DEMO = 'gpu-demo';
@@ -398,20 +399,7 @@ describe('GPU Sessions in the extension host', function () {
       .filter((f) => f.startsWith(home + '/'));
     // six or seven: the crash test above ends one server with a simulated OOM (its process is gone)
     assert.ok(logs.length >= 6, `demo server logs: ${logs.length}`);
-    let last = '';
-    let quietSince = Date.now();
-    await waitFor(
-      'logs quiet for 2.5 s',
-      () => {
-        const now = logs.map((f) => statSync(f).size).join(',');
-        if (now !== last) {
-          last = now;
-          quietSince = Date.now();
-        }
-        return Date.now() - quietSince >= 2500;
-      },
-      30_000,
-    );
+    await waitQuiet(logs);
     const t0 = Date.now();
     // The node is about to go: stop the servers (their command lines are saved first), then the final pass.
     const m = await vscode.commands.executeCommand<Manifest>('gpuSessions.salvageNode', DEMO, { assumeYes: true, stopServers: true });

@@ -9,12 +9,13 @@
  */
 import * as assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import { EXTENSION_ID, freePort, waitFor } from '../../e2e/harness';
+import { waitQuiet } from '../../helpers/wait';
 
 const DEMO = 'gpu-demo';
 
@@ -168,20 +169,7 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     const servers = api.fleet.status(DEMO).probe!.servers;
     const ports = servers.map((s) => s.port).sort((a, b) => a - b);
     const logs = servers.map((s) => s.logFile!).filter((f) => f && f.startsWith(home + '/'));
-    let last = '';
-    let quietSince = Date.now();
-    await waitFor(
-      'logs quiet for 2.5 s',
-      () => {
-        const now = logs.map((f) => statSync(f).size).join(',');
-        if (now !== last) {
-          last = now;
-          quietSince = Date.now();
-        }
-        return Date.now() - quietSince >= 2500;
-      },
-      30_000,
-    );
+    await waitQuiet(logs);
 
     const t0 = Date.now();
     const r = await vscode.commands.executeCommand<ReleaseJson | undefined>('gpuSessions.releaseNode', DEMO, {
