@@ -10,6 +10,7 @@ import type { NodeSpec } from '../core/ssh/config';
 import type { ConnectionPool } from '../core/ssh/pool';
 import type { Transport } from '../core/ssh/transport';
 import { visible } from '../core/util/terminal';
+import { routingLines } from '../core/gateway/rotation';
 import { ReleaseFleetNode, executeRelease, multiNodeWarnings, planRelease, releaseJson } from '../core/gateway/release';
 
 export interface ReleaseCliOptions {
@@ -48,11 +49,7 @@ export async function cmdRelease(
     ...vias.map((v) => [v.name, v.transport] as [string, Transport]),
   ]);
 
-  const review: string[] = [];
-  for (const tg of plan.targets)
-    review.push(
-      `Gateway :${tg.gateway.port ?? '?'} on ${tg.node} (${tg.gateway.profile ?? 'API unknown'}): remove ${tg.workers.map((w) => visible(w.url)).join(', ')}`,
-    );
+  const review: string[] = routingLines(plan.targets);
   if (!plan.targets.length)
     review.push(`No gateway on ${[node.name, ...via.map((v) => v.name)].join(', ')} routes to ${node.name}'s servers.`);
   const serverPorts = plan.servers.map((s) => ':' + s.port).join(' ') || 'none';

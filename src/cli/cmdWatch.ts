@@ -12,7 +12,8 @@
  * file's verdict is a subject too: {"type":"transition","subject":"data","path":…,"from":…,"to":"data-degenerate"|…}.
  *
  * `to` is a server state (starting ready serving idle stalled unhealthy crashed), a condition (kv-pressure
- * dp-imbalance accept-drop gpu-lost disk-full unreachable done deadline-near) or its end (ok, running).
+ * dp-imbalance accept-drop gpu-lost disk-full unreachable done deadline-near; rank-lost: a multi-node server whose rank ≥ 1
+ * is gone, on the rank-0 node, when both nodes are watched) or its end (ok, running).
  * --until: exit 0 when that happens on any watched node (any = any transition into trouble), 8 if a node
  * becomes unreachable first, 130 on Ctrl-C. Without --until it runs until Ctrl-C (exit 130).
  */
@@ -28,6 +29,7 @@ import type { ConnectionPool } from '../core/ssh/pool';
 import { Spend, SpendOptions, WatchEconomics, perMillionPhrase } from '../core/node/spend';
 import { HistoryStore } from '../core/node/history';
 import { DataWatch } from '../core/data/watch';
+import { RankWatch } from '../core/gateway/rankWatch';
 
 export type UntilCondition = 'done' | 'crashed' | 'unhealthy' | 'any';
 
@@ -54,7 +56,8 @@ export const WATCH_EXIT_INTERRUPTED = 130;
 /** Does this transition satisfy --until? */
 export function matchesUntil(t: { to: string }, until: UntilCondition): boolean {
   if (until === 'any') return !isOkValue(t.to) && t.to !== 'unreachable';
-  return t.to === until;
+  // a multi-node server that lost a rank has failed as a whole (its rank 0 still runs, but cannot serve)
+  return t.to === until || (until === 'crashed' && t.to === 'rank-lost');
 }
 
 /** Tuning from the environment (GPU_SESSIONS_WATCH_TUNING="imbalanceMs=5000,acceptDropMs=5000"), for demos and tests. */
@@ -143,6 +146,8 @@ interface Watched {
   economics: WatchEconomics | null;
   history: HistoryStore | null;
   firstProbe: ProbeResult | null;
+  /** The last probe that answered (null while unreachable): the fleet's view of multi-node servers. */
+  lastProbe: ProbeResult | null;
   data: DataWatch | null;
 }
 
@@ -176,7 +181,7 @@ export async function cmdWatch(
     guard.onTransition(onTr);
     const data = opts.data ? new DataWatch(spec.name, { paths: opts.data.paths, roots: opts.data.roots ?? spec.roots }) : null;
     data?.onTransition(onTr);
-    return { spec, monitor, guard, economics, history, firstProbe: null, data };
+    return { spec, monitor, guard, economics, history, firstProbe: null, lastProbe: null, data };
   });
 
   const pollOne = async (w: Watched, first: boolean): Promise<void> => {
@@ -205,6 +210,7 @@ export async function cmdWatch(
       }
     } catch (e) {
       if (signal.aborted) return;
+      w.lastProbe = null;
       w.guard.setUnreachable(errorMessage(e));
       if (opts.until && result === null) finish(WATCH_EXIT_UNREACHABLE);
       emitSample(w);
@@ -212,6 +218,7 @@ export async function cmdWatch(
     }
     await w.monitor.update(probe);
     if (first) await waitForLogs(w, probe, signal);
+    w.lastProbe = probe;
     w.guard.update(probe);
     if (w.data) await w.data.poll(t, signal);
     if (opts.until && result === null) {
@@ -237,11 +244,21 @@ export async function cmdWatch(
     print(line, formatSample(line));
   };
 
+  // a rank ≥ 1 of a multi-node server that dies is a failure of the rank-0 server, on the rank-0 node's guard
+  const ranks = new RankWatch();
+  const judgeRanks = () => {
+    const unknown = new Set(watched.filter((w) => !w.lastProbe).map((w) => w.spec.name));
+    const fleet = watched.filter((w) => w.lastProbe).map((w) => ({ node: w.spec.name, servers: w.lastProbe!.servers }));
+    const byNode = ranks.values(fleet, unknown);
+    for (const w of watched) if (w.lastProbe) w.guard.setRanks(byNode.get(w.spec.name) ?? []);
+  };
+
   let first = true;
   try {
     while (!signal.aborted && result === null) {
       const started = Date.now();
       await Promise.all(watched.map((w) => pollOne(w, first)));
+      judgeRanks();
       first = false;
       if (result !== null || signal.aborted) break;
       const wait = Math.max(200, opts.intervalS * 1000 - (Date.now() - started));

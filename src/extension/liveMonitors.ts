@@ -5,6 +5,7 @@
  */
 import type { Fleet } from '../core/node/fleet';
 import { NodeGuard } from '../core/node/guard';
+import { RankWatch } from '../core/gateway/rankWatch';
 import { NodeLive, NodeMonitor } from '../core/node/monitor';
 import type { Alerts } from './alerts';
 import { HistoryStore } from '../core/node/history';
@@ -32,6 +33,7 @@ export class LiveMonitors extends Disposables {
   private readonly recorded = new EventEmitter();
   /** Servers the extension stopped: their end is not a crash (no alert, a neutral row). */
   readonly stopped = new StoppedByYou();
+  private readonly ranks = new RankWatch();
   /** Folder of the per-node history (the extension's global storage); null: kept in memory only. */
   historyDir: string | null = null;
   /** The data guard's latest files of a node (set after construction): each sample keeps their shares (the dashboard). */
@@ -52,6 +54,22 @@ export class LiveMonitors extends Disposables {
     // alerts must not depend on that: probe each followed node whose last probe is older than the interval.
     const timer = setInterval(() => this.pollGuards(), 5000);
     this.register(toDisposable(() => clearInterval(timer)));
+  }
+
+  /**
+   * Multi-node servers over the whole fleet: a rank ≥ 1 that goes is an alert on the rank-0 server's node (its
+   * guard), judged from every node's latest probe; a node that does not answer now is unknown, not lost.
+   */
+  private judgeRanks(): void {
+    const fleet: Array<{ node: string; servers: NonNullable<ReturnType<Fleet['status']>['probe']>['servers'] }> = [];
+    const unknown = new Set<string>();
+    for (const n of this.fleet.nodes()) {
+      const st = this.fleet.status(n.name);
+      if (st.state === 'ok' && st.probe) fleet.push({ node: n.name, servers: st.probe.servers });
+      else unknown.add(n.name);
+    }
+    const byNode = this.ranks.values(fleet, unknown);
+    for (const { node } of fleet) this.guards.get(node)?.setRanks(byNode.get(node) ?? []);
   }
 
   private pollGuards(): void {
@@ -266,6 +284,7 @@ export class LiveMonitors extends Disposables {
       .update(probe)
       .then(() => {
         this.guards.get(name)?.update(probe);
+        this.judgeRanks();
         this.record(name, true);
       })
       .catch((e) => this.log.warn(`Monitoring ${name}: ${e instanceof Error ? e.message : String(e)}`));

@@ -5,6 +5,7 @@
  * named as missing on the rank-0 server.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -14,6 +15,7 @@ import { cli } from '../helpers/cli';
 import { freeTestPorts } from '../helpers/ports';
 import { SimNode, startSimNode, writeFleetConfig } from '../helpers/simnode';
 import { waitFor } from '../helpers/wait';
+import { CLI } from '../helpers/watchCli';
 
 interface ProbeServer {
   pid: number;
@@ -122,6 +124,47 @@ describe('a multi-node server on two simulated nodes (real sshd, issue 28)', fun
     const text = await run(['probe', 'mn-b']);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /rank 1 of 2 nodes · API on rank 0 \(127\.0\.0\.1\)/);
+  });
+
+  it('rank 1 gone: `watch` of both nodes gives one rank-lost transition on the rank-0 server, and it names the missing rank', async () => {
+    const w = spawn(
+      process.execPath,
+      [CLI, '--ssh-config', cfg, '--known-hosts', kh, 'watch', 'mn-a', 'mn-b', '--json', '--interval', '1'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const lines: Array<Record<string, unknown>> = [];
+    let buf = '';
+    w.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const l = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+      }
+    });
+    const rankTransitions = () => lines.filter((l) => l.type === 'transition' && l.to === 'rank-lost');
+    try {
+      await waitFor(
+        'a sample of each node',
+        () => ['mn-a', 'mn-b'].every((n) => lines.some((l) => l.type === 'sample' && l.node === n)),
+        30_000,
+      );
+      assert.deepEqual(rankTransitions(), [], 'both ranks run: nothing to say');
+      const r = b.sshd.ssh(`pkill -TERM -u "$(id -u)" -f 'node-ran[k] 1' ; echo done`);
+      assert.match(r.stdout, /done/);
+      await waitFor('the rank-lost transition', () => rankTransitions().length > 0, 20_000);
+      await new Promise((res) => setTimeout(res, 2500)); // two more polls: still one transition
+      const t = rankTransitions();
+      assert.equal(t.length, 1, JSON.stringify(t));
+      assert.equal(t[0].node, 'mn-a', 'reported on the rank-0 node, where the server (and its API) is');
+      assert.equal(t[0].port, ports.a);
+      assert.equal(t[0].class, 'crash');
+      assert.match(String(t[0].message), /lost rank 1 \(on mn-b\)/);
+    } finally {
+      w.kill('SIGINT');
+    }
   });
 
   it('rank 1 gone: the rank-0 server names the missing rank', async () => {

@@ -43,7 +43,7 @@ export function routingTo(fleet: RotationNode[], node: string, port?: number | n
 export function routingLines(rs: Routing[]): string[] {
   return rs.map(
     (r) =>
-      `Gateway :${r.gateway.port ?? '?'} on ${r.node}${r.gateway.profile ? ` (${r.gateway.profile})` : ''}: ` +
+      `Gateway :${r.gateway.port ?? '?'} on ${r.node} (${r.gateway.profile ?? 'API unknown'}): ` +
       `remove ${r.workers.map((w) => visible(w.url)).join(', ')}`,
   );
 }

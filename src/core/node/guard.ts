@@ -150,7 +150,7 @@ export interface GuardProblem {
   logFile?: string | null;
 }
 
-interface Value {
+export interface Value {
   value: string;
   message: string;
   class?: FailureClass;
@@ -207,6 +207,8 @@ export class NodeGuard {
   private offLine: (() => void) | null = null;
   private disposed = false;
   private readonly gatewayWatch = new GatewayWatch();
+  /** Multi-node servers headed here (core/gateway/rankWatch.ts): judged over the fleet, set by whoever sees it. */
+  private rankValues: Array<[string, Value]> = [];
 
   constructor(
     readonly node: string,
@@ -321,6 +323,15 @@ export class NodeGuard {
     this.evaluate();
   }
 
+  /**
+   * The fleet's word on the multi-node servers whose rank 0 runs here (`ranks:<port>` → ok | rank-lost), from a
+   * RankWatch over every watched node's probe; replaces the last set and judges.
+   */
+  setRanks(values: ReadonlyArray<[string, Value]>): void {
+    this.rankValues = [...values];
+    this.evaluate();
+  }
+
   /** The poll could not reach the node. */
   setUnreachable(message: string): void {
     this.reachable = false;
@@ -431,6 +442,7 @@ export class NodeGuard {
         extra: { subject: 'condition', ...base },
       });
     }
+    for (const [k, v] of this.rankValues) out.set(k, v);
     const p = this.probe;
     if (p) {
       const reported = new Set(p.gpus.map((g) => g.index));

@@ -35,6 +35,8 @@ export function plainState(to: string, cls?: string | null, message = ''): strin
       return 'data-parallel ranks unbalanced';
     case 'accept-drop':
       return 'speculative acceptance dropped';
+    case 'rank-lost':
+      return 'lost a node of its multi-node server';
     case 'done':
       return 'job finished';
     case 'deadline-near':
@@ -46,5 +48,5 @@ export function plainState(to: string, cls?: string | null, message = ''): strin
 
 /** Whether a transition is an error (a red notification) rather than a warning: something stopped working. */
 export function isErrorState(to: string, cls?: string | null): boolean {
-  return to === 'crashed' || to === 'gpu-lost' || cls === 'oom' || cls === 'nccl' || cls === 'gpu';
+  return to === 'crashed' || to === 'gpu-lost' || to === 'rank-lost' || cls === 'oom' || cls === 'nccl' || cls === 'gpu';
 }

@@ -10,7 +10,7 @@ describe('plainWords: the guard states as people read them', () => {
     assert.equal(plainState('deadline-near', undefined, 'the rental ended 1 min ago'), 'rental ended');
     assert.equal(plainState('deadline-near', undefined, 'the rental ends in 20 min'), 'rental ends soon');
     assert.equal(plainState('stalled', 'hang'), 'hung (no progress)');
-    for (const s of ['gpu-lost', 'deadline-near', 'kv-pressure', 'dp-imbalance', 'accept-drop', 'disk-full'])
+    for (const s of ['gpu-lost', 'rank-lost', 'deadline-near', 'kv-pressure', 'dp-imbalance', 'accept-drop', 'disk-full'])
       assert.notEqual(plainState(s, null, ''), s, s);
   });
 
@@ -19,6 +19,7 @@ describe('plainWords: the guard states as people read them', () => {
     assert.ok(isErrorState('crashed', 'oom'));
     assert.ok(isErrorState('crashed', 'nccl'));
     assert.ok(isErrorState('gpu-lost', 'gpu'));
+    assert.ok(isErrorState('rank-lost', 'crash'), 'a multi-node server that lost a rank has failed');
     assert.ok(!isErrorState('stalled', 'hang'));
     assert.ok(!isErrorState('kv-pressure', 'kv-pressure'));
     assert.ok(!isErrorState('deadline-near'));
