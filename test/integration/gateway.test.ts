@@ -12,6 +12,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, appendFileSync } from 'n
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { addBackToGateways } from '../../src/core/gateway/addBack';
+import { gatewayRef, listWorkerUrls } from '../../src/core/gateway/client';
+import { removeFromGateways } from '../../src/core/gateway/release';
+import { routingTo } from '../../src/core/gateway/rotation';
+import { probeOperation } from '../../src/core/node/probe';
+import { runOperation } from '../../src/core/remote/operation';
+import { listNodes } from '../../src/core/ssh/nodes';
+import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
+import { ConnectionPool } from '../../src/core/ssh/pool';
 import { cli } from '../helpers/cli';
 import { freeTestPorts } from '../helpers/ports';
 import { SimNode, startSimNode, writeFleetConfig } from '../helpers/simnode';
@@ -144,6 +153,47 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
     }
   };
 
+  /**
+   * Restart Server's rotation steps, in the profile's own calls: B's first server taken out of A's gateway (the
+   * release's removal), then added back (core/gateway/addBack.ts) — listed again, and the add came after the removal.
+   */
+  async function outAndBack(reqLog: string, profile: string): Promise<void> {
+    const specs = listNodes({ sshConfigFile: cfg }).nodes;
+    const pool = new ConnectionPool({ knownHosts: new KnownHostsStore([kh]) });
+    try {
+      const fleet = await Promise.all(
+        ['nodeA', 'nodeB'].map(async (name) => {
+          const spec = specs.find((n) => n.name === name)!;
+          const p = await runOperation(pool.get(spec), probeOperation(name));
+          return { node: name, host: spec.host, hostname: p.hostname, servers: p.servers, gateways: p.gateways ?? [] };
+        }),
+      );
+      const port = b.layout.ports[0];
+      const url = `http://127.0.0.1:${port}`;
+      const rs = routingTo(fleet, 'nodeB', port);
+      assert.equal(rs.length, 1);
+      const tOf = (n: string) => pool.get(specs.find((x) => x.name === n)!);
+      await removeFromGateways(rs, tOf, { deadline: Date.now() + 20_000 });
+      const ref = gatewayRef(rs[0].gateway)!;
+      assert.ok(!(await listWorkerUrls(tOf('nodeA'), ref)).includes(url), 'out of rotation');
+      const back = await addBackToGateways(rs, tOf, { timeoutMs: 20_000 });
+      assert.deepEqual(back, [{ node: 'nodeA', port: ref.port, added: [url], failed: [] }]);
+      assert.ok((await listWorkerUrls(tOf('nodeA'), ref)).includes(url), 'listed again');
+      const events = readFileSync(reqLog, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { t: number; event?: string; method?: string; path?: string; url?: string });
+      const removed = events.findIndex((e) => e.event === 'removed' && e.url === url);
+      const addCall = events.findIndex(
+        (e, i) =>
+          i > removed && e.method === 'POST' && (profile === 'legacy-0.1' ? e.path?.startsWith('/add_worker?') : e.path === '/workers'),
+      );
+      assert.ok(removed >= 0 && addCall > removed, `remove then add in the gateway's log: ${JSON.stringify(events.slice(-8))}`);
+    } finally {
+      pool.dispose();
+    }
+  }
+
   for (const [profile, launcher] of [
     ['legacy-0.1', 'router'],
     ['rest-by-url-0.2', 'router'],
@@ -151,7 +201,7 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
     ['smg-1.x', 'smg'],
     ['smg-1.x', 'smg-visible'],
   ] as const) {
-    it(`${profile} (${launcher}): probe --json finds it${launcher === 'router' && profile !== 'legacy-0.1' ? ' by its title alone' : ''}, maps its workers; release --dry-run names B's`, async () => {
+    it(`${profile} (${launcher}): probe --json finds it${launcher === 'router' && profile !== 'legacy-0.1' ? ' by its title alone' : ''}, maps its workers; release --dry-run names B's; out of rotation and back`, async () => {
       const gw = await startGateway(profile, launcher);
       try {
         const cmdline = readFileSync(`/proc/${gw.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
@@ -194,6 +244,7 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
         // the dry run changed nothing
         const again = JSON.parse((await run(['probe', 'nodeA', '--json'])).stdout) as { gateways: GatewayJson[] };
         assert.equal(again.gateways[0].workers.length, 3);
+        await outAndBack(gw.reqLog, profile);
       } finally {
         stopGateway(gw.pid);
       }

@@ -191,3 +191,24 @@ export function parseRemoveAnswer(profile: GatewayProfile, status: number, body:
   const code = str(o?.code);
   return { accepted, message: code ? `${code}: ${msg}` : msg };
 }
+
+/** The call that puts a worker (back) into rotation, as its version expects it (A3): legacy by query, REST by JSON. */
+export function addCall(
+  profile: GatewayProfile,
+  w: Pick<GatewayWorker, 'url' | 'type' | 'bootstrapPort'>,
+): { method: 'POST'; path: string; body?: string } {
+  if (profile === 'legacy-0.1') return { method: 'POST', path: `/add_worker?url=${encodeURIComponent(w.url)}` };
+  const spec: Record<string, unknown> = { url: w.url, worker_type: w.type };
+  if (w.type === 'prefill' && w.bootstrapPort !== null) spec.bootstrap_port = w.bootstrapPort;
+  return { method: 'POST', path: '/workers', body: JSON.stringify(spec) };
+}
+
+/** The gateway's answer to addCall: legacy 200 text, REST 202; a 409 WORKER_ALREADY_EXISTS means it is there already. */
+export function parseAddAnswer(profile: GatewayProfile, status: number, body: string): { accepted: boolean; message: string } {
+  if (profile === 'legacy-0.1') return { accepted: status === 200, message: body.trim().slice(0, 300) || `HTTP ${status}` };
+  const o = obj(json(body));
+  const code = str(o?.code);
+  const accepted = status === 202 || (status === 200 && o?.status === 'accepted') || (status === 409 && code === 'WORKER_ALREADY_EXISTS');
+  const msg = str(o?.message) ?? str(o?.error) ?? (body.trim().slice(0, 300) || `HTTP ${status}`);
+  return { accepted, message: code ? `${code}: ${msg}` : msg };
+}

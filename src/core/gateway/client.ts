@@ -5,7 +5,16 @@
  */
 import { httpGet } from '../sglang/endpoints';
 import type { Transport } from '../ssh/transport';
-import { GatewayProfile, GatewayWorker, parseListWorkers, parseRemoveAnswer, parseWorkersList, removeCall } from './api';
+import {
+  GatewayProfile,
+  GatewayWorker,
+  addCall,
+  parseAddAnswer,
+  parseListWorkers,
+  parseRemoveAnswer,
+  parseWorkersList,
+  removeCall,
+} from './api';
 import type { Gateway } from './discover';
 
 export interface GatewayRef {
@@ -49,21 +58,51 @@ export async function removeWorker(t: Transport, g: GatewayRef, w: Pick<GatewayW
   return { url: w.url, accepted: a.accepted, message: a.message, request: `${call.method} ${call.path}` };
 }
 
-/** Poll the worker list until none of `urls` is left; resolves to those still present at the deadline ([] = done). */
-export async function waitRemoved(
+/**
+ * Poll the worker list until none of `urls` is listed (`absent`) or every one is (`present`); resolves to those not
+ * there yet at the deadline ([] = done).
+ */
+async function waitListed(
   t: Transport,
   g: GatewayRef,
   urls: string[],
+  want: 'absent' | 'present',
   timeoutMs: number,
   signal?: AbortSignal,
   pollMs = 250,
 ): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
-  let left = urls;
   for (;;) {
     const now = await listWorkerUrls(t, g);
-    left = urls.filter((u) => now.includes(u));
+    const left = urls.filter((u) => now.includes(u) === (want === 'absent'));
     if (left.length === 0 || Date.now() >= deadline || signal?.aborted) return left;
     await new Promise((r) => setTimeout(r, pollMs));
   }
+}
+
+/** Poll the worker list until none of `urls` is left; resolves to those still present at the deadline ([] = done). */
+export function waitRemoved(t: Transport, g: GatewayRef, urls: string[], timeoutMs: number, signal?: AbortSignal, pollMs = 250) {
+  return waitListed(t, g, urls, 'absent', timeoutMs, signal, pollMs);
+}
+
+/** Ask the gateway to add one worker (back). Never throws for an HTTP answer; a transport failure throws. */
+export async function addWorker(
+  t: Transport,
+  g: GatewayRef,
+  w: Pick<GatewayWorker, 'url' | 'type' | 'bootstrapPort'>,
+): Promise<RemoveOutcome> {
+  const call = addCall(g.profile, w);
+  const r = await httpGet(t, '127.0.0.1', g.port, call.path, {
+    method: call.method,
+    ...(call.body !== undefined ? { body: call.body } : {}),
+    timeoutMs: 30_000,
+    maxBytes: 1 << 20,
+  });
+  const a = parseAddAnswer(g.profile, r.status, r.body);
+  return { url: w.url, accepted: a.accepted, message: a.message, request: `${call.method} ${call.path}` };
+}
+
+/** Poll the worker list until every one of `urls` is listed; resolves to those still missing at the deadline ([] = done). */
+export function waitAdded(t: Transport, g: GatewayRef, urls: string[], timeoutMs: number, signal?: AbortSignal, pollMs = 250) {
+  return waitListed(t, g, urls, 'present', timeoutMs, signal, pollMs);
 }

@@ -5,7 +5,7 @@
  * on — "Stop Anyway", or Cancel.
  */
 import * as vscode from 'vscode';
-import { RotationNode, routingLines, routingTo } from '../../core/gateway/rotation';
+import { Routing, RotationNode, routingLines, routingTo } from '../../core/gateway/rotation';
 import { errorMessage } from '../../core/util/errors';
 import type { Services } from '../services';
 
@@ -20,7 +20,10 @@ export function rotationFleet(s: Pick<Services, 'fleet'>): RotationNode[] {
 /** How long the gateways may take to apply the removals. */
 const REMOVE_TIMEOUT_MS = 60_000;
 
-/** True: go on with the stop/restart (nothing routes there, taken out, or "anyway"); false: cancelled or the removal failed. */
+/**
+ * Go on with the stop/restart — with the routings it took the server out of (empty: nothing routes there, or
+ * "anyway"; a restart adds those back once ready: addBackAfterRestart) — or false: cancelled or the removal failed.
+ */
 export async function offerOutOfRotation(
   s: Services,
   node: string,
@@ -28,9 +31,9 @@ export async function offerOutOfRotation(
   restart: boolean,
   /** The answer given beforehand (tests), instead of the modal. */
   answer?: 'take' | 'anyway',
-): Promise<boolean> {
+): Promise<false | { removed: Routing[] }> {
   const rs = routingTo(rotationFleet(s), node, port);
-  if (!rs.length) return true;
+  if (!rs.length) return { removed: [] };
   const verb = restart ? 'Restart' : 'Stop';
   const take = 'Take It Out of Rotation First';
   const anyway = `${verb} Anyway`;
@@ -47,13 +50,13 @@ export async function offerOutOfRotation(
               detail:
                 `${routingLines(rs).join('\n')}\n\n${take}: remove it from ${rs.length === 1 ? 'that gateway' : 'those gateways'}, wait until ` +
                 `none lists it, then ${verb.toLowerCase()} the server (the gateways keep running).` +
-                (restart ? ' After the restart it stays out of rotation until it is added back to the gateway.' : '') +
+                (restart ? ' Once the restarted server is ready, it is added back to the same gateways.' : '') +
                 `\n${anyway}: the gateway goes on sending it requests, which fail until its health check notices.`,
             },
             take,
             anyway,
           );
-  if (a === anyway) return true;
+  if (a === anyway) return { removed: [] };
   if (a !== take) return false;
   const { removeFromGateways } = await import('../../core/gateway/release');
   const done = await vscode.window.withProgress(
@@ -89,6 +92,47 @@ export async function offerOutOfRotation(
       }
     },
   );
-  if (done) s.log.info(`${node} :${port}: out of rotation (${urls.join(', ')}).`);
-  return done;
+  if (!done) return false;
+  s.log.info(`${node} :${port}: out of rotation (${urls.join(', ')}).`);
+  return { removed: rs };
+}
+
+/** After a restart that took the server out of rotation: add it back to those gateways and say how it went. */
+export async function addBackAfterRestart(s: Services, node: string, port: number, removed: Routing[]): Promise<boolean> {
+  if (!removed.length) return true;
+  const { addBackToGateways } = await import('../../core/gateway/addBack');
+  const outcomes = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `GPU Sessions: port ${port} of ${node} back into rotation`,
+      cancellable: true,
+    },
+    async (progress, token) => {
+      const ac = new AbortController();
+      token.onCancellationRequested(() => ac.abort());
+      try {
+        return await addBackToGateways(removed, (n) => s.transportFor(n), {
+          timeoutMs: REMOVE_TIMEOUT_MS,
+          signal: ac.signal,
+          onProgress: (m) => {
+            s.log.info(`${node} :${port}: ${m}`);
+            progress.report({ message: m });
+          },
+        });
+      } finally {
+        for (const n of new Set(removed.map((r) => r.node))) void s.fleet.refresh(n).catch(() => undefined);
+      }
+    },
+  );
+  const failed = outcomes.flatMap((o) => o.failed.map((f) => `${f.url} on the gateway :${o.port ?? '?'} (${o.node}): ${f.message}`));
+  const added = outcomes.flatMap((o) => o.added.map((u) => `${u} (gateway :${o.port ?? '?'} on ${o.node})`));
+  if (added.length) s.log.info(`${node} :${port}: back in rotation: ${added.join(', ')}.`);
+  if (failed.length) {
+    s.log.warn(`${node} :${port}: not back in rotation: ${failed.join('; ')}`);
+    void vscode.window.showWarningMessage(
+      `GPU Sessions: the restarted server on port ${port} of ${node} is not back in rotation: ${failed.join('; ')}. Add it to the gateway by hand.`,
+    );
+    return false;
+  }
+  return true;
 }

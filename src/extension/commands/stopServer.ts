@@ -1,7 +1,8 @@
 /**
  * gpuSessions.stopServer and gpuSessions.restartServer: confirmed (modal), with a Drain choice; restart starts
  * the server again with the same command line and waits until it is ready. Refused in untrusted workspaces. When a
- * gateway routes to the server, first offered: take it out of rotation, stop anyway, or cancel (outOfRotation.ts).
+ * gateway routes to the server, first offered: take it out of rotation, stop anyway, or cancel (outOfRotation.ts); a
+ * restart that took it out adds it back to those gateways once it is ready.
  */
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/util/errors';
@@ -9,7 +10,7 @@ import { stopServer as stopOnNode } from '../../core/launch/launch';
 import type { SglangServer } from '../../core/sglang/serverArgv';
 import { treeServers } from '../treeServers';
 import { drainUi } from './drainUi';
-import { offerOutOfRotation } from './outOfRotation';
+import { addBackAfterRestart, offerOutOfRotation } from './outOfRotation';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree';
 import { requireTrust } from '../trust';
@@ -60,7 +61,8 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
     what = `${pick.s.servedModelName ?? pick.s.modelPath ?? 'SGLang'} (pid ${pid}, GPU ${pick.s.gpus.join(',') || '?'})`;
   }
   // a gateway routing to it: offer to take it out of rotation first (outOfRotation.ts)
-  if (!(await offerOutOfRotation(s, node, port, restart, opts.rotation))) return false;
+  const rotation = await offerOutOfRotation(s, node, port, restart, opts.rotation);
+  if (!rotation) return false;
   const stop = Verb;
   const drainStop = `Drain, then ${Verb}`;
   const choice = opts.answer
@@ -109,7 +111,13 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
     if (ok) void vscode.window.showInformationMessage(`GPU Sessions: ${rr.message}`);
     else void vscode.window.showWarningMessage(`GPU Sessions: ${rr.message}`);
     void s.fleet.refresh(node);
-    return ok;
+    if (!ok || !rotation.removed.length) {
+      if (rotation.removed.length)
+        s.log.warn(`${node} :${port}: not ready after the restart, so it stays out of rotation (add it back by hand once it is).`);
+      return ok;
+    }
+    // taken out of rotation before the restart: back into the same gateways now that it is ready
+    return addBackAfterRestart(s, node, port, rotation.removed);
   }
   const r = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: stopping port ${port} on ${node}`, cancellable: true },

@@ -11,6 +11,8 @@ import {
   parseRemoveAnswer,
   parseWorkersList,
   removeCall,
+  addCall,
+  parseAddAnswer,
 } from '../../../src/core/gateway/api';
 
 const fx = (n: string) => readFileSync(path.join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'gateway', n), 'utf8');
@@ -104,5 +106,24 @@ describe('gateway API parsers (golden responses)', () => {
     const bad = parseRemoveAnswer('smg-1.x', 400, fx('smg-1.x.delete-bad.json'));
     assert.equal(bad.accepted, false);
     assert.match(bad.message, /^BAD_REQUEST: /);
+  });
+
+  it('the call that adds a worker back, each version its own, and its answer (409 already there counts as added)', () => {
+    const w = { url: 'http://127.0.0.1:21001', type: 'regular' as const, bootstrapPort: null };
+    assert.deepEqual(addCall('legacy-0.1', w), { method: 'POST', path: '/add_worker?url=http%3A%2F%2F127.0.0.1%3A21001' });
+    for (const p of ['rest-by-url-0.2', 'rest-by-uuid-0.3', 'smg-1.x'] as const)
+      assert.deepEqual(addCall(p, w), {
+        method: 'POST',
+        path: '/workers',
+        body: '{"url":"http://127.0.0.1:21001","worker_type":"regular"}',
+      });
+    assert.equal(JSON.parse(addCall('smg-1.x', { ...w, type: 'prefill', bootstrapPort: 8998 }).body!).bootstrap_port, 8998);
+    assert.equal(parseAddAnswer('legacy-0.1', 200, 'Successfully added worker: http://127.0.0.1:21001').accepted, true);
+    assert.equal(parseAddAnswer('legacy-0.1', 400, 'Failed to add worker x: health check failed').accepted, false);
+    assert.equal(parseAddAnswer('smg-1.x', 202, '{"status":"accepted","worker_id":"x"}').accepted, true);
+    const there = parseAddAnswer('smg-1.x', 409, '{"error":"Worker x already exists","code":"WORKER_ALREADY_EXISTS"}');
+    assert.equal(there.accepted, true);
+    assert.match(there.message, /^WORKER_ALREADY_EXISTS: /);
+    assert.equal(parseAddAnswer('smg-1.x', 400, '{"error":"Invalid worker spec: url is required","code":"BAD_REQUEST"}').accepted, false);
   });
 });

@@ -4,7 +4,7 @@
  * the salvage suites do) drives the core release flow — the gateway no longer lists any of the node's workers and
  * still runs, the node's servers are stopped, and a salvage folder with a safe verdict exists (issue 28, item 3).
  * Before it, Stop Server on one of those servers, answered "Take It Out of Rotation First": the gateway drops that
- * worker before the server stops, and keeps the others.
+ * worker before the server stops, and keeps the others; Restart Server, the same way, adds the worker back once ready.
  * Its own demo node: the servers it stops are not the ones the later suites expect.
  */
 import * as assert from 'node:assert/strict';
@@ -161,6 +161,29 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     const out = log.indexOf(`${DEMO} :${victim.port}: out of rotation (${url})`);
     const stopped = log.indexOf(`Stop on ${DEMO}:`, out);
     assert.ok(out >= 0 && stopped > out, log.slice(-1500));
+  });
+
+  it('Restart Server taken out of rotation first: out before the stop, back in the gateway once ready', async () => {
+    await ensureGateway();
+    const servers = [...api.fleet.status(DEMO).probe!.servers].sort((a, b) => a.port - b.port);
+    const victim = servers[servers.length - 1];
+    const url = `http://127.0.0.1:${victim.port}`;
+    const before = await gatewayUrls(port);
+    assert.ok(before.includes(url), before.join(', '));
+    const ok = await vscode.commands.executeCommand<boolean>(
+      'gpuSessions.restartServer',
+      { type: 'server', node: DEMO, server: victim },
+      { rotation: 'take', answer: 'stop' },
+    );
+    assert.equal(ok, true, `restarted and back (log: ${api.logText().slice(-1500)})`);
+    assert.ok(!alive(victim.pid), 'the old process is gone');
+    const after = await gatewayUrls(port);
+    assert.deepEqual([...after].sort(), [...before].sort(), 'the gateway lists the same workers again');
+    const log = api.logText();
+    const out = log.indexOf(`${DEMO} :${victim.port}: out of rotation (${url})`);
+    const restarted = log.indexOf(`Restart on ${DEMO}:`, out);
+    const back = log.indexOf(`${DEMO} :${victim.port}: back in rotation: ${url}`, restarted);
+    assert.ok(out >= 0 && restarted > out && back > restarted, log.slice(-2000));
   });
 
   it('removes the node’s workers from the gateway, keeps the gateway, stops the servers, salvages: safe', async () => {
