@@ -239,6 +239,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         json: { type: 'boolean' },
         keep: { type: 'boolean' },
         'no-salvage': { type: 'boolean' },
+        fleet: { type: 'boolean' },
         dest: { type: 'string' },
         summary: { type: 'boolean' },
         profile: { type: 'string' },
@@ -328,6 +329,14 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
       case 'probe':
         return await cmdProbe(rest, g, io);
       case 'demo':
+        if (v.fleet) {
+          const { cmdDemoFleet } = await import('./cmdDemoFleet');
+          return await cmdDemoFleet(rest, g, io, {
+            keep: Boolean(v.keep),
+            salvage: !v['no-salvage'],
+            dest: v.dest ? path.resolve(v.dest) : undefined,
+          });
+        }
         return await cmdDemo(rest, g, io, Boolean(v.keep), !v['no-salvage'], v.dest ? path.resolve(v.dest) : undefined);
       case 'parse-log': {
         const { cmdParseLog } = await import('./cmdParseLog');

@@ -57,6 +57,9 @@ Usage:
   gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data
+  gpu-sessions demo --fleet [DIR] [--keep] [--no-salvage] [--dest DIR] [--json]
+                                              two demo nodes (gpu-demo-a, gpu-demo-b) with a gateway and a multi-node
+                                              server: probe both, then release gpu-demo-b the safe way
 
 NODE is a Host alias from ssh config or [user@]host[:port].
 

@@ -21,6 +21,8 @@ import { writeWorkspace } from './homeWorkspace';
 export interface SimNodeOptions {
   /** Number of GPUs and of SGLang servers (one per GPU). Default 7. */
   gpuCount?: number;
+  /** One-GPU servers the launch scripts start, on GPUs 0..serverCount-1 (the rest free for others). Default gpuCount. */
+  serverCount?: number;
   /** Default 'NVIDIA B200'. */
   gpuName?: string;
   /** Default 183359 (B200). */
@@ -128,7 +130,8 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
   const spec = opts.speculativeAlgorithm === undefined ? DEFAULTS.speculativeAlgorithm : opts.speculativeAlgorithm;
   const modelPath = path.resolve(opts.modelPath ?? path.join(home, 'models', 'Qwen3.6-27B'));
   const servedModelName = path.basename(modelPath).toLowerCase();
-  const ports = Array.from({ length: gpuCount }, (_, i) => o.basePort + i);
+  const serverCount = Math.min(gpuCount, Math.max(1, Math.floor(opts.serverCount ?? gpuCount)));
+  const ports = Array.from({ length: serverCount }, (_, i) => o.basePort + i);
   const logFiles = ports.map((_, i) => path.join(home, 'logs', `sglang_gpu${i}.log`));
   const w = new HomeWriter(home);
   const assets = simAssetsDir();
@@ -231,7 +234,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     '--decode-log-interval 40',
   ];
   const workspace = opts.workspace ? path.resolve(opts.workspace) : null;
-  const launchArgs = { modelArg, gpuCount, basePort: o.basePort, python: o.python, workspace };
+  const launchArgs = { modelArg, gpuCount: serverCount, basePort: o.basePort, python: o.python, workspace };
   w.file('launch_all.sh', launchScript({ ...launchArgs, title: 'Launch', flags: baseFlags }), 0o755);
   w.file(
     'launch_tuned.sh',
@@ -241,7 +244,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
   w.file('stop_all.sh', STOP_SCRIPT, 0o755);
 
   // --- the generation job's scripts and artifacts -------------------------------------------
-  w.file('generate_completions.py', generateScript(o.basePort, gpuCount, servedModelName), 0o755);
+  w.file('generate_completions.py', generateScript(o.basePort, serverCount, servedModelName), 0o755);
   w.file('tokenize_completions.py', TOKENIZE_SCRIPT, 0o755);
   w.file('s3_utils.py', S3_UTILS);
   writeArtifacts(w, ports);

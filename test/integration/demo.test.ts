@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DemoNode, startDemoNode } from '../../src/sim/demoServer';
@@ -183,4 +183,48 @@ describe('demo node leaves no process behind', function () {
       }
     });
   }
+
+  it('demo --fleet: two nodes, a gateway and a multi-node server; release gpu-demo-b is safe, touches nothing of gpu-demo-a, leaves nothing running', async function () {
+    this.timeout(150_000);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-demo-fleet-'));
+    const cliJs = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
+    try {
+      const r = await promisify(execFile)(process.execPath, [cliJs, 'demo', '--fleet', dir, '--json'], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        maxBuffer: 16 << 20,
+      });
+      const j = JSON.parse(r.stdout) as {
+        node: string;
+        gateways: Array<{ node: string; port: number; removed: string[] }>;
+        drained: Array<{ port: number }>;
+        salvage: { verdict: string; dest: string };
+      };
+      assert.equal(j.node, 'gpu-demo-b');
+      assert.equal(j.gateways.length, 1, JSON.stringify(j.gateways));
+      assert.equal(j.gateways[0].node, 'gpu-demo-a', 'the gateway runs on gpu-demo-a');
+      assert.equal(j.gateways[0].removed.length, 2, "both of gpu-demo-b's one-GPU servers taken out of rotation");
+      assert.equal(j.drained.length, 2, 'the rank ≥ 1 has no API of its own to drain');
+      assert.equal(j.salvage.verdict, 'safe', r.stderr.slice(-3000));
+      // the salvage of b is b's: nothing of a's home copied, only b's servers stopped
+      const md = readFileSync(path.join(j.salvage.dest, 'SALVAGE.md'), 'utf8');
+      assert.ok(!md.includes(path.join(dir, 'gpu-demo-a')), "a's folders are not b's");
+      assert.equal((md.match(/Stopped the server on port/g) ?? []).length, 3, 'two one-GPU servers and rank 1');
+    } finally {
+      let left: string[] = [];
+      try {
+        await waitFor('no process left', () => processesUnder(dir).length === 0, 25_000);
+      } catch {
+        left = processesUnder(dir);
+      }
+      for (const p of processesUnder(dir))
+        try {
+          process.kill(Number(p.split(' ')[0]), 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      rmSync(dir, { recursive: true, force: true });
+      assert.deepEqual(left, [], `left behind:\n${left.join('\n')}`);
+    }
+  });
 });

@@ -16,7 +16,7 @@ import { groupedWhy } from './rootsWhy';
 
 export { isUnder };
 import type { RemoteOperation } from '../remote/operation';
-import { ArtifactKind, DEFAULT_VOLUMES, classifyArtifact, remoteRootExpr } from '../node/probe';
+import { ArtifactKind, DEFAULT_VOLUMES, SIM_SCOPE_VAR, classifyArtifact, remoteRootExpr, scopeServers } from '../node/probe';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { shq } from '../remote/quote';
 import { SglangServer, findServers } from '../sglang/serverArgv';
@@ -288,10 +288,15 @@ ${(o.previousModelDirs ?? [])
   .join('\n')}
 sec home; printf '%s' "$HOME"
 sec uid; printf '%s' "$U"
+sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
 ${baseCands}
 SP=" "
+SCOPE="\${${SIM_SCOPE_VAR}:-}"
+# a simulated node shares this machine's process table: only processes running from its folder are its servers and
+# add folders; another's process still counts as a writer when it writes under them
+scoped() { [ -z "$SCOPE" ] && return 0; case "$(readlink "$1/cwd" 2>/dev/null)/" in "$SCOPE"/*) return 0;; esac; return 1; }
 for f in $(grep -l -a -e sglang /proc/[0-9]*/cmdline 2>/dev/null); do
-  d=\${f%/cmdline}; [ -O "$d" ] || continue
+  d=\${f%/cmdline}; [ -O "$d" ] && scoped "$d" || continue
   tr '\\000' '\\n' < "$f" > "$T/a" 2>/dev/null
   grep -q -x -e 'sglang.launch_server' -e '-msglang.launch_server' -e '.*sglang/launch_server\\.py' -e 'serve' "$T/a" || continue
   port=$(sed -n -e '/^--port$/{n;p;q;}' -e 's/^--port=//p' "$T/a" | head -n 1)
@@ -353,7 +358,7 @@ for d in /proc/[0-9]*; do
   printf 'I\\t'; grep -s -H '^flags' "$d"/fdinfo/* 2>/dev/null; printf '\\000'
   ${
     evidence
-      ? `if [ -n "$q" ]; then
+      ? `if [ -n "$q" ] && scoped "$d"; then
     [ -n "$cwd" ] && cand proc-cwd "$p" "$cwd"
     sort -u "$T/pc" | while IFS= read -r x; do cand proc-fd "$p" "$x"; done
     tr '\\000' '\\n' < "$d/cmdline" 2>/dev/null | while IFS= read -r a; do a=\${a#--*=}; case "$a" in /*) [ -d "$a" ] && cand argv "$p" "$a";; esac; done
@@ -576,6 +581,10 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
     })),
     [],
   );
+  // a simulated node shares this machine's process table: only the servers running from its own folder are its own
+  // (as the probe lists them: scopeServers); on a real node the scope is empty and every own server counts
+  const scope = (s.get('scope') ?? '').trim();
+  if (scope) servers.splice(0, servers.length, ...scopeServers(servers, scope));
   const serverPids = new Set(servers.map((x) => x.pid));
   const rootsForWrites = rootPaths.length ? rootPaths : realRoots;
   const writers: Writer[] = [];
