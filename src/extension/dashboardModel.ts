@@ -166,14 +166,15 @@ export function buildDashboardModel(input: ModelInput): DashboardModel {
   });
 
   const cost = samples.map((s) => {
-    const sp = s.spend as { perMillionTokens?: unknown } | undefined;
-    return up(s) && sp ? num(sp.perMillionTokens) : null;
+    // the window figure (stable at a constant rate, whenever the rental began); "so far" until a minute is sampled
+    const sp = s.spend as { perMillionTokens?: unknown; perMillionTokensWindow?: unknown } | undefined;
+    return up(s) && sp ? (num(sp.perMillionTokensWindow) ?? num(sp.perMillionTokens)) : null;
   });
   if (cost.some((v) => v !== null)) {
     const usd = (v: number) => `$${v.toFixed(2)}`;
     charts.push({
       id: 'cost',
-      title: '$ per million output tokens (over the rental so far)',
+      title: '$ per million output tokens (last 10 min)',
       group: 'node',
       small: false,
       series: [{ name: '$/Mtok', values: cost }],

@@ -145,8 +145,16 @@ export class LiveMonitors extends Disposables {
   summary(node: string): string {
     const m = this.moneyOf(node);
     const parts: string[] = [];
-    const pm = m.spend ? this.perMtokShown(node, m.spend.perMillionTokens) : null;
-    const pmText = m.spend ? perMillionPhrase({ perMillionTokens: pm, perMillionTokensNow: m.spend.perMillionTokensNow }) : null;
+    // one money figure: the window's when known (stable at a constant rate), shown rounded and moved only by a real change
+    const win = m.spend?.perMillionTokensWindow ?? null;
+    const pm = m.spend ? this.perMtokShown(node, win ?? m.spend.perMillionTokens) : null;
+    const pmText = m.spend
+      ? perMillionPhrase(
+          win !== null
+            ? { perMillionTokens: null, perMillionTokensWindow: pm, windowS: m.spend.windowS }
+            : { perMillionTokens: pm, perMillionTokensNow: m.spend.perMillionTokensNow },
+        )
+      : null;
     if (m.spend)
       parts.push(
         `$${m.spend.total.toFixed(2)} since ${m.spend.since.slice(0, 16).replace('T', ' ')} at $${m.spend.perHour}/h` +

@@ -94,6 +94,8 @@ export interface NodeLive {
     outputTokens: number;
     perMillionTokens: number | null;
     perMillionTokensNow?: number | null;
+    perMillionTokensWindow?: number | null;
+    windowS?: number | null;
     since: string;
   };
   deadline?: { at: string; secondsLeft: number; jobEta: number | null; jobOverrunS: number | null; message: string };

@@ -28,6 +28,13 @@ export interface Spend {
   perMillionTokens: number | null;
   /** USD per million output tokens at the current rate (price per hour over the node's throughput now) */
   perMillionTokensNow: number | null;
+  /**
+   * USD per million output tokens over the last `windowS` seconds (the tokens counted in it; at least a minute of
+   * samples, else null): the one money figure people read — stable at a constant rate, whenever the rental began
+   */
+  perMillionTokensWindow?: number | null;
+  /** Seconds the window figure covers (up to MONEY_WINDOW_S). */
+  windowS?: number | null;
   /** ISO 8601: since when `total` counts */
   since: string;
 }
@@ -47,8 +54,19 @@ export function perMillion(usd: number, tokens: number): number | null {
   return tokens > 0 ? (usd / tokens) * 1e6 : null;
 }
 
-/** "$27.20 per million output tokens so far, $0.84 at the current rate" (the CLI, the dashboard, the tree). */
-export function perMillionPhrase(sp: { perMillionTokens: number | null; perMillionTokensNow?: number | null }): string | null {
+/**
+ * One money figure in words: "$0.84 per million output tokens over the last 10 min" when the window figure is known
+ * (the stable one, whenever the rental began), else "$27.20 per million output tokens so far, $0.84 at the current
+ * rate" (the CLI, the dashboard, the tree).
+ */
+export function perMillionPhrase(sp: {
+  perMillionTokens: number | null;
+  perMillionTokensNow?: number | null;
+  perMillionTokensWindow?: number | null;
+  windowS?: number | null;
+}): string | null {
+  if (sp.perMillionTokensWindow != null)
+    return `$${sp.perMillionTokensWindow.toFixed(2)} per million output tokens over the last ${formatDuration(sp.windowS ?? MONEY_WINDOW_S)}`;
   const parts = [
     sp.perMillionTokens !== null ? `$${sp.perMillionTokens.toFixed(2)} per million output tokens so far` : null,
     sp.perMillionTokensNow != null ? `$${sp.perMillionTokensNow.toFixed(2)} at the current rate` : null,
@@ -102,11 +120,18 @@ interface ServerTokens {
   lastAt: number | null;
 }
 
+/** The window of the money figure people read (perMillionTokensWindow): 10 minutes. */
+export const MONEY_WINDOW_S = 600;
+/** Shorter than this, the window figure is not given (a few samples are noise). */
+const MONEY_WINDOW_MIN_S = 60;
+
 /** Follows one node's samples: counts every server's tokens, computes spend and the deadline, says when it is near. */
 export class WatchEconomics {
   private readonly startedAt: number;
   private readonly servers = new Map<number, ServerTokens>();
   private warned = false;
+  /** (time, output tokens so far) of the samples of the last MONEY_WINDOW_S, oldest first */
+  private readonly window: Array<{ at: number; tokens: number }> = [];
   private readonly leadMs: number;
   private readonly now: () => number;
 
@@ -127,6 +152,13 @@ export class WatchEconomics {
       const total = round((price * Math.max(0, now - since)) / 3_600_000, 4) ?? 0;
       const outputTokens = Math.round([...this.servers.values()].reduce((a, t) => a + tokensOf(t), 0));
       const rate = s.reachable ? nodeThroughput(s.servers) : 0;
+      if (s.reachable) {
+        this.window.push({ at: now, tokens: outputTokens });
+        while (this.window.length > 2 && now - this.window[1].at >= MONEY_WINDOW_S * 1000) this.window.shift();
+      }
+      const w0 = this.window[0];
+      const spanS = w0 ? (now - w0.at) / 1000 : 0;
+      const windowed = w0 && spanS >= MONEY_WINDOW_MIN_S ? perMillion((price * spanS) / 3600, outputTokens - w0.tokens) : null;
       out.spend = {
         perHour: price,
         total,
@@ -134,6 +166,8 @@ export class WatchEconomics {
         // the rounded figures, so that total / outputTokens × 1e6 is what a reader of the JSON computes
         perMillionTokens: round(perMillion(total, outputTokens), 4),
         perMillionTokensNow: round(perMillion(price, rate * 3600), 4),
+        perMillionTokensWindow: round(windowed, 4),
+        windowS: windowed === null ? null : Math.round(spanS),
         since: new Date(since).toISOString(),
       };
     }

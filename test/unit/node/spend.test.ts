@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { WatchEconomics, deadlineAt, deadlineRow, perMillion } from '../../../src/core/node/spend';
+import { WatchEconomics, deadlineAt, deadlineRow, perMillion, perMillionPhrase } from '../../../src/core/node/spend';
 import type { GuardSample } from '../../../src/core/node/guard';
 import { formatDuration } from '../../../src/core/util/format';
 
@@ -108,6 +108,33 @@ describe('spend and deadline arithmetic', () => {
     assert.ok(Math.abs(last!.spend!.perMillionTokensNow! - expected) < 1e-3);
     assert.ok(Math.abs(last!.spend!.total - 12.5 * (600 / 3600)) < 1e-3);
     assert.equal(last!.spend!.outputTokens, 14_000 * 600);
+  });
+
+  it('the window figure is one stable value at a constant rate, though the node booted hours before the servers (issue 30, item 9)', () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    const e = new WatchEconomics({ pricePerHour: 12.5, now: () => t0 });
+    // booted 10 h ago, the servers started 5 min ago: "so far" is spend since boot over a few minutes of tokens
+    const at = (i: number) => multi(t0 + i * 5000, 36_000 + i * 5, [{ port: 1, gen: 14_000, tokens: 14_000 * (300 + i * 5) }]);
+    const first = e.annotate(at(0)).spend!;
+    assert.equal(first.perMillionTokensWindow, null, 'no window figure before a minute of samples');
+    assert.equal(
+      perMillionPhrase(first),
+      `$${first.perMillionTokens!.toFixed(2)} per million output tokens so far, $0.25 at the current rate`,
+    );
+    const windowed: number[] = [];
+    const soFar: number[] = [];
+    for (let i = 1; i <= 400; i++) {
+      const sp = e.annotate(at(i)).spend!;
+      if (sp.perMillionTokensWindow != null) windowed.push(sp.perMillionTokensWindow);
+      soFar.push(sp.perMillionTokens!);
+    }
+    const expected = (12.5 / (14_000 * 3600)) * 1e6;
+    assert.ok(windowed.length > 380);
+    for (const v of windowed) assert.ok(Math.abs(v - expected) < 1e-3, `${v} vs ${expected}`);
+    assert.ok(soFar[0] / soFar[soFar.length - 1] > 2, 'the "so far" figure keeps falling: not the one to show');
+    const last = e.annotate(at(401)).spend!;
+    assert.equal(last.windowS, 600, 'the window is 10 minutes once that much is sampled');
+    assert.equal(perMillionPhrase(last), '$0.25 per million output tokens over the last 10 min');
   });
 
   it('spend counts from the node boot (uptime); counters win over integration', () => {
