@@ -165,10 +165,13 @@ export function buildDashboardModel(input: ModelInput): DashboardModel {
     summary: summarize('Node throughput', total, spanS, shortFigure, 'tok/s'),
   });
 
+  // the window figure (stable at a constant rate, whenever the rental began); a history from before it has "so far"
+  // only. Not mixed: "so far" on a node booted hours before its servers is orders of magnitude above the window's.
+  const spendOf = (s: HistoryEntry) => s.spend as { perMillionTokens?: unknown; perMillionTokensWindow?: unknown } | undefined;
+  const windowed = samples.some((s) => num(spendOf(s)?.perMillionTokensWindow) !== null);
   const cost = samples.map((s) => {
-    // the window figure (stable at a constant rate, whenever the rental began); "so far" until a minute is sampled
-    const sp = s.spend as { perMillionTokens?: unknown; perMillionTokensWindow?: unknown } | undefined;
-    return up(s) && sp ? (num(sp.perMillionTokensWindow) ?? num(sp.perMillionTokens)) : null;
+    const sp = spendOf(s);
+    return up(s) && sp ? num(windowed ? sp.perMillionTokensWindow : sp.perMillionTokens) : null;
   });
   if (cost.some((v) => v !== null)) {
     const usd = (v: number) => `$${v.toFixed(2)}`;

@@ -106,6 +106,17 @@ describe('dashboardModel: what the Node Dashboard draws', () => {
     assert.equal(cost.summary, 'Cost per million output tokens: $0.90 now, min $0.80, max $0.90 over the last 10 min');
   });
 
+  it('the cost chart draws the window figure once there is one, never mixed with the "so far" one (issue 30, item 9)', () => {
+    // "so far" on a node booted hours before its servers: 60,000 $/Mtok, then the window figure, 0.79
+    const entries = Array.from({ length: 20 }, (_, i) =>
+      sample(i, { 1: 14_000 }, { spend: { total: 480, perMillionTokens: 60_000 - i, perMillionTokensWindow: i < 5 ? null : 0.79 } }),
+    );
+    const cost = buildDashboardModel({ node: 'n1', entries }).charts.find((c) => c.id === 'cost')!;
+    assert.deepEqual(cost.series[0].values.slice(0, 5), [null, null, null, null, null]);
+    assert.ok(cost.series[0].values.slice(5).every((v) => v === 0.79));
+    assert.match(cost.summary, /\$0\.79 now, min \$0\.79, max \$0\.79/);
+  });
+
   it('no spend configured: no cost chart', () => {
     const m = buildDashboardModel({ node: 'n1', entries: [sample(0, { 1: 5 }), sample(1, { 1: 6 })] });
     assert.deepEqual(
