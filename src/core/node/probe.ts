@@ -154,18 +154,26 @@ const PROC_ENV_ERE = '^(CUDA_VISIBLE_DEVICES|SGLANG_HEALTH_CHECK_TIMEOUT|SGLANG_
 export function procRecordsLoop(extra = '', opts: { ownOnly?: boolean } = {}): string {
   // Co-tenants (#24 f1, f2): with ownOnly, another user's processes are skipped before anything is printed;
   // every record is capped on the node (argv 64 KiB, environment 256 KiB), whoever owns the process.
-  return `for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
+  // A server's own children (schedulers, detokenizer, DP controller: titled by SGLang) need only pid, ppid and argv:
+  // their folder, logs and environment are their server's. One grep finds them; about 8 fewer forks each.
+  return `gs_kids=" $(grep -l -a -e '^sglang::scheduler' -e '^sglang::detokenizer' -e '^sglang::data_parallel_controller' /proc/[0-9]*/cmdline 2>/dev/null | tr '\\n' ' ') "
+for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
   d=\${f%/cmdline}
   [ -r "$f" ] || continue${opts.ownOnly ? '\n  [ -O "$d" ] || continue' : ''}
   gs_pp=; [ -r "$d/status" ] && while read -r gs_k gs_v; do [ "$gs_k" = PPid: ] && { gs_pp=$gs_v; break; }; done 2>/dev/null <"$d/status"
   printf 'P\\035'
-  { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$gs_pp" \\
+  case "$gs_kids" in
+  *" $f "*) printf '%s\\000%s\\000\\000\\000\\000' "\${d#/proc/}" "$gs_pp" | od -An -v -tx1
+    printf '\\035'
+    head -c ${PROC_ARGV_CAP} "$f" 2>/dev/null | od -An -v -tx1 ;;
+  *) { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$gs_pp" \\
       "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
     head -c 262144 "$d/environ" 2>/dev/null | tr '\\000' '\\n' | grep -E '${PROC_ENV_ERE}'; } | od -An -v -tx1
   printf '\\035'
   head -c ${PROC_ARGV_CAP} "$f" 2>/dev/null | od -An -v -tx1
   c=; grep -q -a -e --config "$f" 2>/dev/null && c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 }')
-  if [ -n "$c" ]; then printf '\\035'; ( cd "$d/cwd" 2>/dev/null && head -c 65536 -- "$c" 2>/dev/null | od -An -v -tx1 ); fi
+  if [ -n "$c" ]; then printf '\\035'; ( cd "$d/cwd" 2>/dev/null && head -c 65536 -- "$c" 2>/dev/null | od -An -v -tx1 ); fi ;;
+  esac
   printf '\\036'
 ${extra}done`;
 }
