@@ -156,7 +156,8 @@ export function procRecordsLoop(extra = '', opts: { ownOnly?: boolean } = {}): s
   // every record is capped on the node (argv 64 KiB, environment 256 KiB), whoever owns the process.
   // A server's own children (schedulers, detokenizer, DP controller: titled by SGLang) need only pid, ppid and argv:
   // their folder, logs and environment are their server's. One grep finds them; about 8 fewer forks each.
-  return `gs_kids=" $(grep -l -a -e '^sglang::scheduler' -e '^sglang::detokenizer' -e '^sglang::data_parallel_controller' /proc/[0-9]*/cmdline 2>/dev/null | tr '\\n' ' ') "
+  return `gs_kp='^sglang::(scheduler|detokenizer|data_parallel_controller)'
+gs_kids=" $(grep -l -a -E "$gs_kp" /proc/[0-9]*/cmdline 2>/dev/null | tr '\\n' ' ') "
 for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
   d=\${f%/cmdline}
   [ -r "$f" ] || continue${opts.ownOnly ? '\n  [ -O "$d" ] || continue' : ''}
