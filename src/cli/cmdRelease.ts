@@ -65,6 +65,7 @@ export async function cmdRelease(
               gateways: plan.targets.map((tg) => ({ node: tg.node, port: tg.gateway.port, removed: tg.workers.map((w) => w.url) })),
               drained: [],
               salvage: null,
+              warnings: multiNodeWarnings(plan),
             }),
             dryRun: true,
           },

@@ -199,6 +199,7 @@ describe('demo node leaves no process behind', function () {
         gateways: Array<{ node: string; port: number; removed: string[] }>;
         drained: Array<{ port: number }>;
         salvage: { verdict: string; dest: string };
+        warnings: string[];
       };
       assert.equal(j.node, 'gpu-demo-b');
       assert.equal(j.gateways.length, 1, JSON.stringify(j.gateways));
@@ -206,6 +207,11 @@ describe('demo node leaves no process behind', function () {
       assert.equal(j.gateways[0].removed.length, 2, "both of gpu-demo-b's one-GPU servers taken out of rotation");
       assert.equal(j.drained.length, 2, 'the rank ≥ 1 has no API of its own to drain');
       assert.equal(j.salvage.verdict, 'safe', r.stderr.slice(-3000));
+      assert.deepEqual(
+        j.warnings.map((w) => /runs rank 1 of a 2-node server/.test(w)),
+        [true],
+        'the review says stopping rank 1 stops the whole server',
+      );
       // the salvage of b is b's: nothing of a's home copied, only b's servers stopped
       const md = readFileSync(path.join(j.salvage.dest, 'SALVAGE.md'), 'utf8');
       assert.ok(!md.includes(path.join(dir, 'gpu-demo-a')), "a's folders are not b's");

@@ -41,6 +41,8 @@ export interface ReleaseResult {
   gateways: Array<{ node: string; port: number | null; removed: string[] }>;
   drained: Array<{ port: number; runningAtStart: number | null; seconds: number }>;
   salvage: { verdict: 'safe' | 'unsafe' | null; dest: string } | null;
+  /** What the review warned of (multiNodeWarnings: a rank of a multi-node server stops that whole server). */
+  warnings?: string[];
 }
 
 export interface PlanOptions {
@@ -195,7 +197,7 @@ export async function removeFromGateways(
  */
 export async function executeRelease(plan: ReleasePlan, transports: Map<string, Transport>, o: ReleaseOptions): Promise<ReleaseResult> {
   const say = o.onProgress ?? (() => undefined);
-  const result: ReleaseResult = { node: plan.node, gateways: [], drained: [], salvage: null };
+  const result: ReleaseResult = { node: plan.node, gateways: [], drained: [], salvage: null, warnings: multiNodeWarnings(plan) };
   const deadline = Date.now() + o.drainTimeoutMs;
   const cancelled = () =>
     new GpuSessionsError('cancelled', cancelledMessage(plan.node, result.gateways, plan.servers), { partial: releaseJson(result) });
@@ -255,5 +257,6 @@ export function releaseJson(r: ReleaseResult): Record<string, unknown> {
     gateways: r.gateways.map((g) => ({ node: g.node, port: g.port, removed: g.removed })),
     drained: r.drained.map((d) => ({ port: d.port, runningAtStart: d.runningAtStart, seconds: d.seconds })),
     salvage: r.salvage ? { verdict: r.salvage.verdict, dest: r.salvage.dest } : null,
+    warnings: r.warnings ?? [],
   };
 }
