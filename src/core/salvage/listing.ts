@@ -333,6 +333,9 @@ for d in /proc/[0-9]*; do
   pp=
   while read -r k v; do if [ "$k" = PPid: ]; then pp=$v; break; fi; done < "$d/status" 2>/dev/null
   [ "$pp" = "$ME" ] && continue
+  # ours (another operation of this salvage, e.g. the snapshot's temp files) or gone: read before its fds, so one
+  # that exits between the two is never taken for a writer (grep: 0 marked, 2 unreadable, 1 someone else's)
+  grep -q -a -z -e '^GPU_SESSIONS_OP=' "$d/environ" 2>/dev/null; [ $? -eq 1 ] || continue
   find "$d/cwd" "$d/fd" -maxdepth 1 -printf 'D\\t%d\\t%f\\t%l\\000' -fprintf "$T/fd" '%d %f %l\\n' > "$T/fdz" 2>/dev/null
   q=
   grep -q -x -e "$p" "$T/servers" && q=s
@@ -351,7 +354,6 @@ for d in /proc/[0-9]*; do
   done < "$T/fd"
   [ -n "$cwd" ] && under_base "$cwd" && q="\${q}c"
   [ -z "$q" ] && [ ! -s "$T/pc" ] && continue
-  grep -q -a -z -e '^GPU_SESSIONS_OP=' "$d/environ" 2>/dev/null && continue
   printf 'P\\t%s\\t%s\\t%s\\000' "$p" "$pp" "$q"
   cat "$T/fdz"
   printf 'A\\t'; tr '\\000' '\\037' < "$d/cmdline" 2>/dev/null; printf '\\000'

@@ -96,6 +96,22 @@ describe('salvage listing (the real script, run locally)', () => {
     }
   });
 
+  it('our own operations (GPU_SESSIONS_OP in their environment) are never writers, whatever they hold open', async () => {
+    const out = path.join(dir, 'ours.tmp');
+    const child = spawn('sh', ['-c', `exec 3>>'${out}'; exec sleep 30`], {
+      cwd: dir,
+      stdio: 'ignore',
+      env: { ...process.env, GPU_SESSIONS_OP: '1' },
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const l = runListing({ roots: [dir] });
+      assert.ok(!l.writers.some((x) => x.pid === child.pid), JSON.stringify(l.writers.map((x) => [x.pid, x.argv])));
+    } finally {
+      child.kill();
+    }
+  });
+
   it('system folders never count as work folders; /dev/shm entries do', () => {
     for (const p of ['/', '/usr/lib', '/proc/1', '/tmp', '/dev/shm', '/etc']) assert.equal(isSystemDir(p), true, p);
     for (const p of ['/workspace', '/tmp/run1', '/dev/shm/Qwen3-27B', '/root', '/home/u', '/mnt/data'])
