@@ -278,7 +278,7 @@ export class Salvager implements SalvageRun {
     const { captureForRestore } = await import('../restore/capture');
     const paths = this.manifest.items.filter((i) => i.selected && isFileItem(i)).map((i) => i.remotePath);
     this.manifest.restore = await captureForRestore(this.o.transport, this.listing, paths, { signal: this.o.signal, log: this.log });
-    this.save(true);
+    this.save(); // the final pass, next, saves forced
   }
 
   /**

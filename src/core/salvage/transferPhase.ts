@@ -93,11 +93,13 @@ export async function runFileStep(sv: SalvageRun, step: StepId, files: SalvageIt
     m.steps[step] = already
       ? { status: 'done', reason: 'already salvaged by a previous run' }
       : { status: 'skipped', reason: 'nothing of this kind selected on the node' };
-    sv.save(true);
+    // Throttled, not forced: a manifest of 30,000 files takes ~100 ms to write, and a run cut here resumes
+    // the same from 'pending', 'running' or 'skipped' (the step's end, below, is forced).
+    sv.save();
     return;
   }
   m.steps[step] = { status: 'running' };
-  sv.save(true);
+  sv.save();
   sv.progress(step, STEPS.find((s) => s.id === step)!.title);
   for (const it of cmdItems) {
     writeServersScript(sv, it);
