@@ -89,3 +89,60 @@ describe('remote paths → the salvage folder', () => {
     }
   });
 });
+
+describe('insideDest: the string-join fast path says what path.resolve says (issue 31)', () => {
+  const reference = (dest: string, rel: string): string => {
+    const root = path.posix.resolve(dest);
+    const abs = path.posix.resolve(root, rel);
+    if (abs !== root && !abs.startsWith(root + '/')) throw new Error('outside');
+    return abs;
+  };
+  it('for clean and unclean folders and names, the same path or the same refusal', () => {
+    const dests = [
+      '/',
+      '/a',
+      '/a/b',
+      '/a/b/',
+      '/a/./b',
+      '/a/../b',
+      '/a//b',
+      '/..',
+      '/a/.x',
+      '/a/..x',
+      '/a/b/.',
+      '/a/b/..',
+      '/tmp/dest/run-1',
+    ];
+    const rels = [
+      'x',
+      'files/a/b.txt',
+      '.hidden',
+      '..x',
+      'a/..b/c',
+      'a/./b',
+      'a/../b',
+      '../x',
+      '/etc',
+      'a//b',
+      'a/',
+      '.',
+      '..',
+      '',
+      'a/b/..',
+      'a\\..\\b',
+      'a b/cé',
+      '...',
+    ];
+    for (const d of dests)
+      for (const r of rels) {
+        let want: string;
+        try {
+          want = reference(d, r);
+        } catch {
+          assert.throws(() => insideDest(d, r, path.posix), /outside/, JSON.stringify([d, r]));
+          continue;
+        }
+        assert.equal(insideDest(d, r, path.posix), want, JSON.stringify([d, r]));
+      }
+  });
+});

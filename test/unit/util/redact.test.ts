@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { REDACTED, isSecretName, redactArgv, redactEnv, redactText, redactValue, scrubKnownSecrets } from '../../../src/core/util/redact';
+import {
+  BlockRedactor,
+  REDACTED,
+  isSecretName,
+  mayRedact,
+  redactArgv,
+  redactEnv,
+  redactText,
+  redactValue,
+  scrubKnownSecrets,
+} from '../../../src/core/util/redact';
 import { planted } from '../../helpers/planted';
 
 // Realistic-looking but fake secret values.
@@ -379,6 +389,105 @@ describe('redact', () => {
         c: { [`k-${REDACTED}`]: 1 },
         n: 3,
       });
+    });
+  });
+
+  describe('BlockRedactor.text: the jump to lines that may need the rules changes nothing (issue 31)', () => {
+    const words = [
+      'key',
+      'apiKey',
+      'token',
+      'secret',
+      'secrets',
+      'password',
+      'passwd',
+      'pass',
+      'passphrase',
+      'credentials',
+      'creds',
+      'auth',
+    ];
+    const more = ['authorization', 'cookie', 'pat', 'PAT', 'Pat', 'gitPat', 'PATToken', 'patX', 'pat2', 'xPAT', 'github_pat', 'GITHUB_PAT'];
+    const forms = (w: string) => [
+      w,
+      w.toUpperCase(),
+      w[0].toUpperCase() + w.slice(1),
+      `MY_${w.toUpperCase()}`,
+      `my${w[0].toUpperCase()}${w.slice(1)}`,
+    ];
+    const templates = (n: string) => [
+      `${n}=hunter2hunter2`,
+      `export ${n}="s3cr3tvalue99"`,
+      `  "${n}": "s3cr3tvalue99",`,
+      `${n}: s3cr3tvalue99`,
+      `--${n} s3cr3tvalue99`,
+      `python3 run.py --${n}=s3cr3tvalue99 --port 30000`,
+      `cfg(${n}='s3cr3tvalue99')`,
+    ];
+    const corpus: string[] = [];
+    for (const w of [...words, ...more]) for (const f of forms(w)) corpus.push(...templates(f));
+    corpus.push(
+      `HF_TOKEN=${HF}`,
+      `token ${HF} in a log`,
+      `aws_access_key_id = ${AKID}`,
+      `x ${STS}`,
+      `OPENAI ${OPENAI} and ${OPENAI_OLD}`,
+      `git ${GHP} ${GHS} ${GH_PAT}`,
+      `wandb login ${WANDB}`,
+      'Authorization: Bearer abcdefghijkl.mnop',
+      'curl -H "authorization: token abc123456"',
+      'https://user:pa55word@example.com/x',
+      'machine example.com login me password hunter2',
+      '-----BEGIN OPENSSH PRIVATE KEY-----',
+      'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW',
+      'QyNTUxOQAAACDZl1n0wW6m0r8rWJ2y0YcZ1p5YbN7H0c9Zx0y6bWl9bQAAAJg=',
+      '-----END OPENSSH PRIVATE KEY-----',
+      '-----BEGIN RSA PRIVATE KEY-----',
+      'Proc-Type: 4,ENCRYPTED',
+      'PuTTY-User-Key-File-3: ssh-ed25519',
+      'Private-Lines: 1',
+      'AAAAIGxvbmdlcg==',
+      '    "remotePath": "/home/u/work/data/f1.bin",',
+      '    "localPath": "files/home/u/work/data/f1.bin",',
+      '    "sha256": "0b8efa5a3bf104413a725c6ff0459a6be12b84116c1bf25d6b7b2a2c1e4f1a7d",',
+      '    "secrets": [],',
+      '    "secretsFound": 2,',
+      'PATH=/usr/bin:/bin',
+      'Pathological case: path/to/x',
+      '',
+      '  ',
+      'plain text with nothing in it',
+      'é ü 😀 İstanbul',
+    );
+    it('a line the rules change holds what mayRedact looks for', () => {
+      const re = mayRedact();
+      let changed = 0;
+      for (const l of corpus) {
+        re.lastIndex = 0;
+        const hit = re.test(l);
+        if (redactText(l) !== l) {
+          changed++;
+          assert.ok(hit, `redactText changes a line mayRedact passes over: ${l}`);
+        }
+      }
+      assert.ok(changed > 300, `only ${changed} corpus lines are redacted: the corpus tests nothing`);
+    });
+    it('a chunk of lines comes out as the lines one by one, key blocks across lines included', () => {
+      let seed = 31;
+      const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+      for (let k = 0; k < 400; k++) {
+        const lines = Array.from({ length: 1 + Math.floor(rnd() * 40) }, () => corpus[Math.floor(rnd() * corpus.length)]);
+        if (rnd() < 0.3) lines.push('');
+        const chunk = lines.join('\n');
+        const one = new BlockRedactor();
+        const want = chunk
+          .split('\n')
+          .map((l) => one.line(l))
+          .join('\n');
+        const b = new BlockRedactor();
+        assert.equal(b.text(chunk), want, chunk);
+        assert.equal(b.inside, one.inside);
+      }
     });
   });
 });
