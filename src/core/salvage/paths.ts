@@ -21,23 +21,16 @@ export function isUnder(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir.endsWith('/') ? dir : dir + '/');
 }
 
-/** An absolute folder path that path.resolve leaves as it is. */
-const CLEAN_ROOT = /^\/(?:(?!\.\.?(?:\/|$))[^/]+(?:\/(?!$)|$))*$/;
-let lastRoot = '';
-function cleanRoot(dest: string): boolean {
-  if (dest === lastRoot) return true;
-  if (!CLEAN_ROOT.test(dest)) return false;
-  lastRoot = dest;
-  return true;
-}
-/** A relative path that path.resolve would change or that could leave its folder. */
-const UNCLEAN_REL = /^\/|\/\/|\/$|(?:^|\/)\.\.?(?:\/|$)/;
+/** An absolute folder path, not `/`, that path.resolve leaves as it is. */
+const CLEAN_ROOT = /^(?:\/(?!\.\.?(?:\/|$))[^/]+)+$/;
+/** A relative path that path.resolve would change or that could leave its folder (or empty). */
+const UNCLEAN_REL = /^$|^\/|\/\/|\/$|(?:^|\/)\.\.?(?:\/|$)/;
 
 /** Absolute local path for a relative one, checked to stay inside `dest`. */
 export function insideDest(dest: string, rel: string, p: typeof path = path): string {
   // The writer calls this twice per file (thousands a second): a plain relative name under an absolute,
   // normalised folder joins by string; anything else (`.`, `..`, `//`, absolute, a trailing `/`) resolves.
-  if (p.sep === '/' && rel !== '' && dest !== '/' && cleanRoot(dest) && !UNCLEAN_REL.test(rel)) return `${dest}/${rel}`;
+  if (p.sep === '/' && CLEAN_ROOT.test(dest) && !UNCLEAN_REL.test(rel)) return `${dest}/${rel}`;
   const root = p.resolve(dest);
   const abs = p.resolve(root, rel);
   if (abs !== root && !abs.startsWith(root + p.sep)) throw new GpuSessionsError('io', `Refusing to write outside ${root}: ${rel}`);
