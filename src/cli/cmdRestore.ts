@@ -1,5 +1,6 @@
 /**
- * `gpu-sessions restore RUN_DIR NODE [--map OLD=NEW]... [--force] [--launch [--dry-run] [--fill] [--resume-client]] [--yes] [--json]`
+ * `gpu-sessions restore RUN_DIR NODE [--map OLD=NEW]... [--include-dotfiles PATH]... [--force]
+ *   [--launch [--dry-run] [--fill] [--resume-client]] [--yes] [--json]`
  *
  * Carries a salvaged run to NODE: every verified file byte-exact under its old name (mapped), with its mode;
  * git diffs applied; then, with --launch, the servers salvage captured, on the new node's GPUs.
@@ -20,6 +21,8 @@ export const EXIT_CONFLICTS = 9;
 export interface RestoreCliOptions {
   runDir: string;
   maps: FolderMap[];
+  /** Protected paths on the new node the user restores anyway (`--include-dotfiles PATH`, repeatable or comma-separated). */
+  includeDotfiles?: string[];
   force: boolean;
   launch: boolean;
   dryRun: boolean;
@@ -63,6 +66,7 @@ export async function cmdRestore(
     runDir,
     node: nodeName,
     maps: o.maps,
+    includeDotfiles: o.includeDotfiles,
     force: o.force,
     launch: o.launch,
     dryRun: o.dryRun,

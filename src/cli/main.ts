@@ -288,6 +288,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         data: { type: 'string' },
         'no-data': { type: 'boolean' },
         map: { type: 'string', multiple: true },
+        'include-dotfiles': { type: 'string', multiple: true },
         force: { type: 'boolean' },
         launch: { type: 'boolean' },
         fill: { type: 'boolean' },
@@ -430,6 +431,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
             {
               runDir: path.resolve(rest[0]),
               maps,
+              includeDotfiles: (v['include-dotfiles'] as string[] | undefined) ?? [],
               force: Boolean(v.force),
               launch: Boolean(v.launch),
               dryRun: Boolean(v['dry-run']),

@@ -26,7 +26,7 @@ Usage:
                                               as warnings, starts nothing, exits 0 for a valid profile);
                                               secrets the profile refers to come from --secret NAME=@FILE
                                               or the environment variable NAME
-  gpu-sessions restore RUN_DIR NODE [--map OLD=NEW]... [--force] [--launch [--dry-run] [--fill] [--resume-client]] [--yes] [--json]
+  gpu-sessions restore RUN_DIR NODE [--map OLD=NEW]... [--include-dotfiles PATH]... [--force] [--launch [--dry-run] [--fill] [--resume-client]] [--yes] [--json]
                                               carry a salvaged run to NODE: files byte-exact under their old names
                                               (old home → new home, --map for other folders), then --launch its
                                               servers on the new GPUs (exit 9: conflicts left as they are)

@@ -19,6 +19,11 @@ export interface LaunchOptions {
   gpus?: number[];
   /** Render and preflight only: start nothing. */
   dryRun?: boolean;
+  /**
+   * The preflight reads only (no venv sourced, no interpreter run); default: the same as dryRun. A preview of a
+   * restored run must not run what the old node left.
+   */
+  preview?: boolean;
   /** How long to wait for readiness. Default 15 min (large models load for minutes). */
   timeoutMs?: number;
   pollMs?: number;
@@ -67,15 +72,17 @@ export interface PreparedLaunch {
 export async function prepareLaunch(
   t: Transport,
   profile: LaunchProfile | LaunchProfile[],
-  opts: { gpus?: number[]; override?: boolean; signal?: AbortLike } = {},
+  opts: { gpus?: number[]; override?: boolean; signal?: AbortLike; preview?: boolean } = {},
 ): Promise<PreparedLaunch> {
   const groups = Array.isArray(profile) ? profile : [profile];
   const [pfs, previousScript] = await Promise.all([
     Promise.all(
       groups.map((g, i) =>
-        preflight(t, g, (groups.length === 1 ? opts.gpus : undefined) ?? g.gpus, { override: opts.override, signal: opts.signal }).then(
-          (r) => (groups.length > 1 ? labelGroup(r, i) : r),
-        ),
+        preflight(t, g, (groups.length === 1 ? opts.gpus : undefined) ?? g.gpus, {
+          override: opts.override,
+          signal: opts.signal,
+          preview: opts.preview,
+        }).then((r) => (groups.length > 1 ? labelGroup(r, i) : r)),
       ),
     ),
     readLastScript(t, opts.signal),
@@ -184,7 +191,12 @@ export async function launch(
   const profile = groups[0];
   const progress = (phase: LaunchProgress['phase'], message: string) => opts.onProgress?.({ phase, message });
   progress('preflight', `checking ${t.label}…`);
-  const prep = await prepareLaunch(t, groups, { gpus: opts.gpus, override: opts.override, signal: opts.signal });
+  const prep = await prepareLaunch(t, groups, {
+    gpus: opts.gpus,
+    override: opts.override,
+    signal: opts.signal,
+    preview: opts.preview ?? Boolean(opts.dryRun),
+  });
   const pf = prep.preflight;
   // Secrets: resolved in memory, never written anywhere but the node's 0600 files.
   const secretValues = new Map<string, string>();

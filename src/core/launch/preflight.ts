@@ -40,6 +40,8 @@ export interface PreflightOptions {
   override?: boolean;
   signal?: AbortLike;
   timeoutMs?: number;
+  /** A preview (dry run, plan, review): read only, the node's interpreter and venv are not run. */
+  preview?: boolean;
 }
 
 /** Looks like a Hugging Face repo id ("org/name"), not a local path. */
@@ -47,7 +49,20 @@ export function looksLikeHfRepo(p: string): boolean {
   return /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/.test(p) && !p.includes('..');
 }
 
-export function buildPreflightScript(n: string, profile: LaunchProfile): string {
+/**
+ * A preview's interpreter check reads, it does not run: the venv's site-packages is looked at for an `sglang`
+ * folder, the interpreter for existing. Nothing of the node's (venv activate, interpreter, user-site) runs.
+ */
+function previewPythonSection(profile: LaunchProfile, pyExpr: string): string {
+  const venv = profile.venv ? remotePathExpr(profile.venv) : null;
+  const find = venv
+    ? `for d in ${venv}/lib/python*/site-packages/sglang; do [ -d "$d" ] && { echo GS-PREVIEW-SGLANG found; break; }; done; echo GS-PREVIEW-SGLANG end`
+    : 'echo GS-PREVIEW-SGLANG unknown';
+  const py = `p=${pyExpr}; if command -v "$p" >/dev/null 2>&1 || [ -x "$p" ]; then echo GS-PREVIEW-PY found; else echo GS-PREVIEW-PY missing; fi`;
+  return `sec python; ( ${py}; ${find} ) 2>/dev/null | head -n 5`;
+}
+
+export function buildPreflightScript(n: string, profile: LaunchProfile, preview = false): string {
   const model = remotePathExpr(profile.modelPath);
   const draft = profile.speculative?.draftModelPath;
   const py = profile.python ?? DEFAULT_PYTHON;
@@ -64,14 +79,18 @@ sec apps; nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_uuid 
 sec workdir; if [ -d ${remotePathExpr(profile.workDir ?? '~')} ]; then echo ok; else echo missing; fi
 sec model; ( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(model)} )
 sec draft; ${draft !== undefined ? `( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(remotePathExpr(draft))} )` : 'echo none'}
-sec python; (
+${
+  preview
+    ? previewPythonSection(profile, pyExpr)
+    : `sec python; (
 ${renderPreamble(profile, 'GS-ERROR', { secrets: false })
   .map((l) => '  ' + l)
   .join('\n')}
   T=; if command -v timeout >/dev/null 2>&1; then T="timeout 90"; fi
   $T ${pyExpr} -c 'import sys, sglang; sys.stdout.write("GS-SGLANG %s\\n" % getattr(sglang, "__version__", "unknown"))' 2>&1
   echo "GS-RC $?"
-) 2>&1 | tail -n 25
+) 2>&1 | tail -n 25`
+}
 sec end
 `;
 }
@@ -244,7 +263,24 @@ export function parsePreflightOutput(
   const ver = /GS-SGLANG (\S+)/.exec(pyOut);
   const rc = /GS-RC (\d+)/.exec(pyOut);
   const py = profile.python ?? DEFAULT_PYTHON;
-  if (!ver || (rc && rc[1] !== '0')) {
+  const previewPy = /GS-PREVIEW-PY (\w+)/.exec(pyOut);
+  if (previewPy) {
+    const found = /GS-PREVIEW-SGLANG found/.test(pyOut);
+    const unknown = /GS-PREVIEW-SGLANG unknown/.test(pyOut);
+    const why =
+      previewPy[1] !== 'found'
+        ? `${py} was not found on ${nodeLabel}`
+        : found
+          ? ''
+          : unknown
+            ? `whether ${py} imports sglang is checked when the launch is confirmed`
+            : `no sglang package in ${profile.venv}'s site-packages on ${nodeLabel}`;
+    if (why)
+      warnings.push({
+        check: 'python',
+        message: `${why} (a preview never runs the node's interpreter or sources its venv; the launch checks it first).`,
+      });
+  } else if (!ver || (rc && rc[1] !== '0')) {
     const lines = pyOut.split('\n').filter((l) => l && !/^GS-RC /.test(l));
     const gsErr = lines.find((l) => l.startsWith('GS-ERROR '));
     const why = gsErr ? gsErr.slice('GS-ERROR '.length) : (errorSummary(lines) ?? `exit ${rc?.[1] ?? '?'}`);
@@ -265,13 +301,13 @@ export function preflightOperation(
   profile: LaunchProfile,
   gpus: number[] | 'all',
   nodeLabel: string,
-  opts: { override?: boolean; timeoutMs?: number } = {},
+  opts: { override?: boolean; timeoutMs?: number; preview?: boolean } = {},
 ): RemoteOperation<PreflightResult> {
   const n = nonce();
   return {
     name: 'preflight',
     command: 'sh -s',
-    stdin: buildPreflightScript(n, profile),
+    stdin: buildPreflightScript(n, profile, Boolean(opts.preview)),
     timeoutMs: opts.timeoutMs ?? 150_000,
     maxOutputBytes: 8 * 1024 * 1024,
     acceptTruncated: true,

@@ -37,7 +37,8 @@ export function clientResume(cap: RestoreCapture | null | undefined, maps: reado
   const cwd = c.cwd ? (mapPath(c.cwd, maps) ?? c.cwd) : null;
   const venv = cap?.profile?.[0]?.venv;
   const venvMapped = venv ? (venv.startsWith('/') ? (mapPath(venv, maps) ?? venv) : venv) : null;
-  const log = cwd ? `${cwd}/gs-client-resume.log` : null;
+  // A new file each start (mktemp: created exclusively, never through a link a restored folder holds).
+  const log = cwd ? `${cwd}/gs-client-resume-XXXXXX.log` : null;
   const activate =
     venvMapped && c.envNames.includes('VIRTUAL_ENV')
       ? `. ${venvMapped.startsWith('~/') ? '"$HOME"/' + shq(venvMapped.slice(2)) : shq(venvMapped)}/bin/activate && `
@@ -49,20 +50,32 @@ export function clientResume(cap: RestoreCapture | null | undefined, maps: reado
   return { argv, cwd, command, log, envNames: c.envNames, secretEnv: c.envNames.filter((n) => isSecretName(n)), blocked };
 }
 
-/** Start the client detached (setsid nohup, stdin /dev/null, output to its log); answers its pid. */
-export function startClientOperation(r: ClientResume): RemoteOperation<{ pid: number | null; error: string | null }> {
-  const logExpr = r.log ? shq(r.log) : '/dev/null';
-  const script = `( ${r.command} ) > ${logExpr} 2>&1 < /dev/null &\necho "GS-PID $!"\n`;
+/**
+ * Start the client detached (setsid nohup, stdin /dev/null, output to a new log made by mktemp: created with
+ * O_EXCL, so a restored `gs-client-resume.log -> ../.ssh/authorized_keys` is never followed or replaced);
+ * answers its pid and the log's path.
+ */
+export function startClientOperation(r: ClientResume): RemoteOperation<{ pid: number | null; log: string | null; error: string | null }> {
+  const dir = r.log ? r.log.slice(0, r.log.lastIndexOf('/')) : null;
+  const mk = dir
+    ? `L=$(mktemp -- ${shq(`${dir}/gs-client-resume-XXXXXX.log`)} 2>/dev/null || mktemp -- ${shq(`${dir}/gs-client-resume.XXXXXX`)}) || ` +
+      `{ echo "GS-NOLOG cannot create a log file in ${dir.replace(/[^A-Za-z0-9_./ -]/g, '?')}"; exit 0; }\n`
+    : 'L=/dev/null\n';
+  const script = `${mk}( ${r.command} ) >> "$L" 2>&1 < /dev/null &\necho "GS-PID $!"\nprintf 'GS-LOG %s\\n' "$L"\n`;
   return {
     name: 'restore-start-client',
     command: `setsid sh -c ${shq(script)}`,
     timeoutMs: 30_000,
     maxOutputBytes: 64 * 1024,
     parse: (res) => {
-      const m = /GS-PID (\d+)/.exec(res.stdout.toString('utf8'));
+      const out = res.stdout.toString('utf8');
+      const m = /GS-PID (\d+)/.exec(out);
+      const log = /GS-LOG (.*)/.exec(out)?.[1] ?? null;
+      const nolog = /GS-NOLOG (.*)/.exec(out);
+      if (nolog) return { pid: null, log: null, error: `the client was not started: ${nolog[1]}` };
       return m
-        ? { pid: Number(m[1]), error: null }
-        : { pid: null, error: `the client did not start (exit ${res.code}: ${stderrTail(res)})` };
+        ? { pid: Number(m[1]), log: log === '/dev/null' ? null : log, error: null }
+        : { pid: null, log: null, error: `the client did not start (exit ${res.code}: ${stderrTail(res)})` };
     },
   };
 }

@@ -5,7 +5,7 @@
  * home's own shell and ssh setup is kept. Bytes travel as tar streams (PAX names) or appended pieces, written
  * under temporary names and renamed only after the node's SHA-256 matches.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { runOperation } from '../remote/operation';
@@ -14,7 +14,8 @@ import type { SalvageItem, SalvageManifest } from '../salvage/salvage';
 import { insideDest, localRelPath } from '../salvage/paths';
 import { remoteHashes } from '../salvage/transfer';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { FolderMap, isUnder, mapOf, mapPath, resolveMaps } from './mapping';
+import { FolderMap, mapOf, mapPath, resolveMaps } from './mapping';
+import { includedByUser, protectedReason, refusedLink, refusedPatch, refusedPath, resolveIncludes, safeMode } from './targets';
 import type { RestoreCapture } from './capture';
 import {
   GitRestoreState,
@@ -23,6 +24,7 @@ import {
   appendOperation,
   extractOperation,
   gitApplyOperation,
+  safeParentsOperation,
   symlinkOperation,
   targetStateOperation,
   verifyOperation,
@@ -36,6 +38,8 @@ export interface RestoreFileEntry {
   remotePath: string;
   /** The path on the new node. */
   target: string;
+  /** The mapped folder it lands in: no folder between it and the target may resolve through a symlink. */
+  base: string;
   localAbs: string | null;
   size: number;
   /** SHA-256 of the salvaged bytes (what the node must end up holding). */
@@ -48,6 +52,7 @@ export interface RestoreFileEntry {
 export interface GitEntry {
   remotePath: string;
   target: string;
+  base: string;
   patchFile: string | null;
 }
 
@@ -56,6 +61,8 @@ export interface LocalPlan {
   mapped: FolderMap[];
   entries: RestoreFileEntry[];
   kept: string[];
+  /** Why each kept path was not restored. */
+  keptReasons: Array<{ path: string; reason: string }>;
   git: GitEntry[];
   skipped: Array<{ path: string; reason: string }>;
 }
@@ -71,6 +78,7 @@ export interface FilesResult {
   bytes: number;
   conflicts: Conflict[];
   kept: string[];
+  keptReasons: Conflict[];
   failed: Conflict[];
   git: Array<{ path: string; state: GitRestoreState | 'not-restored'; reason: string }>;
   /** Files that would be sent (plan only) */
@@ -79,74 +87,118 @@ export interface FilesResult {
 
 type ManifestWithRestore = SalvageManifest & { restore?: RestoreCapture | null };
 
-/** Shell and ssh setup of the new home that restore never replaces. */
-export function isKeptShellFile(target: string, newHome: string): boolean {
-  if (!isUnder(target, newHome) || target === newHome) return false;
-  const rel = target.slice(newHome.length + 1);
-  return rel === '.bashrc' || rel === '.profile' || rel === '.bash_logout' || rel === '.ssh' || rel.startsWith('.ssh/');
+/**
+ * Where the salvaged bytes of an item are: its localPath (relative to the run folder), else salvage's name
+ * mapping. The run folder may have been changed since the salvage: a copy that is a symlink, not a regular file,
+ * or whose folders resolve outside the run folder is refused (its bytes could be any local file).
+ */
+export function localBytesPath(runDir: string, it: SalvageItem): string {
+  const p = insideDest(runDir, it.localPath ?? localRelPath(it.remotePath));
+  if (!existsSync(p) && !isLink(p)) return p;
+  const st = lstatSync(p);
+  if (st.isSymbolicLink()) throw new Error(`its salvaged copy ${p} is a symlink in the run folder; restore reads only regular files there`);
+  if (!st.isFile()) throw new Error(`its salvaged copy ${p} is not a regular file`);
+  const real = realpathSync(p);
+  const rootReal = realpathSync(runDir);
+  if (real !== path.join(rootReal, path.relative(runDir, p)))
+    throw new Error(`its salvaged copy ${p} resolves outside the run folder (to ${real}); restore reads only the run folder's own files`);
+  return p;
 }
 
-/** Where the salvaged bytes of an item are: its localPath (relative to the run folder), else salvage's name mapping. */
-export function localBytesPath(runDir: string, it: SalvageItem): string {
-  return insideDest(runDir, it.localPath ?? localRelPath(it.remotePath));
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 export function oldHomeOf(m: ManifestWithRestore): string | null {
-  return m.restore?.home ?? m.roots.find((r) => r.why === 'home')?.path ?? null;
+  const h = m.restore?.home ?? m.roots.find((r) => r.why === 'home')?.path ?? null;
+  return typeof h === 'string' && refusedPath(h) === null ? h : null;
 }
 
 function fileMode(m: ManifestWithRestore, it: SalvageItem, localAbs: string): string {
   const cap = m.restore?.modes?.[it.remotePath];
-  if (cap && /^[0-7]{3,4}$/.test(cap)) return cap;
+  if (typeof cap === 'string' && /^[0-7]{3,4}$/.test(cap)) return safeMode(cap);
   try {
-    return (statSync(localAbs).mode & 0o777).toString(8);
+    return safeMode(lstatSync(localAbs).mode & 0o777);
   } catch {
     return '644';
   }
 }
 
-/** The plan from the run folder alone (no node): what goes where. */
-export function buildLocalPlan(runDir: string, m: ManifestWithRestore, userMaps: FolderMap[], newHome: string): LocalPlan {
+/**
+ * The plan from the run folder alone (no node): what goes where. Every remote path is checked as text first
+ * (targets.ts); only paths under the run's recorded roots (mapped to the new node) or a `--map` are written;
+ * protected paths are kept unless `include` (the user's `--include-dotfiles`) names them.
+ */
+export function buildLocalPlan(
+  runDir: string,
+  m: ManifestWithRestore,
+  userMaps: FolderMap[],
+  newHome: string,
+  include: readonly string[] = [],
+): LocalPlan {
   const oldHome = oldHomeOf(m);
+  const roots = (Array.isArray(m.roots) ? m.roots : []).map((r) => r?.path).filter((p): p is string => typeof p === 'string');
   const mapped = resolveMaps(
     userMaps,
     oldHome,
     newHome,
-    m.roots.map((r) => r.path),
+    roots.filter((r) => refusedPath(r) === null),
   );
-  const plan: LocalPlan = { oldHome, mapped, entries: [], kept: [], git: [], skipped: [] };
-  const addFolderMapFor = (p: string) => {
-    if (mapPath(p, plan.mapped)) return;
-    const dir = p.slice(0, p.lastIndexOf('/')) || '/';
-    plan.mapped.push({ from: dir, to: dir });
-  };
+  const plan: LocalPlan = { oldHome, mapped, entries: [], kept: [], keptReasons: [], git: [], skipped: [] };
+  const includes = resolveIncludes(include, newHome);
   for (const it of m.items) {
-    if (it.status !== 'verified' || !it.remotePath.startsWith('/')) continue;
+    if (it.status !== 'verified' || typeof it.remotePath !== 'string' || !it.remotePath.startsWith('/')) continue;
     if (it.kind === 'server-cmdline' || it.kind === 'cache') continue;
-    addFolderMapFor(it.remotePath);
-    const target = mapPath(it.remotePath, plan.mapped)!;
-    if (target.split('/').some((c) => c === '..' || c === '.')) {
-      plan.skipped.push({ path: it.remotePath, reason: 'the path has "." or ".." components' });
+    const bad = refusedPath(it.remotePath);
+    if (bad) {
+      plan.skipped.push({ path: it.remotePath, reason: `not restored: ${bad}` });
+      continue;
+    }
+    const target = mapPath(it.remotePath, plan.mapped);
+    const base = mapOf(it.remotePath, plan.mapped)?.to;
+    if (target === null || base === undefined) {
+      plan.skipped.push({
+        path: it.remotePath,
+        reason:
+          "not restored: it is under none of the run's recorded folders; restore writes only those (name a folder with --map OLD=NEW)",
+      });
+      continue;
+    }
+    const badTarget = refusedPath(target);
+    if (badTarget) {
+      plan.skipped.push({ path: it.remotePath, reason: `not restored to ${target}: ${badTarget}` });
+      continue;
+    }
+    const prot = protectedReason(target, newHome);
+    if (prot && !includedByUser(target, includes)) {
+      plan.kept.push(target);
+      plan.keptReasons.push({ path: target, reason: `${prot} (--include-dotfiles ${target} restores it)` });
       continue;
     }
     if (it.kind === 'git-state') {
       const dir = it.localPath ? insideDest(runDir, it.localPath) : null;
       const patch = dir ? path.join(dir, 'git-diff.patch') : null;
-      plan.git.push({ remotePath: it.remotePath, target, patchFile: patch && existsSync(patch) ? patch : null });
-      continue;
-    }
-    if (isKeptShellFile(target, newHome)) {
-      plan.kept.push(target);
+      plan.git.push({ remotePath: it.remotePath, target, base, patchFile: patch && existsSync(patch) && !isLink(patch) ? patch : null });
       continue;
     }
     const mtime = Date.parse(it.mtime);
     if (it.kind === 'symlink') {
-      if (it.linkTarget === undefined) continue;
+      if (typeof it.linkTarget !== 'string') continue;
       const lt = it.linkTarget.startsWith('/') ? (mapPath(it.linkTarget, plan.mapped) ?? it.linkTarget) : it.linkTarget;
+      const badLink = includedByUser(target, includes) ? null : refusedLink(target, lt, newHome);
+      if (badLink) {
+        plan.skipped.push({ path: it.remotePath, reason: `the symlink was not made: ${badLink}` });
+        continue;
+      }
       plan.entries.push({
         kind: 'symlink',
         remotePath: it.remotePath,
         target,
+        base,
         localAbs: null,
         size: 0,
         sha256: null,
@@ -172,8 +224,9 @@ export function buildLocalPlan(runDir: string, m: ManifestWithRestore, userMaps:
       kind: 'file',
       remotePath: it.remotePath,
       target,
+      base,
       localAbs,
-      size: statSync(localAbs).size,
+      size: lstatSync(localAbs).size,
       sha256: sha,
       mode: fileMode(m, it, localAbs),
       mtime: Number.isFinite(mtime) ? mtime / 1000 : Date.now() / 1000,
@@ -184,6 +237,8 @@ export function buildLocalPlan(runDir: string, m: ManifestWithRestore, userMaps:
 
 export interface ApplyOptions {
   node: string;
+  /** The new node's home (protected paths are judged against it). */
+  newHome: string;
   force: boolean;
   /** Only compare (no write at all): restore_plan. */
   planOnly?: boolean;
@@ -214,7 +269,16 @@ export async function checkWritable(t: Transport, plan: LocalPlan, node: string,
 
 /** Compare, then upload what is missing or (with force) different; conflicts are left alone. */
 export async function applyFiles(t: Transport, plan: LocalPlan, o: ApplyOptions): Promise<FilesResult> {
-  const res: FilesResult = { uploaded: 0, unchanged: 0, bytes: 0, conflicts: [], kept: [...plan.kept], failed: [], git: [] };
+  const res: FilesResult = {
+    uploaded: 0,
+    unchanged: 0,
+    bytes: 0,
+    conflicts: [],
+    kept: [...plan.kept],
+    keptReasons: [...plan.keptReasons],
+    failed: [],
+    git: [],
+  };
   for (const s of plan.skipped) res.failed.push(s);
   // git state first: a clean clone with the diff applied then holds the salvaged bytes (no conflict).
   for (const g of plan.git) {
@@ -227,11 +291,21 @@ export async function applyFiles(t: Transport, plan: LocalPlan, o: ApplyOptions)
       res.git.push({ path: g.target, state: 'clean', reason: 'no uncommitted changes were salvaged' });
       continue;
     }
+    const refused = refusedPatch(patch.toString('utf8'), g.target, o.newHome);
+    if (refused) {
+      res.git.push({ path: g.target, state: 'failed', reason: `the diff was not applied: ${refused}; it is in ${g.patchFile}` });
+      continue;
+    }
     if (o.planOnly) {
       res.git.push({ path: g.target, state: 'not-restored', reason: `the diff ${g.patchFile} is applied when the restore runs` });
       continue;
     }
     try {
+      const [where] = await runOperation(t, safeParentsOperation([{ path: `${g.target}/.git`, base: g.base }]), o.signal);
+      if (!where.ok) {
+        res.git.push({ path: g.target, state: 'failed', reason: `the diff was not applied: ${where.reason}` });
+        continue;
+      }
       const r = await runOperation(t, gitApplyOperation(g.target, patch), o.signal);
       res.git.push({
         path: g.target,
@@ -242,10 +316,21 @@ export async function applyFiles(t: Transport, plan: LocalPlan, o: ApplyOptions)
       res.git.push({ path: g.target, state: 'failed', reason: errorMessage(e) });
     }
   }
-  const files = plan.entries.filter((e) => e.kind === 'file');
-  const links = plan.entries.filter((e) => e.kind === 'symlink');
-  const states = plan.entries.length ? await runOperation(t, targetStateOperation(plan.entries.map((e) => e.target)), o.signal) : [];
-  const stateOf = new Map<RestoreFileEntry, TargetState>(plan.entries.map((e, i) => [e, states[i]]));
+  // After the git diffs (which can create links): no folder between a mapped folder and a target may resolve
+  // through a symlink; such targets fail, named, and nothing is written through them.
+  const safe = plan.entries.length
+    ? await runOperation(t, safeParentsOperation(plan.entries.map((e) => ({ path: e.target, base: e.base }))), o.signal)
+    : [];
+  const entries = plan.entries.filter((e, i) => {
+    const s = safe[i];
+    if (s.ok) return true;
+    res.failed.push({ path: e.target, reason: s.reason });
+    return false;
+  });
+  const files = entries.filter((e) => e.kind === 'file');
+  const links = entries.filter((e) => e.kind === 'symlink');
+  const states = entries.length ? await runOperation(t, targetStateOperation(entries.map((e) => e.target)), o.signal) : [];
+  const stateOf = new Map<RestoreFileEntry, TargetState>(entries.map((e, i) => [e, states[i]]));
   // Same size: hash on the node (one exec for all of them).
   const sameSize = files.filter((e) => {
     const s = stateOf.get(e)!;
@@ -296,7 +381,7 @@ export async function applyFiles(t: Transport, plan: LocalPlan, o: ApplyOptions)
   if (linkRecs.length) {
     const out = await runOperation(
       t,
-      symlinkOperation(linkRecs.map((l) => ({ link: l.e.target, target: l.e.linkTarget!, replace: l.replace }))),
+      symlinkOperation(linkRecs.map((l) => ({ link: l.e.target, target: l.e.linkTarget!, replace: l.replace, base: l.e.base }))),
       o.signal,
     );
     out.forEach((r, i) => {
@@ -336,6 +421,7 @@ async function uploadFiles(t: Transport, send: RestoreFileEntry[], res: FilesRes
     const recs: VerifyRecord[] = batch.map((x) => ({
       tmp: x.tmp,
       final: x.e.target,
+      base: x.e.base,
       sha256: x.e.sha256 ?? '',
       mode: x.e.mode,
       mtime: x.e.mtime,
@@ -369,7 +455,9 @@ async function uploadFiles(t: Transport, send: RestoreFileEntry[], res: FilesRes
         }
       } else {
         const tar = writeTar(
-          batch.map((x) => ({ name: x.tmp, data: readFileSync(x.e.localAbs!), mode: Number.parseInt(x.e.mode, 8), mtime: x.e.mtime })),
+          // Relative to / (tar runs without -P); 0600 until the verify step sets the file's own mode, so no other
+          // user reads a temporary copy.
+          batch.map((x) => ({ name: x.tmp.slice(1), data: readFileSync(x.e.localAbs!), mode: 0o600, mtime: x.e.mtime })),
         );
         await runOperation(t, extractOperation(tar, o.node), o.signal);
         done += batch.reduce((a, b) => a + b.e.size, 0);
@@ -381,7 +469,7 @@ async function uploadFiles(t: Transport, send: RestoreFileEntry[], res: FilesRes
       // Leftover temporary names are removed by the verify step of a later run (they never take a final name).
       await runOperation(
         t,
-        verifyOperation(batch.map((x) => ({ tmp: x.tmp, final: x.e.target, sha256: '-', mode: '644', mtime: 0 }))),
+        verifyOperation(batch.map((x) => ({ tmp: x.tmp, final: x.e.target, base: x.e.base, sha256: '-', mode: '600', mtime: 0 }))),
         o.signal,
       ).catch(() => undefined);
     }

@@ -6,6 +6,7 @@ import { RemoteOperation, incomplete, stderrTail } from '../remote/operation';
 import { shq } from '../remote/quote';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { parseListenPorts } from '../launch/launch';
+import { safeMode } from './targets';
 
 export interface NodeFacts {
   home: string;
@@ -125,11 +126,15 @@ export function writableOperation(dirs: string[]): RemoteOperation<Array<{ ok: b
   });
 }
 
-/** Extract a tar of absolute temporary names (from writeTar) on the node. */
+/**
+ * Extract a tar of temporary names (from writeTar, relative to `/`) on the node: no `-P`, and `-k` so that an
+ * existing name (a link planted where a temporary name goes) is an error, never replaced or followed. The
+ * folders above each name were checked first (safeParentsOperation).
+ */
 export function extractOperation(tar: Buffer, node: string): RemoteOperation<void> {
   return {
     name: 'restore-extract',
-    command: 'tar -x -P --no-same-owner -f -',
+    command: 'tar -x -k -C / --no-same-owner -f -',
     stdin: tar,
     timeoutMs: 30 * 60_000,
     maxOutputBytes: 1024 * 1024,
@@ -144,7 +149,10 @@ export function appendOperation(tmp: string, data: Buffer, first: boolean, node:
   const dir = tmp.slice(0, tmp.lastIndexOf('/')) || '/';
   return {
     name: 'restore-append',
-    command: first ? `mkdir -p -- ${shq(dir)} && cat > ${shq(tmp)}` : `cat >> ${shq(tmp)}`,
+    // The first piece creates the temporary name with noclobber (an existing name, a planted link, fails).
+    command: first
+      ? `mkdir -p -- ${shq(dir)} && set -C && cat > ${shq(tmp)}`
+      : `[ -f ${shq(tmp)} ] && [ ! -L ${shq(tmp)} ] && cat >> ${shq(tmp)}`,
     stdin: data,
     timeoutMs: 30 * 60_000,
     maxOutputBytes: 1024 * 1024,
@@ -157,6 +165,8 @@ export function appendOperation(tmp: string, data: Buffer, first: boolean, node:
 export interface VerifyRecord {
   tmp: string;
   final: string;
+  /** The mapped folder the file lands in: nothing between it and the file may resolve through a symlink. */
+  base: string;
   sha256: string;
   mode: string;
   mtime: number;
@@ -165,42 +175,42 @@ export interface VerifyRecord {
 export type VerifyOutcome = { ok: true } | { ok: false; reason: string };
 
 /**
- * On the node: hash each temporary file, and only when it matches the expected SHA-256 set its mode and mtime
- * and rename it over the final name (`mv -T`: never into a folder); a mismatch is removed.
+ * On the node: hash each temporary file, and only when it matches the expected SHA-256 and its folder still
+ * resolves to itself (SAFE_PARENT) set its mode and mtime and rename it over the final name (`mv -T`: never into
+ * a folder, and a link at the final name is replaced, not followed); a mismatch is removed.
  */
 export function verifyOperation(recs: VerifyRecord[]): RemoteOperation<VerifyOutcome[]> {
   const body =
-    'i=$1 t=$2 f=$3 w=$4 m=$5 s=$6; ' +
-    'if [ ! -f "$t" ]; then printf "%s missing\\n" "$i"; exit 0; fi; ' +
+    SAFE_PARENT +
+    'i=$1 t=$2 f=$3 w=$4 m=$5 s=$6 b=$7; ' +
+    'if [ ! -f "$t" ] || [ -L "$t" ]; then printf "%s missing\\n" "$i"; exit 0; fi; ' +
     'g=$(sha256sum < "$t" | cut -c1-64); ' +
     'if [ "$g" != "$w" ]; then rm -f -- "$t"; printf "%s mismatch %s\\n" "$i" "$g"; exit 0; fi; ' +
+    'if ! safe "$f" "$b"; then rm -f -- "$t"; printf "%s unsafe %s\\n" "$i" "$(printf %s "$S" | tr "\\n" " ")"; exit 0; fi; ' +
     'chmod "$m" -- "$t" 2>/dev/null; touch -m -d "@$s" -- "$t" 2>/dev/null; ' +
     'if e=$(mv -f -T -- "$t" "$f" 2>&1); then printf "%s ok\\n" "$i"; else rm -f -- "$t"; printf "%s mv %s\\n" "$i" "$(printf %s "$e" | tr "\\n" " ")"; fi';
   const stdin = Buffer.from(
     recs
-      .map(
-        (r, i) =>
-          [String(i), r.tmp, r.final, r.sha256, /^[0-7]{3,4}$/.test(r.mode) ? r.mode : '644', String(Math.floor(r.mtime))].join('\0') +
-          '\0',
-      )
+      .map((r, i) => [String(i), r.tmp, r.final, r.sha256, safeMode(r.mode), String(Math.floor(r.mtime)), r.base].join('\0') + '\0')
       .join(''),
   );
   return {
     name: 'restore-verify',
-    command: `xargs -0 -r -n 6 sh -c ${shq(body)} sh`,
+    command: `xargs -0 -r -n 7 sh -c ${shq(body)} sh`,
     stdin,
     timeoutMs: 60 * 60_000,
     maxOutputBytes: 16 * 1024 * 1024,
     parse: (r) => {
       const out: VerifyOutcome[] = recs.map(() => ({ ok: false, reason: 'the node did not answer for it' }));
       for (const l of r.stdout.toString('utf8').split('\n')) {
-        const m = /^(\d+) (ok|missing|mismatch|mv)(?: (.*))?$/.exec(l);
+        const m = /^(\d+) (ok|missing|mismatch|mv|unsafe)(?: (.*))?$/.exec(l);
         if (!m || Number(m[1]) >= recs.length) continue;
         const i = Number(m[1]);
         if (m[2] === 'ok') out[i] = { ok: true };
         else if (m[2] === 'missing') out[i] = { ok: false, reason: 'the uploaded copy is missing on the node' };
         else if (m[2] === 'mismatch')
           out[i] = { ok: false, reason: `SHA-256 on the node ${m[3] ?? '?'} differs from the salvaged ${recs[i].sha256}` };
+        else if (m[2] === 'unsafe') out[i] = { ok: false, reason: unsafeReason(m[3]) };
         else out[i] = { ok: false, reason: `could not put it in place: ${m[3] ?? ''}`.trim() };
       }
       return out;
@@ -208,23 +218,79 @@ export function verifyOperation(recs: VerifyRecord[]): RemoteOperation<VerifyOut
   };
 }
 
-/** Symlinks as links (`ln -s`); with replace, an existing file or link there is removed first (never a folder). */
-export function symlinkOperation(recs: Array<{ link: string; target: string; replace: boolean }>): RemoteOperation<VerifyOutcome[]> {
+const unsafeReason = (why: string | undefined) =>
+  `not written: ${(why ?? 'a folder above it is not safe').trim()}; nothing was written through it`;
+
+/**
+ * A shell function for the node: `safe PATH BASE` succeeds when PATH's folder is BASE or below it and no folder
+ * of it below BASE resolves through a symlink (its realpath is BASE's realpath plus the same names), else sets
+ * S to why. Folders that do not exist yet are fine (they are created as real folders); BASE itself may resolve
+ * anywhere (it is the user's or the home's folder).
+ */
+export const SAFE_PARENT =
+  'safe() { b=${2%/}; d=$(dirname -- "$1"); ' +
+  'case "$d/" in "$b"/*) ;; *) S="its folder $d is outside $2"; return 1;; esac; ' +
+  'e=$d; while [ ! -e "$e" ] && [ ! -L "$e" ]; do e=$(dirname -- "$e"); done; ' +
+  'case "$e" in "$b"/*) ;; *) return 0;; esac; ' +
+  'rb=$(realpath -e -- "${b:-/}" 2>/dev/null) || { S="cannot resolve $2"; return 1; }; ' +
+  're=$(realpath -e -- "$e" 2>/dev/null) || { S="$e is a dangling symlink"; return 1; }; ' +
+  'rb=${rb%/}; if [ "$re" != "$rb${e#"$b"}" ]; then S="$e resolves through a symlink (to $re)"; return 1; fi; ' +
+  '[ -d "$e" ] || { S="$e is not a folder"; return 1; }; }; ';
+
+/** For each path: may restore write it (SAFE_PARENT against its mapped folder)? Read-only. */
+export function safeParentsOperation(recs: Array<{ path: string; base: string }>): RemoteOperation<VerifyOutcome[]> {
   const body =
-    'i=$1 l=$2 t=$3 r=$4; mkdir -p -- "$(dirname -- "$l")" 2>/dev/null; ' +
+    SAFE_PARENT +
+    'i=$1; if safe "$2" "$3"; then printf "%s ok\\n" "$i"; else printf "%s unsafe %s\\n" "$i" "$(printf %s "$S" | tr "\\n" " ")"; fi';
+  return {
+    name: 'restore-safe-parents',
+    command: `xargs -0 -r -n 3 sh -c ${shq(body)} sh`,
+    stdin: Buffer.from(recs.map((r, i) => [String(i), r.path, r.base].join('\0') + '\0').join('')),
+    timeoutMs: 300_000,
+    maxOutputBytes: 64 * 1024 * 1024,
+    idempotent: true,
+    parse: (r) => {
+      const out: VerifyOutcome[] = recs.map(() => ({ ok: false, reason: 'the node did not answer for it' }));
+      for (const l of r.stdout.toString('utf8').split('\n')) {
+        const m = /^(\d+) (ok|unsafe)(?: (.*))?$/.exec(l);
+        if (m && Number(m[1]) < recs.length) out[Number(m[1])] = m[2] === 'ok' ? { ok: true } : { ok: false, reason: unsafeReason(m[3]) };
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * Symlinks as links (`ln -s`), each only where its folder is safe (SAFE_PARENT); with replace, an existing file
+ * or link there is removed first (never a folder).
+ */
+export function symlinkOperation(
+  recs: Array<{ link: string; target: string; replace: boolean; base: string }>,
+): RemoteOperation<VerifyOutcome[]> {
+  const body =
+    SAFE_PARENT +
+    'i=$1 l=$2 t=$3 r=$4 b=$5; ' +
+    'if ! safe "$l" "$b"; then printf "%s unsafe %s\\n" "$i" "$(printf %s "$S" | tr "\\n" " ")"; exit 0; fi; ' +
+    'mkdir -p -- "$(dirname -- "$l")" 2>/dev/null; ' +
     'if [ "$r" = 1 ] && { [ -L "$l" ] || [ -f "$l" ]; }; then rm -f -- "$l"; fi; ' +
     'if e=$(ln -s -- "$t" "$l" 2>&1); then printf "%s ok\\n" "$i"; else printf "%s ln %s\\n" "$i" "$(printf %s "$e" | tr "\\n" " ")"; fi';
   return {
     name: 'restore-symlinks',
-    command: `xargs -0 -r -n 4 sh -c ${shq(body)} sh`,
-    stdin: Buffer.from(recs.map((r, i) => [String(i), r.link, r.target, r.replace ? '1' : '0'].join('\0') + '\0').join('')),
+    command: `xargs -0 -r -n 5 sh -c ${shq(body)} sh`,
+    stdin: Buffer.from(recs.map((r, i) => [String(i), r.link, r.target, r.replace ? '1' : '0', r.base].join('\0') + '\0').join('')),
     timeoutMs: 120_000,
     maxOutputBytes: 16 * 1024 * 1024,
     parse: (r) => {
       const out: VerifyOutcome[] = recs.map(() => ({ ok: false, reason: 'the node did not answer for it' }));
       for (const l of r.stdout.toString('utf8').split('\n')) {
-        const m = /^(\d+) (ok|ln)(?: (.*))?$/.exec(l);
-        if (m && Number(m[1]) < recs.length) out[Number(m[1])] = m[2] === 'ok' ? { ok: true } : { ok: false, reason: m[3] ?? 'ln failed' };
+        const m = /^(\d+) (ok|ln|unsafe)(?: (.*))?$/.exec(l);
+        if (!m || Number(m[1]) >= recs.length) continue;
+        out[Number(m[1])] =
+          m[2] === 'ok'
+            ? { ok: true }
+            : m[2] === 'unsafe'
+              ? { ok: false, reason: unsafeReason(m[3]) }
+              : { ok: false, reason: m[3] ?? 'ln failed' };
       }
       return out;
     },

@@ -1,5 +1,6 @@
 /** The restore result as the CLI's --json (the contract) and as text (CLI, VS Code review and log). */
 import { formatBytes as bytes } from '../util/format';
+import { visible } from '../util/terminal';
 import type { RestoreResult } from './restore';
 
 export function restoreJson(r: RestoreResult): Record<string, unknown> {
@@ -13,6 +14,7 @@ export function restoreJson(r: RestoreResult): Record<string, unknown> {
       bytes: r.files.bytes,
       conflicts: r.files.conflicts,
       kept: r.files.kept,
+      keptReasons: r.files.keptReasons,
       failed: r.files.failed,
       git: r.files.git,
       ...(r.files.toUpload !== undefined ? { toUpload: r.files.toUpload } : {}),
@@ -24,20 +26,29 @@ export function restoreJson(r: RestoreResult): Record<string, unknown> {
   };
 }
 
+/**
+ * The restore as text. Every path and reason is one line whatever it holds (node names can carry newlines and
+ * escapes: they are shown as `\u000a`, never as a line of their own that could forge a review line).
+ */
 export function renderRestore(r: RestoreResult): string {
   const L: string[] = [];
+  const v = (s: string) => visible(s);
   L.push(`Restore of ${r.from.node} (${r.from.run}) onto ${r.node}`);
-  for (const m of r.mapped) L.push(`  ${m.from} → ${m.to}`);
+  for (const m of r.mapped) L.push(`  ${v(m.from)} → ${v(m.to)}`);
   const f = r.files;
   L.push(
     f.toUpload !== undefined
       ? `Files: ${f.toUpload} to send (${bytes(f.bytes)}), ${f.unchanged} already there, ${f.conflicts.length} conflict(s).`
       : `Files: ${f.uploaded} sent (${bytes(f.bytes)}), ${f.unchanged} already there (not sent again), ${f.conflicts.length} conflict(s).`,
   );
-  for (const c of f.conflicts) L.push(`  CONFLICT ${c.path}: ${c.reason}`);
-  for (const c of f.failed) L.push(`  FAILED ${c.path}: ${c.reason}`);
-  if (f.kept.length) L.push(`  Kept the new node's own: ${f.kept.join(', ')}`);
-  for (const g of f.git) L.push(`  git ${g.path}: ${g.state} — ${g.reason}`);
+  for (const c of f.conflicts) L.push(`  CONFLICT ${v(c.path)}: ${v(c.reason)}`);
+  for (const c of f.failed) L.push(`  FAILED ${v(c.path)}: ${v(c.reason)}`);
+  if (f.keptReasons.length) {
+    L.push(`  Not restored, kept as ${r.node} has it (${f.keptReasons.length}; --include-dotfiles PATH restores one):`);
+    for (const k of f.keptReasons.slice(0, 30)) L.push(`    ${v(k.path)}: ${v(k.reason)}`);
+    if (f.keptReasons.length > 30) L.push(`    … and ${f.keptReasons.length - 30} more (--json lists them all)`);
+  }
+  for (const g of f.git) L.push(`  git ${v(g.path)}: ${g.state} — ${v(g.reason)}`);
   if (r.launch) {
     L.push(`Launch: ${r.launch.outcome}`);
     for (const n of r.launch.notes) L.push(`  ${n}`);

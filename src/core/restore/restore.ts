@@ -27,6 +27,8 @@ export interface RestoreOptions {
   /** The target node's name (for messages and the JSON). */
   node: string;
   maps?: FolderMap[];
+  /** Protected paths (dotfiles, ~/.ssh, …) the user names to restore anyway (`--include-dotfiles`). */
+  includeDotfiles?: string[];
   force?: boolean;
   launch?: boolean;
   dryRun?: boolean;
@@ -117,11 +119,32 @@ export function readRun(runDir: string): RestoreManifest {
   }
 }
 
-/** The captured profile's groups (a profile file's shape too: one group, or {groups: [...]}). */
+/**
+ * The captured profile's groups (a profile file's shape too: one group, or {groups: [...]}), validated like a
+ * profile file: the run folder is data from the old node, so a `basePort` that is not an integer, a name off its
+ * pattern or an unknown field is an error naming it, never a value in a script.
+ */
 export function profileGroups(p: unknown): LaunchProfile[] {
-  if (Array.isArray(p)) return p as LaunchProfile[];
-  if (p && typeof p === 'object') return validateProfile(p).groups ?? [];
-  return [];
+  if (p === null || p === undefined) return [];
+  // Salvage records the groups as a list of single profiles (each with the file's name and description).
+  const parts = Array.isArray(p) ? p : [p];
+  const groups: LaunchProfile[] = [];
+  const errors: string[] = [];
+  parts.forEach((g, i) => {
+    const v =
+      Array.isArray(p) && g && typeof g === 'object' && 'groups' in g
+        ? { errors: ['groups: a recorded group holds groups of its own'] }
+        : validateProfile(g);
+    if (v.errors.length || !v.groups) errors.push(...v.errors.map((e) => (Array.isArray(p) ? `[${i}] ${e}` : e)));
+    else groups.push(...v.groups);
+  });
+  if (errors.length)
+    throw new GpuSessionsError(
+      'config',
+      `The launch profile recorded in the salvage is not valid (${errors.slice(0, 5).join('; ')}${errors.length > 5 ? '; …' : ''}): ` +
+        'nothing was launched; launch with `gpu-sessions launch NODE --profile FILE` instead.',
+    );
+  return groups;
 }
 
 function argOf(argv: string[], flag: string): string | null {
@@ -139,7 +162,7 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
   const facts: NodeFacts = await runOperation(t, nodeFactsOperation(o.node), o.signal);
   if (!facts.home.startsWith('/'))
     throw new GpuSessionsError('remote-failed', `${o.node} did not say its home folder ($HOME is "${facts.home}").`);
-  const plan: LocalPlan = buildLocalPlan(runDir, m, o.maps ?? [], facts.home);
+  const plan: LocalPlan = buildLocalPlan(runDir, m, o.maps ?? [], facts.home, o.includeDotfiles ?? []);
   const messages: string[] = [];
   const planOnly = Boolean(o.planOnly || o.dryRun);
   if (!planOnly) {
@@ -149,6 +172,7 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
   progress(`Comparing ${plan.entries.length} file(s) with ${o.node}…`);
   const files = await applyFiles(t, plan, {
     node: o.node,
+    newHome: facts.home,
     force: Boolean(o.force),
     planOnly,
     signal: o.signal,
@@ -185,6 +209,8 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
     progress(o.dryRun ? 'Rendering the launch script (dry run)…' : `Launching ${adapted.groups.length} group(s) of servers…`);
     const lr = await launch(t, adapted.groups, {
       dryRun: o.dryRun,
+      // A preview never runs the node's interpreter or sources its venv (restored from the old node).
+      preview: planOnly,
       timeoutMs: o.readyTimeoutMs,
       secrets: o.secrets ?? ((n) => process.env[n]),
       signal: o.signal,
@@ -218,7 +244,7 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
       else {
         progress('Starting the generation client…');
         const s = await runOperation(t, startClientOperation(resume), o.signal);
-        Object.assign(res.client, { started: s.pid !== null, pid: s.pid, error: s.error });
+        Object.assign(res.client, { started: s.pid !== null, pid: s.pid, log: s.log ?? res.client.log, error: s.error });
         if (s.pid === null) res.exitCode = 1;
       }
     }

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { visible } from '../../core/util/terminal';
 import { errorMessage } from '../../core/util/errors';
 import { safeNodeName } from '../../core/salvage/salvage';
 import { RestoreResult, profileGroups, restoreRun } from '../../core/restore/restore';
@@ -107,6 +108,8 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
   );
   if (!choice) return undefined;
   const launch = choice === launchBtn;
+  const includeDotfiles = await pickProtected(plan);
+  if (includeDotfiles === undefined) return undefined;
   try {
     const r = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: moving the job to ${target.name}`, cancellable: true },
@@ -117,6 +120,7 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
           runDir,
           node: target.name,
           launch,
+          includeDotfiles,
           secrets: secretSource(s.context),
           signal: ac.signal,
           onProgress: (m) => progress.report({ message: m }),
@@ -145,3 +149,22 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
 }
 
 export const moveJob: Command = { id: 'gpuSessions.moveJob', run: (s, arg?: unknown) => moveJobCommand(s, arg) };
+
+/**
+ * The review's choice for protected paths (dotfiles, ~/.ssh, start-up files, .git/config): none is restored
+ * unless picked here (the CLI's --include-dotfiles). Undefined: cancelled.
+ */
+async function pickProtected(plan: RestoreResult): Promise<string[] | undefined> {
+  const kept = plan.files.keptReasons;
+  if (!kept.length) return [];
+  const picks = await vscode.window.showQuickPick(
+    kept.map((k) => ({ label: visible(k.path), description: visible(k.reason), path: k.path, picked: false })),
+    {
+      title: `${TITLE} — ${kept.length} protected path(s) are kept as the new node has them`,
+      placeHolder: 'They run by themselves (shell start-up, ssh, git, python): pick only those you want restored, or press Enter for none',
+      canPickMany: true,
+      ignoreFocusOut: true,
+    },
+  );
+  return picks?.map((p) => p.path);
+}
