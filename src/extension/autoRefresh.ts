@@ -1,7 +1,8 @@
-/** Automatic refresh only while the view is visible, and only of nodes already probed. */
+/** Automatic refresh only while the view is visible, and only of nodes already probed (never code hosts). */
 import * as vscode from 'vscode';
 import type { Fleet } from '../core/node/fleet';
 import { cfg } from './config';
+import { isCodeHost } from '../core/ssh/groups';
 import { Disposables, toDisposable } from './disposable';
 
 export class AutoRefresh extends Disposables {
@@ -23,7 +24,9 @@ export class AutoRefresh extends Disposables {
     const secs = cfg<number>('refreshIntervalSeconds', 30);
     if (!this.view.visible || !(secs > 0)) return;
     this.timer = setInterval(() => {
-      for (const n of this.fleet.nodes()) if (this.fleet.status(n.name).state !== 'unknown') void this.fleet.refresh(n.name);
+      // Code hosts (github.com, …) are never refreshed in the background: each probe would only log an error.
+      for (const n of this.fleet.nodes())
+        if (this.fleet.status(n.name).state !== 'unknown' && !isCodeHost(n)) void this.fleet.refresh(n.name);
     }, secs * 1000);
   }
 }

@@ -3,6 +3,7 @@
  * name passed by another command or a test, or — when neither names one — a quick pick of the nodes.
  */
 import * as vscode from 'vscode';
+import { isCodeHost } from '../core/ssh/groups';
 import type { Fleet } from '../core/node/fleet';
 import type { NodeSpec } from '../core/ssh/config';
 import type { TreeNode } from './tree';
@@ -45,9 +46,12 @@ export class NodeResolver {
       if (!node) void vscode.window.showErrorMessage(`GPU Sessions: unknown node ${name}.`);
       return node;
     }
-    const nodes = this.fleet.nodes();
+    // Code hosts (github.com, …) are never GPU nodes: they are not offered for GPU actions.
+    const nodes = this.fleet.nodes().filter((n) => !isCodeHost(n));
     if (!nodes.length) {
-      void vscode.window.showErrorMessage('GPU Sessions: no nodes. Add Host entries to ~/.ssh/config or gpuSessions.nodes.');
+      void vscode.window.showErrorMessage(
+        'GPU Sessions: no GPU node. Add Host entries to ~/.ssh/config or gpuSessions.nodes, or try Start Demo Node.',
+      );
       return undefined;
     }
     const pick = await vscode.window.showQuickPick(

@@ -48,6 +48,13 @@ export class ThroughputStatus implements vscode.Disposable {
     const prog = withServers.map(progressText).find((x) => x);
     const problems = withServers.flatMap((l) => (l.problems ?? []).map((p) => ({ node: l.node, ...p })));
     this.item.text = `${problems.length ? '$(warning)' : '$(pulse)'} ${n0(tok)} tok/s · ${n0(run)} run${prog ? ` · ${prog}` : ''}`;
+    // A plain sentence for screen readers (the text holds $(icon) codes, the tooltip Markdown).
+    this.item.accessibilityInformation = {
+      label:
+        `GPU Sessions: ${n0(tok)} tokens per second, ${n0(run)} running requests${prog ? `, ${prog}` : ''}` +
+        (problems.length ? `; ${problems.length} server${problems.length === 1 ? '' : 's'} not OK` : ''),
+      role: 'status',
+    };
     // the warning colour while any node is not OK; the tooltip says why
     this.item.backgroundColor = problems.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     const md = new vscode.MarkdownString(undefined, true);

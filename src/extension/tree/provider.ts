@@ -157,6 +157,9 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       };
       const g = this.groupsFor(this.fleet.nodes());
       this.otherHosts = new Set(g.groups.filter((x) => x.other).flatMap((x) => x.nodes.map((n) => n.name)));
+      // No GPU node known (only code hosts, or hosts without nvidia-smi): the welcome view (Start Demo Node, Add
+      // Node) shows instead of a lone "Other hosts" group.
+      if (!g.top.length && g.groups.every((x) => x.other)) return [];
       return [
         ...g.top.map(nodeEl),
         ...g.groups.map((x): TreeNode => ({

@@ -117,4 +117,18 @@ describe('Nodes tree grouping (gpuSessions.tree.grouping)', function () {
       'flat: no group but "Other hosts"',
     );
   });
+
+  it('only a code host known: the welcome view (no lone "Other hosts"); github.com gets no GPU action (issue 43)', async () => {
+    await conf().update('tree.grouping', undefined, vscode.ConfigurationTarget.Global);
+    await conf().update('nodes', [], vscode.ConfigurationTarget.Global);
+    writeFileSync(path.join(dir, 'config-code-only'), 'Host github.com\n  User git\n');
+    await conf().update('sshConfigFile', path.join(dir, 'config-code-only'), vscode.ConfigurationTarget.Global);
+    await waitFor('only github.com from the ssh config', () => !api.fleet.node('main-box') && !api.fleet.node('lambda-1'), 20_000);
+    const gh = api.fleet.node('github.com');
+    assert.ok(gh, 'github.com is still a listed host');
+    const item = await api.tree.getTreeItem({ type: 'node', node: gh } as TreeNode);
+    assert.equal(item.contextValue, 'codeHost', 'no node.* context value: no Salvage, Release or Move Job');
+    // Other suites may have started the demo node (a GPU node): then the tree rightly lists it.
+    if (api.fleet.nodes().every((n) => n.name === 'github.com')) assert.deepEqual(await api.tree.getChildren(), []);
+  });
 });

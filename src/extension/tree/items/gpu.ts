@@ -31,6 +31,14 @@ export function gpuItem(el: TreeNodeOf<'gpu'>): vscode.TreeItem {
     g.utilizationPct && g.utilizationPct > 50 ? new vscode.ThemeColor('charts.green') : undefined,
   );
   item.contextValue = 'gpu';
+  // Screen readers read the row as a sentence that starts with the GPU's number.
+  item.accessibilityInformation = {
+    label: visible(
+      `GPU ${g.index}, ${g.name}: memory ${gib(g.memoryUsedMiB)} of ${gib(g.memoryTotalMiB)} GiB, utilization ` +
+        `${g.utilizationPct ?? 'unknown'} percent, ${g.temperatureC ?? 'unknown'} degrees${g.powerW === null ? '' : `, ${Math.round(g.powerW)} watts`}`,
+    ),
+    role: 'treeitem',
+  };
   return item;
 }
 

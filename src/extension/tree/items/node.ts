@@ -2,6 +2,7 @@
 import { dataRowText } from '../../dataGuards';
 import * as vscode from 'vscode';
 import { visible } from '../../../core/util/terminal';
+import { isCodeHost } from '../../../core/ssh/groups';
 import type { NodeStatus } from '../../../core/node/fleet';
 import type { ProbeResult } from '../../../core/node/probe';
 import { deadlineRow } from '../../../core/node/spend';
@@ -60,7 +61,8 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
   // While a probe runs the row keeps showing the last result: flipping to "probing" and back on every refresh
   // re-rendered the whole node twice per probe, which dropped its rows' handles (hover, context-menu arguments).
   const state = shownState(st);
-  item.contextValue = state === 'error' ? 'node.error' : state === 'ok' ? 'node.ok' : 'node';
+  // A code host (github.com, …) is listed but offered no GPU action (its menus match /^node/).
+  item.contextValue = isCodeHost(el.node) ? 'codeHost' : state === 'error' ? 'node.error' : state === 'ok' ? 'node.ok' : 'node';
   item.iconPath =
     state === 'error'
       ? new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'))
