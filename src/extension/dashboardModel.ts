@@ -140,6 +140,8 @@ export function markerOf(e: HistoryEntry, clock: (ms: number) => string = localC
   const to = String(e.to ?? '');
   const words = plainState(to, typeof e.class === 'string' ? e.class : null, typeof e.message === 'string' ? e.message : '');
   const subject = subjectOf(e);
+  // A stop the user made (Stop/Restart Server, a salvage or release that stopped it) is no trouble: neutral.
+  if (e.byYou === true) return { t: ms / 1000, label: [clock(ms), subject, 'stopped by you'].filter(Boolean).join(' '), bad: false };
   return { t: ms / 1000, label: [clock(ms), subject, words].filter(Boolean).join(' '), bad: !isOkValue(to) };
 }
 

@@ -280,13 +280,16 @@ export class LiveMonitors extends Disposables {
         const mine = tr.port !== undefined && tr.subject === 'server' && this.stopped.judge(name, tr.port, tr.from, tr.to);
         if (!mine) this.alerts?.notify(tr);
         else this.alerts?.clear(tr, false); // stopped by you: not an alert (and an earlier one on it is withdrawn)
-        this.historyOf(name).addTransition(tr);
+        // A deliberate stop is drawn neutral on the dashboard, not as a red "crashed" (issue 43).
+        this.historyOf(name).addTransition(mine ? { ...tr, byYou: true } : tr);
         this.status.update(this.lives());
         this.tree.refreshNode(name);
       });
       this.guards.set(name, g);
     }
     const probe = st.probe;
+    // A new process on a port the user stopped ends "stopped by you" (issue 43: a restarted server's later death alerts).
+    for (const sv of probe?.servers ?? []) this.stopped.observe(name, sv.port, sv.pid);
     const mon = m;
     mon
       .update(probe)

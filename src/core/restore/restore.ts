@@ -31,6 +31,8 @@ export interface RestoreOptions {
   includeDotfiles?: string[];
   force?: boolean;
   launch?: boolean;
+  /** Only these groups of the captured profile (indices into profileGroups); all when absent. */
+  groups?: number[];
   dryRun?: boolean;
   fill?: boolean;
   resumeClient?: boolean;
@@ -192,13 +194,15 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
   const resume = clientResume(m.restore, plan.mapped);
   if (o.launch) {
     const cap = m.restore;
-    const groups = profileGroups(cap?.profile);
-    if (!groups.length)
+    const all = profileGroups(cap?.profile);
+    const groups = o.groups ? all.filter((_, i) => o.groups!.includes(i)) : all;
+    if (!all.length)
       throw new GpuSessionsError(
         'config',
         `The salvage ${runDir} recorded no launch profile (no server ran at salvage time, or it was salvaged by an older version): ` +
           'launch with `gpu-sessions launch NODE --profile FILE` instead.',
       );
+    if (!groups.length) throw new GpuSessionsError('usage', 'No server group was chosen to relaunch: restore the files only.');
     const adapted = adaptProfile(groups, plan.mapped, facts, o.node, o.fill);
     if (res.exitCode === 9 && !o.dryRun) {
       messages.push(`Not launching: ${files.conflicts.length} conflict(s) left as they are (--force replaces them).`);

@@ -10,6 +10,7 @@ import { visible } from '../../core/util/terminal';
 import { errorMessage } from '../../core/util/errors';
 import { safeNodeName } from '../../core/salvage/salvage';
 import { RestoreResult, profileGroups, restoreRun } from '../../core/restore/restore';
+import type { LaunchProfile } from '../../core/launch/profile';
 import { renderRestore } from '../../core/restore/render';
 import { cfg } from '../config';
 import type { Services } from '../services';
@@ -47,13 +48,39 @@ function runsOf(base: string, node: string): Array<{ dir: string; label: string;
     });
 }
 
+/** Every salvaged run under the salvage folder, whatever its node (a node that is gone is the usual case). */
+function allRuns(base: string): Array<{ dir: string; label: string; detail: string }> {
+  let nodes: string[] = [];
+  try {
+    nodes = readdirSync(base);
+  } catch {
+    return [];
+  }
+  return nodes
+    .flatMap((n) => runsOf(base, n).map((r) => ({ ...r, label: `${n} · ${r.label}` })))
+    .sort((a, b) => (path.basename(a.dir) < path.basename(b.dir) ? 1 : -1));
+}
+
 async function pickRun(s: Services, arg: unknown): Promise<string | undefined> {
   if (arg instanceof vscode.Uri) return path.dirname(arg.fsPath);
-  const src = await s.resolver.resolve(arg, { title: TITLE, placeHolder: 'Which node did the job run on (its salvage)?' });
-  if (!src) return undefined;
   const ws = vscode.workspace.workspaceFolders?.[0];
   const folder = cfg<string>('salvage.folder', 'salvage');
   const base = path.isAbsolute(folder) ? folder : ws ? path.join(ws.uri.fsPath, folder) : folder;
+  if (arg === undefined) {
+    // From the palette: every run, the node's name in its label (its node may be gone: the very case of a move).
+    const runs = allRuns(base);
+    if (!runs.length) {
+      void vscode.window.showErrorMessage(`GPU Sessions: no salvaged run under ${base}: salvage the node first (Salvage Node).`);
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(
+      runs.map((r) => ({ label: visible(r.label), detail: r.detail, dir: r.dir })),
+      { title: `${TITLE} — which salvaged run?`, matchOnDetail: true },
+    );
+    return pick?.dir;
+  }
+  const src = await s.resolver.resolve(arg, { title: TITLE, placeHolder: 'Which node did the job run on (its salvage)?' });
+  if (!src) return undefined;
   const runs = runsOf(base, src.name);
   if (!runs.length) {
     void vscode.window.showErrorMessage(`GPU Sessions: no salvage of ${src.name} under ${base}: salvage it first (Salvage Node).`);
@@ -74,37 +101,57 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
   const target = await s.resolver.resolve(undefined, { title: `${TITLE} — the target node`, placeHolder: 'Which node receives the job?' });
   if (!target) return undefined;
   const t = s.transportFor(target);
-  let hasProfile = false;
+  let groups: LaunchProfile[] = [];
   try {
-    hasProfile = profileGroups(JSON.parse(readFileSync(path.join(runDir, 'salvage-manifest.json'), 'utf8')).restore?.profile).length > 0;
+    groups = profileGroups(JSON.parse(readFileSync(path.join(runDir, 'salvage-manifest.json'), 'utf8')).restore?.profile);
   } catch {
     /* restoreRun says what is wrong */
   }
-  let plan: RestoreResult;
-  try {
-    plan = await vscode.window.withProgress(
+  // The servers to relaunch: each captured group can be unticked, and the target's free GPUs filled.
+  const chosen = groups.length ? await pickGroups(groups, target.name) : { groups: [] as number[], fill: false };
+  if (!chosen) return undefined;
+  const hasProfile = chosen.groups.length > 0;
+  const planOf = (launch: boolean) =>
+    vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: planning the move to ${target.name}…` },
-      () => restoreRun(t, { runDir, node: target.name, planOnly: true, launch: hasProfile, dryRun: hasProfile }),
+      () => restoreRun(t, { runDir, node: target.name, planOnly: true, launch, dryRun: launch, groups: chosen.groups, fill: chosen.fill }),
     );
+  let plan: RestoreResult;
+  let launchProblem = '';
+  try {
+    plan = await planOf(hasProfile);
   } catch (e) {
-    void vscode.window.showErrorMessage(`GPU Sessions: cannot plan the move to ${target.name}: ${errorMessage(e)}`);
-    return undefined;
+    if (!hasProfile) {
+      void vscode.window.showErrorMessage(`GPU Sessions: cannot plan the move to ${target.name}: ${errorMessage(e)}`);
+      return undefined;
+    }
+    // The servers do not fit (too few free GPUs…): the files can still move; say why the launch cannot.
+    launchProblem = errorMessage(e);
+    try {
+      plan = await planOf(false);
+    } catch (e2) {
+      void vscode.window.showErrorMessage(`GPU Sessions: cannot plan the move to ${target.name}: ${errorMessage(e2)}`);
+      return undefined;
+    }
   }
   const doc = await vscode.workspace.openTextDocument({ content: renderRestore(plan), language: 'markdown' });
   await vscode.window.showTextDocument(doc, { preview: true });
   const f = plan.files;
   const launchBtn = 'Restore and Launch';
   const filesBtn = 'Restore Files Only';
-  const relaunch = hasProfile
+  const canLaunch = hasProfile && !launchProblem;
+  const relaunch = canLaunch
     ? `\n\nThen relaunch ${plan.launch?.servers.length ?? 0} server(s) on ${target.name}'s GPUs (the script is in the review).`
-    : '';
+    : launchProblem
+      ? `\n\nThe chosen servers cannot be relaunched there: ${launchProblem}\nMove the files only, or run Move Job again and untick servers.`
+      : '';
   const choice = await vscode.window.showWarningMessage(
     `Move the job to ${target.name}: ${f.toUpload ?? 0} file(s) to send, ${f.unchanged} already there, ${f.conflicts.length} conflict(s) (left as they are).`,
     {
       modal: true,
-      detail: `${plan.mapped.map((m) => `${m.from} → ${m.to}`).join('\n')}${relaunch}`,
+      detail: `${plan.mapped.map((m) => `${visible(m.from)} → ${visible(m.to)}`).join('\n')}${relaunch}`,
     },
-    ...(hasProfile ? [launchBtn, filesBtn] : [filesBtn]),
+    ...(canLaunch ? [launchBtn, filesBtn] : [filesBtn]),
   );
   if (!choice) return undefined;
   const launch = choice === launchBtn;
@@ -120,6 +167,8 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
           runDir,
           node: target.name,
           launch,
+          groups: chosen.groups,
+          fill: chosen.fill,
           includeDotfiles,
           secrets: secretSource(s.context),
           signal: ac.signal,
@@ -167,4 +216,27 @@ async function pickProtected(plan: RestoreResult): Promise<string[] | undefined>
     },
   );
   return picks?.map((p) => p.path);
+}
+
+/**
+ * Which captured server groups to relaunch on the target (all ticked), and whether to fill its free GPUs. Undefined:
+ * cancelled. None ticked: the files only.
+ */
+async function pickGroups(groups: LaunchProfile[], target: string): Promise<{ groups: number[]; fill: boolean } | undefined> {
+  type Item = vscode.QuickPickItem & { index: number };
+  const items: Item[] = groups.map((g, i) => ({
+    label: visible(g.servedModelName ?? g.modelPath),
+    description: `${Array.isArray(g.gpus) ? `${g.gpus.length} GPU(s)` : 'all GPUs'} · ${g.layout} · port ${g.basePort}`,
+    picked: true,
+    index: i,
+  }));
+  items.push({ label: `Fill ${target}'s free GPUs`, description: 'more instances of the first group', picked: false, index: -1 });
+  const picks = await vscode.window.showQuickPick(items, {
+    title: `${TITLE} — the servers to relaunch on ${target}`,
+    placeHolder: 'Untick the servers not to relaunch (none: the files only)',
+    canPickMany: true,
+    ignoreFocusOut: true,
+  });
+  if (!picks) return undefined;
+  return { groups: picks.filter((p) => p.index >= 0).map((p) => p.index), fill: picks.some((p) => p.index === -1) };
 }

@@ -131,7 +131,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
           salvage: async (servers) => {
             salvaging = true;
             // the servers this salvage stops end by the user's choice: not crash alerts (issue 30)
-            for (const sv of servers) s.live.stopped.mark(node.name, sv.port);
+            for (const sv of servers) s.live.stopped.mark(node.name, sv.port, Date.now(), sv.pid);
             const salvager = new Salvager({
               ...settings,
               servers,

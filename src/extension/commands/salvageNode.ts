@@ -56,7 +56,7 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
           // Read when the salvage reaches its final pass: the review's stop button can still turn them on.
           get stopServers() {
             // the servers this salvage stops end by the user's choice: not crash alerts (issue 30)
-            if (stop.servers) for (const sv of probe.servers) deps.live.stopped.mark(node.name, sv.port);
+            if (stop.servers) for (const sv of probe.servers) deps.live.stopped.mark(node.name, sv.port, Date.now(), sv.pid);
             return stop.servers;
           },
           get stopWriters() {

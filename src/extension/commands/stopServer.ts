@@ -83,7 +83,7 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
       );
   if (!choice) return false;
   // its end is the user's doing: not a crash alert, a neutral "stopped by you" row (issue 30)
-  s.live.stopped.mark(node, port);
+  s.live.stopped.mark(node, port, Date.now(), pid);
   if (restart) {
     const rr = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: restarting port ${port} on ${node}`, cancellable: true },

@@ -247,3 +247,14 @@ describe('dashboardModel: what the Node Dashboard draws', () => {
     assert.equal(summarize('X', [null], 30, String), 'X: no values yet');
   });
 });
+
+describe('dashboard markers of deliberate stops (issue 43)', () => {
+  it('a transition the user made is a neutral "stopped by you" marker, a crash stays red', () => {
+    const clock = () => '10:59';
+    const crash = { type: 'transition', time: '2026-12-04T10:59:00Z', subject: 'server', port: 30001, from: 'serving', to: 'crashed' };
+    assert.equal(markerOf(crash as never, clock).bad, true);
+    const mine = markerOf({ ...crash, byYou: true } as never, clock);
+    assert.equal(mine.bad, false);
+    assert.equal(mine.label, '10:59 :30001 stopped by you');
+  });
+});

@@ -23,4 +23,17 @@ describe('StoppedByYou: a stop is not an alert', () => {
   it('an unmarked server is judged an alert', () => {
     assert.equal(new StoppedByYou().judge('n', 30002, 'serving', 'crashed'), false);
   });
+
+  it('the mark belongs to the stopped process: a new pid on the port, or a server loading again, ends it (issue 43)', () => {
+    const s = new StoppedByYou();
+    s.mark('n', 30001, 1000, 4242);
+    s.observe('n', 30001, 4242);
+    assert.equal(s.at('n', 30001), 1000, 'the same process: still stopped by you');
+    s.observe('n', 30001, 5151);
+    assert.equal(s.at('n', 30001), undefined, 'a restart: another process');
+    assert.equal(s.judge('n', 30001, 'serving', 'crashed'), false, 'its later death is an alert');
+    s.mark('n', 30002, 1000);
+    assert.equal(s.judge('n', 30002, 'idle', 'starting'), false);
+    assert.equal(s.at('n', 30002), undefined, 'loading again (a restart seen as starting) ends the mark');
+  });
 });
