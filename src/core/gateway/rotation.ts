@@ -47,3 +47,17 @@ export function routingLines(rs: Routing[]): string[] {
       `remove ${r.workers.map((w) => visible(w.url)).join(', ')}`,
   );
 }
+
+/**
+ * Gateways that would be left with no healthy worker once `rs`' workers are removed: "Gateway :30000 on gw: this
+ * is its last healthy worker; it answers 503 until another is added" lines, for the question before a removal.
+ */
+export function lastWorkerLines(rs: Routing[]): string[] {
+  return rs
+    .filter((r) => {
+      const gone = new Set(r.workers.map((w) => w.url));
+      const healthyLeft = r.gateway.workers.filter((w) => !gone.has(w.url) && w.healthy !== false);
+      return healthyLeft.length === 0;
+    })
+    .map((r) => `Gateway :${r.gateway.port ?? '?'} on ${r.node}: this is its last healthy worker; it answers 503 until another is added.`);
+}

@@ -5,7 +5,7 @@
  * on — "Stop Anyway", or Cancel.
  */
 import * as vscode from 'vscode';
-import { Routing, RotationNode, routingLines, routingTo } from '../../core/gateway/rotation';
+import { Routing, RotationNode, lastWorkerLines, routingLines, routingTo } from '../../core/gateway/rotation';
 import { errorMessage } from '../../core/util/errors';
 import type { Services } from '../services';
 
@@ -48,7 +48,8 @@ export async function offerOutOfRotation(
             {
               modal: true,
               detail:
-                `${routingLines(rs).join('\n')}\n\n${take}: remove it from ${rs.length === 1 ? 'that gateway' : 'those gateways'}, wait until ` +
+                `${routingLines(rs).join('\n')}${lastWorkerLines(rs).length ? `\n\n⚠ ${lastWorkerLines(rs).join('\n⚠ ')}` : ''}` +
+                `\n\n${take}: remove it from ${rs.length === 1 ? 'that gateway' : 'those gateways'}, wait until ` +
                 `none lists it, then ${verb.toLowerCase()} the server (the gateways keep running).` +
                 (restart ? ' Once the restarted server is ready, it is added back to the same gateways.' : '') +
                 `\n${anyway}: the gateway goes on sending it requests, which fail until its health check notices.`,

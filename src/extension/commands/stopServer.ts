@@ -81,7 +81,11 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
         drainStop,
         stop,
       );
-  if (!choice) return false;
+  if (!choice) {
+    // Cancelled after it was taken out of rotation: it still runs, so it goes back into the same gateways (issue 43).
+    if (rotation.removed.length) await addBackAfterRestart(s, node, port, rotation.removed);
+    return false;
+  }
   // its end is the user's doing: not a crash alert, a neutral "stopped by you" row (issue 30)
   s.live.stopped.mark(node, port, Date.now(), pid);
   if (restart) {

@@ -153,3 +153,20 @@ describe('release: cancelled during the drain', () => {
     );
   });
 });
+
+describe('gateway rotation: the last healthy worker (issue 43)', () => {
+  it('warns when a removal leaves a gateway no healthy worker, not when another stays', async () => {
+    const { lastWorkerLines } = await import('../../../src/core/gateway/rotation');
+    const a = worker('http://127.0.0.1:30001', 'n', 30001);
+    const b = { ...worker('http://127.0.0.1:30002', 'n', 30002), healthy: false };
+    const fleet: RotationNode[] = [
+      { node: 'n', host: '127.0.0.1', servers: [{ port: 30001 }, { port: 30002 }], gateways: [gateway(1, 30000, [a, b])] },
+    ];
+    assert.deepEqual(lastWorkerLines(routingTo(fleet, 'n', 30001)), [
+      'Gateway :30000 on n: this is its last healthy worker; it answers 503 until another is added.',
+    ]);
+    const c = worker('http://127.0.0.1:30003', 'n', 30003);
+    const fleet2: RotationNode[] = [{ ...fleet[0], servers: [{ port: 30001 }, { port: 30003 }], gateways: [gateway(1, 30000, [a, c])] }];
+    assert.deepEqual(lastWorkerLines(routingTo(fleet2, 'n', 30001)), []);
+  });
+});
