@@ -144,7 +144,7 @@ export async function catchUp(
         md5: it.md5 ?? null,
         trusted: true,
       });
-      Object.assign(it, { size: f.size, mtime: f.mtime, status: 'pending', changedAfterVerify: false, reason: null });
+      Object.assign(it, { size: f.size, mtime: f.mtime, status: 'pending', changedAfterVerify: false, nodeSize: undefined, reason: null });
       catchUp.push(it);
     } else if (it.selected && it.status === 'failed' && !sv.fatal) {
       Object.assign(it, { size: f.size, mtime: f.mtime, status: 'pending', reason: null });
@@ -182,6 +182,7 @@ export async function catchUp(
         const listedMtime = Math.floor(Date.parse(it.mtime) / 1000);
         if (s.size !== it.size || s.mtime > listedMtime + 1) {
           it.changedAfterVerify = true;
+          it.nodeSize = s.size;
           it.reason = `verified at ${it.size} B, but it changed again on the node (now ${s.size} B): still being written`;
         }
       }

@@ -309,7 +309,14 @@ export class Salvager implements SalvageRun {
       if (it.status !== 'pending') continue;
       const b = this.bases.get(it.remotePath);
       if (b) {
-        Object.assign(it, { status: 'verified', size: b.size, mtime: b.mtime, sha256: b.sha256, changedAfterVerify: true });
+        Object.assign(it, {
+          status: 'verified',
+          nodeSize: it.size,
+          size: b.size,
+          mtime: b.mtime,
+          sha256: b.sha256,
+          changedAfterVerify: true,
+        });
         it.reason = `changed on the node; the copy verified earlier (${b.size} B) is kept (${errorMessage(e)})`;
         this.bases.delete(it.remotePath);
       } else Object.assign(it, { status: 'skipped', reason: `not fetched: ${errorMessage(e)}` });

@@ -40,6 +40,8 @@ export interface SalvageItem {
   redacted?: boolean;
   /** The node's copy changed after it was verified (a live log still growing, a rewritten file). */
   changedAfterVerify?: boolean;
+  /** With changedAfterVerify: the size the node last showed (the verified copy holds `size`); absent: unknown. */
+  nodeSize?: number;
   selected: boolean;
   status: ItemStatus;
   reason: string | null;

@@ -7,6 +7,7 @@
  */
 import { errorMessage } from '../util/errors';
 import type { Salvager } from './salvage';
+import type { SalvageItem } from './salvageTypes';
 
 export interface WatchSync {
   listedAt: string;
@@ -45,6 +46,20 @@ export interface KeepSalvagedResult {
   state: WatchState;
   /** Estimated bytes written on the node after the last sync (the vanish report's figure). */
   atRiskBytes: number;
+}
+
+/**
+ * Bytes the node holds that no verified copy does: for a file that grew since its copy (a log), the bytes since
+ * the last verified copy, not the whole file (issue 43: "3.1 MiB at risk" 2 s after a sync); for a rewritten or
+ * unknown one, its size.
+ */
+export function unsavedBytes(items: readonly SalvageItem[]): number {
+  let n = 0;
+  for (const i of items) {
+    if (!i.selected || !i.changedAfterVerify) continue;
+    n += typeof i.nodeSize === 'number' && i.nodeSize >= i.size ? i.nodeSize - i.size : i.size;
+  }
+  return n;
 }
 
 /** Bytes at risk now: what the last listing found unsaved plus what the measured rate wrote since. */
@@ -99,7 +114,7 @@ export async function keepSalvaged(salvager: Salvager, o: KeepSalvagedOptions): 
       state.unreachableSince = null;
       state.lastError = null;
       state.syncs++;
-      state.unsyncedBytes = m.items.filter((i) => i.selected && i.changedAfterVerify).reduce((a, b) => a + b.size, 0);
+      state.unsyncedBytes = unsavedBytes(m.items);
       state.lastSyncedAt = new Date(t).toISOString();
       state.last = r;
       publish();
