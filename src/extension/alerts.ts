@@ -29,6 +29,8 @@ export function alertSetting(t: GuardTransition): string {
     'dp-imbalance': 'dpImbalance',
     'accept-drop': 'acceptDrop',
     'deadline-near': 'deadline',
+    'rental-ended': 'deadline',
+    'job-overrun': 'deadline',
     'kv-pressure': 'kvPressure',
     'data-degenerate': 'dataDegenerate',
     'data-suspect': 'dataSuspect',
@@ -130,7 +132,9 @@ export class Alerts extends Disposables {
     if (t.subject === 'server' && t.port !== undefined && (t.to === 'stalled' || t.to === 'unhealthy')) actions.push('Restart Server');
     if (t.logFile) actions.push('Open Log');
     if (t.subject === 'data' && t.path) actions.push('Open Sample', 'Open File');
-    if (t.to === 'done' || t.to === 'crashed' || t.to === 'deadline-near' || t.to === 'gpu-lost') actions.push('Salvage Node');
+    if (['done', 'crashed', 'deadline-near', 'rental-ended', 'job-overrun', 'gpu-lost'].includes(t.to)) actions.push('Salvage Node');
+    // the job is done or the rental ends: the node can go (Release Node salvages, then frees it)
+    if (['done', 'deadline-near', 'rental-ended'].includes(t.to)) actions.push('Release Node');
     actions.push('Show Node');
     const shown: ShownAlert = { transition: t, text, actions, at: now, severity: error ? 'error' : 'warning', subject };
     this.shown.push(shown);
@@ -186,6 +190,7 @@ export class Alerts extends Disposables {
       await vscode.commands.executeCommand('gpuSessions.restartServer', srv ? { type: 'server', node: t.node, server: srv } : t.node);
     }
     if (action === 'Salvage Node') await vscode.commands.executeCommand('gpuSessions.salvageNode', t.node);
+    if (action === 'Release Node') await vscode.commands.executeCommand('gpuSessions.releaseNode', t.node);
     if (action === 'Show Node') await vscode.commands.executeCommand('gpuSessions.nodes.focus');
     return undefined;
   }

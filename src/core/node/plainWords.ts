@@ -41,6 +41,10 @@ export function plainState(to: string, cls?: string | null, message = ''): strin
       return 'job finished';
     case 'deadline-near':
       return /ended/.test(message) ? 'rental ended' : 'rental ends soon';
+    case 'rental-ended':
+      return 'rental ended';
+    case 'job-overrun':
+      return 'the job ends after the rental';
     default:
       return to.replace(/-/g, ' ');
   }

@@ -130,6 +130,8 @@ export class WatchEconomics {
   private readonly startedAt: number;
   private readonly servers = new Map<number, ServerTokens>();
   private warned = false;
+  private warnedEnd = false;
+  private warnedOverrun = false;
   /** (time, output tokens so far) of the samples of the last MONEY_WINDOW_S, oldest first */
   private readonly window: Array<{ at: number; tokens: number }> = [];
   private readonly leadMs: number;
@@ -201,22 +203,37 @@ export class WatchEconomics {
     }
   }
 
-  /** `deadline-near` once, when the deadline comes within the lead time. */
+  /**
+   * Money transitions, each once: `job-overrun` when the job's ETA runs past the rental end (known as soon as the
+   * deadline and the job's rate are), `deadline-near` when the deadline comes within the lead time, and
+   * `rental-ended` when it has passed (issue 43: nothing was said when the rental ended).
+   */
   transitions(s: GuardSample, annotated: { deadline?: Deadline }): GuardTransition[] {
     const d = annotated.deadline;
-    if (!d || this.warned || d.secondsLeft * 1000 > this.leadMs) return [];
-    this.warned = true;
-    return [
-      {
-        type: 'transition',
-        node: s.node,
-        time: s.time,
-        subject: 'node',
-        from: 'ok',
-        to: 'deadline-near',
-        message: d.message,
-      },
-    ];
+    if (!d) return [];
+    const out: GuardTransition[] = [];
+    const tr = (to: string, message: string): GuardTransition => ({
+      type: 'transition',
+      node: s.node,
+      time: s.time,
+      subject: 'node',
+      from: 'ok',
+      to,
+      message,
+    });
+    if (!this.warnedOverrun && d.secondsLeft > 0 && d.jobOverrunS !== null && d.jobOverrunS > 0) {
+      this.warnedOverrun = true;
+      out.push(tr('job-overrun', d.message));
+    }
+    if (!this.warned && d.secondsLeft * 1000 <= this.leadMs) {
+      this.warned = true;
+      if (d.secondsLeft > 0) out.push(tr('deadline-near', d.message));
+    }
+    if (!this.warnedEnd && d.secondsLeft <= 0) {
+      this.warnedEnd = true;
+      out.push(tr('rental-ended', d.message));
+    }
+    return out;
   }
 }
 

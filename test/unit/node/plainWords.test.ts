@@ -9,6 +9,8 @@ describe('plainWords: the guard states as people read them', () => {
     assert.equal(plainState('gpu-lost', 'gpu'), 'GPU lost');
     assert.equal(plainState('deadline-near', undefined, 'the rental ended 1 min ago'), 'rental ended');
     assert.equal(plainState('deadline-near', undefined, 'the rental ends in 20 min'), 'rental ends soon');
+    assert.equal(plainState('rental-ended', undefined, 'the rental ended 1 min ago'), 'rental ended');
+    assert.equal(plainState('job-overrun', undefined, ''), 'the job ends after the rental');
     assert.equal(plainState('stalled', 'hang'), 'hung (no progress)');
     for (const s of ['gpu-lost', 'rank-lost', 'deadline-near', 'kv-pressure', 'dp-imbalance', 'accept-drop', 'disk-full'])
       assert.notEqual(plainState(s, null, ''), s, s);

@@ -157,12 +157,36 @@ describe('spend and deadline arithmetic', () => {
     assert.equal(perMillion(1, 0), null);
     const e = new WatchEconomics({ deadline: new Date(now + 40 * 60_000), leadMs: 30 * 60_000, now: () => now });
     const a = e.annotate(sample(now, 1, null));
-    assert.deepEqual(e.transitions(sample(now, 1, null), a), []);
+    // the job runs 1 h 20 min past the end: said once, at once (issue 43); the lead time is not reached yet
+    assert.deepEqual(
+      e.transitions(sample(now, 1, null), a).map((t) => t.to),
+      ['job-overrun'],
+    );
     const later = sample(now + 11 * 60_000, 1, null);
     const b = e.annotate(later);
     const tr = e.transitions(later, b);
     assert.equal(tr.length, 1);
     assert.equal(tr[0].to, 'deadline-near');
     assert.deepEqual(e.transitions(later, b), [], 'once');
+  });
+
+  it('job-overrun once when the ETA runs past the rental end; rental-ended once when it has passed (issue 43)', () => {
+    const now = Date.UTC(2026, 0, 1, 12);
+    const e = new WatchEconomics({ deadline: new Date(now + 60 * 60_000), leadMs: 30 * 60_000, now: () => now });
+    const s0 = sample(now, 1, null);
+    const over = { deadline: deadlineAt(new Date(now + 60 * 60_000), now, 2 * 3600) };
+    assert.deepEqual(
+      e.transitions(s0, over).map((t) => t.to),
+      ['job-overrun'],
+    );
+    assert.deepEqual(e.transitions(s0, over), [], 'once');
+    const end = sample(now + 61 * 60_000, 1, null);
+    const past = { deadline: deadlineAt(new Date(now + 60 * 60_000), now + 61 * 60_000, null) };
+    assert.deepEqual(
+      e.transitions(end, past).map((t) => t.to),
+      ['rental-ended'],
+      'past the end: rental-ended (no deadline-near after the fact)',
+    );
+    assert.deepEqual(e.transitions(end, past), [], 'once');
   });
 });
