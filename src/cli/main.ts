@@ -329,6 +329,10 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         return await cmdNodes(g, io);
       case 'probe':
         return await cmdProbe(rest, g, io);
+      case 'resolve': {
+        const { cmdResolve } = await import('./cmdResolve');
+        return await cmdResolve(rest, g, io);
+      }
       case 'demo':
         if (v.fleet) {
           const { cmdDemoFleet } = await import('./cmdDemoFleet');

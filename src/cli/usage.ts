@@ -5,6 +5,9 @@ export const USAGE = `gpu-sessions — watch and salvage GPU nodes running SGLan
 
 Usage:
   gpu-sessions nodes [--json]                 list nodes from ssh config
+  gpu-sessions resolve NODE [--json]          what GPU Sessions will connect to, in ssh -G's field names (host name,
+                                              port, user, identity files, each ProxyJump hop, ProxyCommand,
+                                              known_hosts files, host key alias): compare with 'ssh -G NODE'
   gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
   gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
                         [--redact] [--no-gitignore] [--include-large] [--size-threshold MiB] [--leave PATH]
@@ -61,7 +64,7 @@ Usage:
                                               two demo nodes (gpu-demo-a, gpu-demo-b) with a gateway and a multi-node
                                               server: probe both, then release gpu-demo-b the safe way
 
-NODE is a Host alias from ssh config or [user@]host[:port].
+NODE is a Host alias from ssh config or [user@]host[:port] (or ssh://[user@]host[:port]).
 
 Global options:
   --ssh-config FILE     ssh client config (default ~/.ssh/config)

@@ -16,14 +16,28 @@ export function validHost(h: string): boolean {
   return HOSTNAME_RE.test(h) || (IPV6_RE.test(h) && (h.match(/:/g) ?? []).length >= 2);
 }
 
+/**
+ * Why ssh(1) refuses a destination host name ("hostname contains invalid characters": a leading '-', shell
+ * metacharacters, a comma, whitespace or control characters), or undefined when it accepts it.
+ */
+export function refusedHostReason(h: string): string | undefined {
+  if (h.startsWith('-')) return "it starts with '-'";
+  const bad = /['`"$\\;&<>|(){},\s\x00-\x1f\x7f]/.exec(h);
+  return bad ? `it contains ${JSON.stringify(bad[0])}` : undefined;
+}
+
 export function parsePort(s: string): number | undefined {
   if (!/^\d{1,5}$/.test(s)) return undefined;
   const n = Number(s);
   return n >= 1 && n <= 65535 ? n : undefined;
 }
 
-/** `[user@]host[:port]`, `[user@][v6addr]:port`, bare `v6addr` (and an `ssh://` prefix); port undefined if absent. */
-function parseAddress(s: string): { user?: string; host: string; port?: number } | undefined {
+/**
+ * `[user@]host[:port]`, `[user@][v6addr]:port`, bare `v6addr` (and an `ssh://` prefix); port undefined if absent.
+ * The user is what precedes the last '@', as ssh(1) splits it; the host keeps its case (Host lines match it
+ * case-insensitively, HostName is lower-cased after evaluation).
+ */
+export function parseDestination(s: string): { user?: string; host: string; port?: number } | undefined {
   if (typeof s !== 'string') return undefined;
   let t = s.trim();
   if (!t || /\s/.test(t)) return undefined;
@@ -62,7 +76,7 @@ function parseAddress(s: string): { user?: string; host: string; port?: number }
 
 /** `[user@]host[:port]`, also `[::1]:2222` and bare `::1`. Port defaults to 22. undefined for garbage. */
 export function parseNodeAddress(s: string, defaults: { user?: string } = {}): { user?: string; host: string; port: number } | undefined {
-  const a = parseAddress(s);
+  const a = parseDestination(s);
   if (!a) return undefined;
   return { user: a.user ?? defaults.user, host: a.host, port: a.port ?? 22 };
 }
@@ -77,7 +91,7 @@ export function parseProxyJump(s: string): { hops?: { user?: string; host: strin
   if (!t) return { error: 'empty ProxyJump' };
   const hops: { user?: string; host: string; port?: number }[] = [];
   for (const part of t.split(',')) {
-    const a = parseAddress(part);
+    const a = parseDestination(part);
     if (!a) return { error: `bad ProxyJump hop "${printable(part.trim())}" (expected [user@]host[:port])` };
     hops.push(a);
   }
@@ -93,9 +107,11 @@ export function resolveProxyJump(config: LoadedSshConfig, proxyJump: string): { 
   if (!p.hops) return { error: p.error };
   const hops: NodeSpec[] = [];
   for (const h of p.hops) {
-    const base = config.resolve(h.host);
+    // Evaluated as `ssh -l user -p port host` (what ssh runs for the hop): the hop's user and port win over the
+    // config and `Match user` sees them.
+    const base = config.resolve(h.host, { user: h.user, port: h.port });
     if (!base) return { error: `bad ProxyJump hop "${h.host}"` };
-    hops.push({ ...base, name: h.host, user: h.user ?? base.user, port: h.port ?? base.port });
+    hops.push({ ...base, name: h.host });
   }
   return { hops };
 }

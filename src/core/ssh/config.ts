@@ -16,3 +16,4 @@ export * from './addresses';
 export * from './configExpand';
 export * from './configLoader';
 export * from './configEval';
+export * from './configCanon';

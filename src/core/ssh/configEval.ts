@@ -4,9 +4,10 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { matchPattern, matchPatternList } from './knownHosts';
-import { LoadedSshConfig, NodeSpec } from './configTypes';
+import { CommandLineOpts, LoadedSshConfig, NodeSpec } from './configTypes';
 import { Item, MAX_INCLUDE_DEPTH, ParsedFile, printable } from './configSyntax';
-import { USER_RE, parsePort, parseProxyJump, validHost } from './addresses';
+import { USER_RE, parsePort, parseProxyJump, refusedHostReason, validHost } from './addresses';
+import { SSH_DEFAULT_IDENTITIES, canonicalizeWithoutDns, connectionHash, sshHostName } from './configCanon';
 import { expandEnv, expandPercent, expandTilde, safeLocalUser, safeUid } from './configExpand';
 import { Loader } from './configLoader';
 
@@ -47,7 +48,7 @@ function evalMatch(item: Extract<Item, { kind: 'match' }>, st: EvalState): boole
         r = st.final;
         break;
       case 'host':
-        r = matchPatternList(currentHostName(st).toLowerCase(), c.arg!, true) === 1;
+        r = matchPatternList(sshHostName(currentHostName(st)), c.arg!, true) === 1;
         break;
       case 'originalhost':
         r = matchPatternList(st.alias.toLowerCase(), c.arg!, true) === 1;
@@ -142,18 +143,19 @@ export function loadSshConfig(file: string, opts: { homeDir?: string; user?: str
   for (const a of loader.aliases) firstListing.set(a.alias, { file: a.file, line: a.line });
 
   const cache = new Map<string, NodeSpec | undefined>();
-  const resolve = (alias: string): NodeSpec | undefined => {
-    // A leading '-' is refused as OpenSSH refuses it ("hostname contains invalid characters"): it would be an option.
-    if (typeof alias !== 'string' || alias === '' || alias.startsWith('-') || /[\s\x00-\x1f\x7f]/.test(alias)) return undefined;
-    if (cache.has(alias)) return cloneNode(cache.get(alias));
+  const resolve = (alias: string, cli: CommandLineOpts = {}): NodeSpec | undefined => {
+    // Names ssh refuses ("hostname contains invalid characters": a leading '-', metacharacters, ',') resolve to nothing.
+    if (typeof alias !== 'string' || alias === '' || refusedHostReason(alias)) return undefined;
+    const key = JSON.stringify([alias, cli.user ?? null, cli.port ?? null]);
+    if (cache.has(key)) return cloneNode(cache.get(key));
     let node: NodeSpec | undefined;
     try {
-      node = computeNode(loader, rootFile, alias, homeDir, localUser, firstListing.get(alias));
-      if (node && (node.host.startsWith('-') || node.user?.startsWith('-'))) node = undefined;
+      node = computeNode(loader, rootFile, alias, homeDir, localUser, firstListing.get(alias), cli);
+      if (node && (refusedHostReason(node.host) || node.user?.startsWith('-'))) node = undefined;
     } catch {
       node = undefined;
     }
-    cache.set(alias, node);
+    cache.set(key, node);
     return cloneNode(node);
   };
 
@@ -170,6 +172,8 @@ function cloneNode(n: NodeSpec | undefined): NodeSpec | undefined {
   const c: NodeSpec = { ...n, identityFiles: [...n.identityFiles] };
   if (n.userKnownHostsFiles) c.userKnownHostsFiles = [...n.userKnownHostsFiles];
   if (n.roots) c.roots = [...n.roots];
+  if (n.sshG) c.sshG = { ...n.sshG, identityfile: [...n.sshG.identityfile] };
+  if (n.resolveWarnings) c.resolveWarnings = [...n.resolveWarnings];
   return c;
 }
 
@@ -180,27 +184,56 @@ function computeNode(
   homeDir: string,
   localUser: string,
   listing: { file: string; line: number } | undefined,
+  cli: CommandLineOpts,
 ): NodeSpec {
   const st: EvalState = { alias, localUser, final: false, wantFinal: false, hostForHost: alias, opts: new Map(), identityFiles: [] };
+  // ssh(1): settings from the command line (user@, ssh://…:port) are set first, so they win and Match user sees them.
+  if (cli.user !== undefined) st.opts.set('user', [cli.user]);
+  if (cli.port !== undefined) st.opts.set('port', [String(cli.port)]);
+  const warnings: string[] = [];
   if (rootFile) {
     walk(loader, rootFile.items, st, true, false, [rootFile.file]);
-    if (st.wantFinal) {
-      // ssh re-reads the config with the resolved (lowercased) host name; Host lines now match that name.
-      const resolved = currentHostName(st).toLowerCase();
-      if (!st.opts.has('hostname')) st.opts.set('hostname', [resolved.replace(/%/g, '%%')]);
+    const canon = canonicalizeWithoutDns({
+      host: sshHostName(currentHostName(st)),
+      mode: st.opts.get('canonicalizehostname')?.[0],
+      proxied: isSet(st.opts.get('proxyjump')?.[0]) || isSet(st.opts.get('proxycommand')?.[0]),
+      maxDots: st.opts.get('canonicalizemaxdots')?.[0],
+      domains: st.opts.get('canonicaldomains'),
+    });
+    if (canon.warning) warnings.push(canon.warning);
+    if (st.wantFinal || isSet(st.opts.get('canonicalizehostname')?.[0], ['no', 'false'])) {
+      // ssh re-reads the config with the resolved host name; Host lines now match that name.
+      st.opts.set('hostname', [canon.host.replace(/%/g, '%%')]);
       st.final = true;
-      st.hostForHost = resolved;
+      st.hostForHost = canon.host;
       walk(loader, rootFile.items, st, true, false, [rootFile.file]);
     }
   }
-  const host = currentHostName(st).toLowerCase();
+  return buildNode(st, alias, homeDir, localUser, listing ?? st.firstMatch, warnings);
+}
+
+function isSet(v: string | undefined, off: string[] = ['none']): boolean {
+  return v !== undefined && !off.includes(v.toLowerCase());
+}
+
+function buildNode(
+  st: EvalState,
+  alias: string,
+  homeDir: string,
+  localUser: string,
+  where: { file: string; line: number } | undefined,
+  warnings: string[],
+): NodeSpec {
+  const host = sshHostName(currentHostName(st));
   const user = st.opts.get('user')?.[0] ?? localUser;
   const port = parsePort(st.opts.get('port')?.[0] ?? '') ?? 22;
-  const hostKeyAlias = st.opts.get('hostkeyalias')?.[0];
+  const hkaRaw = st.opts.get('hostkeyalias')?.[0];
+  const hostKeyAlias = hkaRaw !== undefined ? hkaRaw.toLowerCase() : undefined;
   const pjRaw = st.opts.get('proxyjump')?.[0];
-  const proxyJump = pjRaw !== undefined && pjRaw.toLowerCase() !== 'none' ? pjRaw : undefined;
+  const proxyJump = isSet(pjRaw) ? pjRaw : undefined;
   const pcRaw = st.opts.get('proxycommand')?.join(' ');
-  const proxyCommand = pcRaw !== undefined && pcRaw.toLowerCase() !== 'none' ? pcRaw : undefined;
+  const proxyCommand = isSet(pcRaw) ? pcRaw : undefined;
+  const hops = proxyJump !== undefined ? (parseProxyJump(proxyJump).hops ?? []) : [];
 
   let localHost = '';
   try {
@@ -218,29 +251,48 @@ function computeNode(
     l: localHost,
     L: localHost.split('.')[0],
     i: safeUid(),
-    k: hostKeyAlias ?? host,
-    j: proxyJump ?? '',
+    k: hostKeyAlias ?? alias,
+    j: hops.length ? hops[hops.length - 1].host : '',
+    C: connectionHash(localHost, host, String(port), user),
   };
   const expandPath = (p: string) => expandEnv(expandPercent(expandTilde(p, homeDir, localUser), tokens));
+  const rawIdentities: string[] = [];
+  for (const f of st.identityFiles) if (!rawIdentities.includes(f)) rawIdentities.push(f);
   const identityFiles: string[] = [];
-  for (const f of st.identityFiles) {
+  for (const f of rawIdentities) {
+    if (f.toLowerCase() === 'none') continue; // `IdentityFile none`: no file
     const e = expandPath(f);
     if (!identityFiles.includes(e)) identityFiles.push(e);
   }
   const ukh = st.opts.get('userknownhostsfile');
-  const userKnownHostsFiles = ukh && !(ukh.length === 1 && ukh[0].toLowerCase() === 'none') ? ukh.map(expandPath) : undefined;
+  const ukhNone = ukh !== undefined && ukh.length === 1 && ukh[0].toLowerCase() === 'none';
+  const userKnownHostsFiles = ukh && !ukhNone ? ukh.map(expandPath) : undefined;
+  const identitiesOnly = /^yes$/i.test(st.opts.get('identitiesonly')?.[0] ?? '');
 
-  const where = listing ?? st.firstMatch;
   const node: NodeSpec = { name: alias, host, user, port, identityFiles, source: 'ssh-config' };
   if (proxyJump !== undefined) node.proxyJump = proxyJump;
   if (proxyCommand !== undefined) node.proxyCommand = proxyCommand;
   if (hostKeyAlias !== undefined) node.hostKeyAlias = hostKeyAlias;
   if (userKnownHostsFiles) node.userKnownHostsFiles = userKnownHostsFiles;
-  if (/^yes$/i.test(st.opts.get('identitiesonly')?.[0] ?? '')) node.identitiesOnly = true;
+  if (identitiesOnly) node.identitiesOnly = true;
   if (where) {
     node.sourceFile = where.file;
     node.sourceLine = where.line;
   }
+  if (warnings.length) node.resolveWarnings = warnings;
+  const defaultKh = ['~/.ssh/known_hosts', '~/.ssh/known_hosts2'].map(expandPath);
+  node.sshG = {
+    host: alias,
+    user,
+    hostname: host,
+    port: String(port),
+    identitiesonly: identitiesOnly ? 'yes' : 'no',
+    identityfile: rawIdentities.length ? rawIdentities : [...SSH_DEFAULT_IDENTITIES],
+    userknownhostsfile: ukhNone ? 'none' : (userKnownHostsFiles ?? defaultKh).join(' '),
+  };
+  if (hostKeyAlias !== undefined) node.sshG.hostkeyalias = hostKeyAlias;
+  if (proxyCommand !== undefined) node.sshG.proxycommand = proxyCommand;
+  if (proxyJump !== undefined) node.sshG.proxyjump = proxyJump;
   return node;
 }
 

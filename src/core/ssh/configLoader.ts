@@ -3,7 +3,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse as parseSshConfigText } from 'ssh-config';
 import { matchPatternList } from './knownHosts';
 import { ConfigDiagnostic, sshDir } from './configTypes';
 import {
@@ -20,7 +19,7 @@ import {
   printable,
   tokenize,
 } from './configSyntax';
-import { parsePort, parseProxyJump } from './addresses';
+import { parsePort, parseProxyJump, refusedHostReason } from './addresses';
 import { expandTilde, globPaths, hasGlob } from './configExpand';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -153,27 +152,20 @@ export class Loader {
     }
     if (key === 'ignoreunknown') this.ignoreUnknown.push(...args.map((a) => a.toLowerCase()));
 
-    // Values as the ssh-config library reads them (quotes removed, multi-value keywords split).
-    let values: string[];
-    try {
-      const cfg = parseSshConfigText(body);
-      const node = cfg[0] as { param?: string; value?: unknown } | undefined;
-      const v = node?.value;
-      if (typeof v === 'string') values = [v];
-      else if (Array.isArray(v)) values = v.map((x: { val: string }) => x.val);
-      else throw new Error('no value');
-      values = values.map(stripSingleQuotes);
-      // ProxyCommand is a command line: keep it as written (OpenSSH passes the rest of the line to the shell).
-      if (key === 'proxycommand') values = [rest.trim()];
-    } catch (err) {
-      return fail(`cannot parse "${printable(body)}" (${(err as Error).message}); fix or remove the line`, key);
-    }
+    // Values as OpenSSH tokenises them (argv_split: quotes, backslash escapes, `#` only at a word's start); a
+    // ProxyCommand is the rest of the line as written (OpenSSH passes it to the shell).
+    const values = key === 'proxycommand' ? [rest.trim()] : args;
 
     switch (key) {
       case 'host': {
         for (const p of values) {
           if (!isPattern(p) && !this.seenAliases.has(p)) {
             this.seenAliases.add(p);
+            const refused = refusedHostReason(p);
+            if (refused) {
+              this.diag(file, line, `"${printable(p, 40)}" is not listed as a node: ssh refuses it (${refused})`);
+              continue;
+            }
             this.aliases.push({ alias: p, file, line });
           }
         }
@@ -205,10 +197,6 @@ export class Loader {
         return { kind: 'option', file, line, key, args: values };
     }
   }
-}
-
-function stripSingleQuotes(v: string): string {
-  return v.length >= 2 && v.startsWith("'") && v.endsWith("'") ? v.slice(1, -1) : v;
 }
 
 function isPattern(alias: string): boolean {

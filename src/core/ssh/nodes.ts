@@ -5,7 +5,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GpuSessionsError } from '../util/errors';
-import { ConfigDiagnostic, LoadedSshConfig, NodeSpec, loadSshConfig, nodeFromSetting, parseNodeAddress } from './config';
+import { ConfigDiagnostic, LoadedSshConfig, NodeSpec, loadSshConfig, nodeFromSetting, parseDestination } from './config';
 
 export interface NodeListing {
   nodes: NodeSpec[];
@@ -33,25 +33,22 @@ export function listNodes(
   return { nodes: [...byName.values()], diagnostics, config };
 }
 
-/** A NODE argument: a known node name / Host alias, or `[user@]host[:port]`. */
+/**
+ * A NODE argument: a known node name / Host alias, or a destination as ssh(1) takes it (`[user@]host`,
+ * `ssh://[user@]host[:port]`, and also `[user@]host:port`). The host is evaluated against ssh config with the
+ * destination's user and port set first (they win, `Match user` and `%r` see them), so its ProxyCommand,
+ * IdentitiesOnly, HostKeyAlias and UserKnownHostsFile apply as they do for `ssh user@host`.
+ */
 export function resolveNode(arg: string, listing: NodeListing): NodeSpec | undefined {
   refuseOptionLikeName(arg);
   const known = listing.nodes.find((n) => n.name === arg);
   if (known) return known;
-  const viaConfig = listing.config.resolve(arg);
-  if (viaConfig && (viaConfig.host !== arg || !/[@:]/.test(arg))) return viaConfig;
-  const addr = parseNodeAddress(arg);
-  if (!addr) return undefined;
-  const base = listing.config.resolve(addr.host);
-  return {
-    name: arg,
-    host: base?.host ?? addr.host,
-    user: addr.user ?? base?.user,
-    port: /:\d+$/.test(arg) || arg.startsWith('[') ? addr.port : (base?.port ?? addr.port),
-    identityFiles: base?.identityFiles ?? [],
-    proxyJump: base?.proxyJump,
-    source: 'cli',
-  };
+  const dest = parseDestination(arg);
+  if (!dest) return listing.config.resolve(arg);
+  const node = listing.config.resolve(dest.host, { user: dest.user, port: dest.port });
+  if (!node) return undefined;
+  if (dest.user === undefined && dest.port === undefined && dest.host === arg) return node;
+  return { ...node, name: arg, source: 'cli' };
 }
 
 /** Node names that start with '-' are refused everywhere (CLI, settings, MCP), as OpenSSH refuses them: an option. */

@@ -3,6 +3,7 @@ import { dataRowText } from '../../dataGuards';
 import * as vscode from 'vscode';
 import { visible } from '../../../core/util/terminal';
 import { isCodeHost } from '../../../core/ssh/groups';
+import { connectsTo } from '../../../core/ssh/resolveView';
 import type { NodeStatus } from '../../../core/node/fleet';
 import type { ProbeResult } from '../../../core/node/probe';
 import { deadlineRow } from '../../../core/node/spend';
@@ -76,8 +77,8 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
   const n = el.node;
   md.appendMarkdown('**');
   md.appendText(n.name);
-  md.appendMarkdown('** — ');
-  md.appendText(`${n.user ? n.user + '@' : ''}${n.host}:${n.port}${n.proxyJump ? ` via ${n.proxyJump}` : ''}`);
+  md.appendMarkdown('** — Connects to ');
+  md.appendText(connectsTo(n));
   md.appendMarkdown('\n\n');
   if (p) {
     const row = (k: string, value: string) => {
