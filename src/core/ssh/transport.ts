@@ -15,6 +15,7 @@ import * as os from 'node:os';
 import type { Duplex, Readable } from 'node:stream';
 import type { Client, ClientChannel, ConnectConfig } from 'ssh2';
 import { GpuSessionsError, errorMessage } from '../util/errors';
+import { shq } from '../remote/quote';
 import { KnownHostsStore, fingerprintSha256, keyTypeOfBlob } from './knownHosts';
 import { HostKeyGate, HostKeyPrompt } from './hostKeyGate';
 import { authHandler, identityFiles } from './auth';
@@ -626,7 +627,7 @@ export class SshTransport extends BaseTransport {
 
   private async execOnce(command: string, opts: ExecOptions): Promise<ExecResult> {
     if (opts.signal?.aborted) throw new GpuSessionsError('cancelled', 'Cancelled.');
-    const { ch, exit } = await this.openExec(command);
+    const { ch, exit } = await this.openExec(opts.timeoutMs ? boundedCommand(command, opts.timeoutMs) : command);
     return new Promise<ExecResult>((resolve, reject) => {
       const c = collect(ch, ch.stderr, opts.maxOutputBytes ?? 64 * 1024 * 1024);
       let finished = false;
@@ -637,6 +638,9 @@ export class SshTransport extends BaseTransport {
         if (timer) clearTimeout(timer);
         opts.signal?.removeEventListener('abort', onAbort);
         if (err) {
+          // The client gives up (timeout, cancel): the node's command goes too, with its process group
+          // (boundedCommand's `timeout` relays the TERM to the group; it also ends it by itself past the limit).
+          if (!exit.received) signalAfterEof(ch, 'TERM');
           ch.close();
           reject(err);
         } else resolve({ stdout: c.stdout(), stderr: c.stderr(), code: exit.code, signal: exit.signal, truncated: c.truncated() });
@@ -711,3 +715,36 @@ export class SshTransport extends BaseTransport {
 
 /** ssh2, loaded on first use (it costs ~100 ms to require). A plain require keeps CJS named exports intact in the bundle. */
 export { loadSsh2 };
+
+/**
+ * A node-side command that cannot outlive its operation (issue 39, D1/G1): run under coreutils `timeout` a few
+ * seconds past the client's own limit, which puts it in its own process group and ends the whole group (scripts,
+ * their python3 and curl children) when the limit passes or when the client's TERM arrives. The login shell only
+ * sees `sh -c '…' gs CMD` (any login shell, fish included); a node without `timeout` runs CMD as before.
+ * Processes a command detaches on purpose (setsid: launched servers, the resumed client, the guard) are not in
+ * that group and stay.
+ */
+export function boundedCommand(command: string, timeoutMs: number): string {
+  const secs = Math.ceil(timeoutMs / 1000) + 5;
+  const wrapper = `if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 ${secs} sh -c "$1"; else exec sh -c "$1"; fi`;
+  return `sh -c ${shq(wrapper)} gs ${shq(command)}`;
+}
+
+/**
+ * A `signal` channel request also after our side sent EOF (the stdin of every operation is ended at once, and
+ * ssh2's `signal()` sends nothing once the channel is not writable). OpenSSH delivers it to the session's
+ * command (`timeout` under boundedCommand, which relays it to its process group).
+ */
+function signalAfterEof(ch: ClientChannel, name: string): void {
+  const c = ch as unknown as {
+    outgoing?: { id?: number; state?: string };
+    _client?: { _protocol?: { signal?(id: number, n: string): void } };
+  };
+  try {
+    if (c.outgoing?.state === 'closed' || typeof c.outgoing?.id !== 'number') return;
+    if (c._client?._protocol?.signal) c._client._protocol.signal(c.outgoing.id, name);
+    else ch.signal(name);
+  } catch {
+    /* a server without signal requests: the node-side limit still ends it */
+  }
+}

@@ -89,6 +89,20 @@ describe('data operation (core/data/operation)', () => {
       assert.deepEqual(f.topResponse, { text: 'a real answer', share: 2 / 8 });
     });
 
+    it('linear in its input: rows of 40,000 "<think>" (a degenerate model) are judged at once (issue 39, D1)', async () => {
+      const started = Date.now();
+      const f = await judge([
+        { text: '<think>'.repeat(40_000) },
+        { text: '<think>'.repeat(40_000) + 'x</think>y' },
+        { text: 'a</think>'.repeat(20_000) },
+        { text: 'ok' },
+      ]);
+      // the old `<think>.*?</think>` regex took ~100 s a row here; the budget of a whole run is 110 s
+      assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
+      assert.equal(f.judged, 4);
+      assert.equal(f.shares.thinkingOnly, 1 / 4, 'only the never-closed block is thinking alone; the others leave an answer');
+    });
+
     it('repetitive: 30 % of the words inside 10-word runs that occur more than once', async () => {
       const ten = 'one two three four five six seven eight nine ten';
       const fresh = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
