@@ -84,15 +84,7 @@ async function readTail(
   file: string,
   lines: number,
 ): Promise<{ lines: string[]; notes: string[]; truncated: boolean }> {
-  const probe = await probeNodeRaw(t, spec);
-  const scope = {
-    files: [...probe.servers.map((s) => s.logFile ?? ''), ...probe.artifacts.map((a) => a.path)].filter(Boolean),
-    roots: [
-      ...probe.roots,
-      ...(spec.roots ?? []),
-      ...probe.servers.flatMap((s) => [s.cwd ?? '', s.logFile ? path.posix.dirname(s.logFile) : '']),
-    ].filter(Boolean),
-  };
+  const scope = await readScope(t, spec);
   const why = nodeReadRefusal(file, scope);
   if (why) throw new GpuSessionsError('usage', `tail_log refuses this path: ${why}.`);
   const r = await runOperation(t, boundedTailOperation(file, { lines, maxBytes: MCP_RESULT_MAX_BYTES, resolve: true }, 30_000));
@@ -107,8 +99,24 @@ async function readTail(
   return { lines: out.slice(-lines), notes, truncated: r.truncated || r.cutLines > 0 };
 }
 
+/**
+ * What an agent may read on a node (tail_log, data_quality): the servers' logs, the probe's artifacts, and files
+ * under the probe's roots, the node's configured roots and the servers' folders.
+ */
+async function readScope(t: Transport, spec: NodeSpec): Promise<{ files: string[]; roots: string[] }> {
+  const probe = await probeNodeRaw(t, spec);
+  return {
+    files: [...probe.servers.map((s) => s.logFile ?? ''), ...probe.artifacts.map((a) => a.path)].filter(Boolean),
+    roots: [
+      ...probe.roots,
+      ...(spec.roots ?? []),
+      ...probe.servers.flatMap((s) => [s.cwd ?? '', s.logFile ? path.posix.dirname(s.logFile) : '']),
+    ].filter(Boolean),
+  };
+}
+
 /** `dest` resolved, if it lies under one of the dest roots; else a usage error naming them. */
-function destUnderRoots(dest: string, roots: string[]): string {
+export function destUnderRoots(dest: string, roots: string[]): string {
   if (!path.isAbsolute(dest)) throw new GpuSessionsError('usage', `dest must be an absolute folder (got "${dest}").`);
   const d = path.resolve(dest);
   let real = d;
@@ -226,6 +234,14 @@ export function buildMcpServer(d: McpDeps): McpServer {
         withNode(n, async (t, spec) => {
           const { dataOperation, checkPointer } = await import('../core/data/operation');
           const { dataJson } = await import('./cmdData');
+          // The same path policy as tail_log: an agent judges the work's output files, not any file (issue 39, M2).
+          if (paths?.length) {
+            const scope = await readScope(t, spec);
+            for (const p of paths) {
+              const why = nodeReadRefusal(p, scope);
+              if (why) throw new GpuSessionsError('usage', `data_quality refuses ${JSON.stringify(p)}: ${why}.`);
+            }
+          }
           const opts = {
             paths: paths ?? [],
             roots: spec.roots,
@@ -385,14 +401,15 @@ export function buildMcpServer(d: McpDeps): McpServer {
             'usage',
             'release_node takes servers out of rotation and stops them: call it again with confirm: true.',
           );
-        if (!path.isAbsolute(dest)) throw new GpuSessionsError('usage', `dest must be an absolute folder (got "${dest}").`);
+        // Its salvage obeys --mcp-dest like salvage_node's (issue 39, M1).
+        const base = destUnderRoots(dest, destRoots);
         const { cmdRelease } = await import('./cmdRelease');
         let text = '';
         const code = await cmdRelease(
           d.nodeFor(n),
           via.map((v) => d.nodeFor(v)),
           d.pool,
-          { via, drainTimeoutS, dest, dryRun, yes: true, json: true },
+          { via, drainTimeoutS, dest: base, dryRun, yes: true, json: true },
           { out: (x) => (text += x), err: () => undefined, isTTY: false },
         );
         return { exitCode: code, ...(JSON.parse(text) as Record<string, unknown>) };
@@ -413,7 +430,7 @@ export function buildMcpServer(d: McpDeps): McpServer {
       }),
   );
 
-  registerRestoreTools(server, { node, withNode, guarded });
+  registerRestoreTools(server, { node, withNode, guarded, runUnderRoots: (run) => destUnderRoots(run, destRoots) });
 
   server.registerTool(
     'watch_node',

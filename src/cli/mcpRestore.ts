@@ -3,7 +3,6 @@
  * script as a dry run) and restore_run (requires confirm: true). Both drive the same core flow as
  * `gpu-sessions restore` and answer its JSON shape.
  */
-import * as path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Transport } from '../core/ssh/transport';
@@ -17,6 +16,8 @@ export interface RestoreToolDeps {
   node: z.ZodString;
   withNode<T>(name: string, fn: (t: Transport, spec: NodeSpec) => Promise<T>): Promise<T>;
   guarded(fn: () => Promise<Record<string, unknown>>): Promise<unknown>;
+  /** The run folder, if it lies under the server's --mcp-dest folders; else a usage error naming them (issue 39, M3). */
+  runUnderRoots(run: string): string;
 }
 
 const runDir = z
@@ -29,11 +30,6 @@ const map = z
   .max(64)
   .optional()
   .describe('Folder mappings OLD=NEW (the old home maps to the new home by default)');
-
-function checkRun(run: string): string {
-  if (!path.isAbsolute(run)) throw new GpuSessionsError('usage', `run must be an absolute folder (got "${run}").`);
-  return run;
-}
 
 export function registerRestoreTools(server: McpServer, d: RestoreToolDeps): void {
   server.registerTool(
@@ -49,7 +45,7 @@ export function registerRestoreTools(server: McpServer, d: RestoreToolDeps): voi
         d.withNode(node, async (t, spec) =>
           restoreJson(
             await restoreRun(t, {
-              runDir: checkRun(run),
+              runDir: d.runUnderRoots(run),
               node: spec.name,
               maps: (maps ?? []).map(parseMapOption),
               planOnly: true,
@@ -86,7 +82,7 @@ export function registerRestoreTools(server: McpServer, d: RestoreToolDeps): voi
         return d.withNode(node, async (t, spec) =>
           restoreJson(
             await restoreRun(t, {
-              runDir: checkRun(run),
+              runDir: d.runUnderRoots(run),
               node: spec.name,
               maps: (maps ?? []).map(parseMapOption),
               force: Boolean(force),

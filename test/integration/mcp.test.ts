@@ -168,6 +168,32 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     assert.equal(v.verdict, 'ok');
   });
 
+  it('every tool that writes or reads a run folder obeys --mcp-dest; data_quality follows tail_log’s path policy (issue 39)', async () => {
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'gs-mcp-outside-'));
+    try {
+      // M1: release_node's salvage is refused outside --mcp-dest before anything is stopped or removed.
+      const rel = await call('release_node', { node: 'simnode', dest: path.join(outside, 'release'), confirm: true, drainTimeoutS: 5 });
+      assert.ok(rel.isError, JSON.stringify(rel.structuredContent));
+      assert.match(rel.content[0].text ?? '', /outside the folders this server may write to/);
+      assert.equal(existsSync(path.join(outside, 'release')), false);
+      const probe = await call('probe_node', { node: 'simnode' });
+      assert.equal((probe.structuredContent!.servers as unknown[]).length, 2, 'the servers still run');
+      // M3: a restore plan of a run folder outside --mcp-dest is refused.
+      const plan = await call('restore_plan', { run: outside, node: 'simnode' });
+      assert.ok(plan.isError);
+      assert.match(plan.content[0].text ?? '', /outside the folders this server may write to/);
+      // M2: data_quality on a file outside the work's folders is refused, as tail_log refuses it.
+      const secretFile = path.join(outside, 'session.jsonl');
+      writeFileSync(secretFile, JSON.stringify({ response: 's3cr3t-session-value-1' }) + '\n', { mode: 0o644 });
+      const dq = await call('data_quality', { node: 'simnode', paths: [secretFile] });
+      assert.ok(dq.isError, JSON.stringify(dq.structuredContent));
+      assert.match(dq.content[0].text ?? '', /data_quality refuses/);
+      assert.ok(!texts.join('\n').includes('s3cr3t-session-value-1'));
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it('no result contains the planted secret', () => {
     assert.ok(texts.length > 10);
     for (const t of texts) assert.ok(!t.includes(SECRET), `secret in a result: ${t.slice(0, 200)}`);

@@ -285,7 +285,11 @@ describe('restore a salvaged run onto another node (two real sshd nodes)', funct
   });
 
   it('MCP restore_plan compares and writes nothing; restore_run needs confirm: true', async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...g(), 'mcp'], stderr: 'ignore' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, ...g(), 'mcp', '--mcp-dest', base],
+      stderr: 'ignore',
+    });
     const client = new Client({ name: 'gs27-test', version: '1.0.0' });
     await client.connect(transport);
     type R = { isError?: boolean; structuredContent?: Record<string, any> };
