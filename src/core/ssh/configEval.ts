@@ -86,8 +86,11 @@ function setOption(st: EvalState, key: string, args: string[]): void {
     return;
   }
   if (key === 'proxyjump' || key === 'proxycommand') {
-    // Whichever of the two comes first wins, and blocks the other.
-    if (!st.opts.has('proxyjump') && !st.opts.has('proxycommand')) st.opts.set(key, args);
+    // Whichever of the two comes first wins and blocks the other (`ProxyCommand none` too); `ProxyJump none`
+    // blocks a later ProxyJump but not a later ProxyCommand (ssh -G agrees).
+    const pj = st.opts.get('proxyjump')?.[0];
+    const blocked = st.opts.has(key) || (key === 'proxyjump' ? st.opts.has('proxycommand') : pj !== undefined && isSet(pj));
+    if (!blocked) st.opts.set(key, args);
     return;
   }
   if (!st.opts.has(key)) st.opts.set(key, args);

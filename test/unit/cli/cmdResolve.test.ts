@@ -230,6 +230,44 @@ const CASES: Case[] = [
     ],
     dests: ['canon', 'dotted', 'v6c', 'proxied', 'bob@canon'],
   },
+  {
+    name: 'addresses',
+    lines: () =>
+      [
+        '2001:DB8::1',
+        '2001:DB8:0:0::1',
+        '::ffff:a00:1',
+        '::FFFF:1.2.3.4',
+        '0:0:0:0:0:0:0:1',
+        '2001:db8:0:0:1:0:0:1',
+        '::2:3',
+        '10.0.0.01',
+        '1.2.3',
+        '0x0A.1.1.1',
+        '1234',
+        '[2001:DB8::1]',
+        'Mixed.Case.Example',
+      ].flatMap((h, i) => [`Host a${i}`, `  HostName ${h}`, `  UserKnownHostsFile /tmp/%h/%k`]),
+    dests: Array.from({ length: 13 }, (_, i) => `a${i}`),
+  },
+  {
+    name: 'proxy order',
+    lines: () => [
+      'Host pjn',
+      '  ProxyJump none',
+      '  ProxyCommand nc %h %p',
+      'Host pjn2',
+      '  ProxyJump none',
+      '  ProxyJump j1',
+      'Host pcn',
+      '  ProxyCommand none',
+      '  ProxyJump j2',
+      'Host pcn2',
+      '  ProxyCommand none',
+      '  ProxyCommand nc x 1',
+    ],
+    dests: ['pjn', 'pjn2', 'pcn', 'pcn2'],
+  },
 ];
 
 describe('resolve --json agrees with ssh -G (issue 42)', function () {
@@ -293,6 +331,14 @@ describe('resolve --json agrees with ssh -G (issue 42)', function () {
     assert.equal(r.code, 2);
     assert.match(r.err, /"a,b" is not listed as a node: ssh refuses it/);
     assert.equal((await resolveJson(file, 'ok')).json!.port, '1');
+  });
+
+  it('a "none" among other values is refused, as ssh refuses it', async function () {
+    const file = path.join(dir, 'nonealone');
+    fs.writeFileSync(file, ['Host n', '  UserKnownHostsFile /tmp/a none'].join('\n') + '\n');
+    assert.notEqual(sshG(file, 'n').status, 0);
+    const r = await resolveJson(file, 'n');
+    assert.match(r.err, /UserKnownHostsFile "none" must appear alone/);
   });
 
   it('warns, naming the host, where CanonicalizeHostname would need DNS', async function () {
