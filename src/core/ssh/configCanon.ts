@@ -127,3 +127,6 @@ export const SSH_DEFAULT_IDENTITIES = [
   '~/.ssh/id_xmss',
   '~/.ssh/id_dsa',
 ];
+
+/** OpenSSH's default GlobalKnownHostsFile (read-only system files). */
+export const SSH_GLOBAL_KNOWN_HOSTS = ['/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2'];

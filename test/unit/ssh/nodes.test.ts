@@ -9,6 +9,7 @@ import { listNodes, resolveNode } from '../../../src/core/ssh/nodes';
 import { resolveProxyJump } from '../../../src/core/ssh/addresses';
 import { canonicalAddress, canonicalizeWithoutDns, connectionHash, sshHostName } from '../../../src/core/ssh/configCanon';
 import { connectsTo } from '../../../src/core/ssh/resolveView';
+import { defaultKnownHostsFiles } from '../../../src/core/ssh/knownHostsFiles';
 
 describe('resolveNode: destinations as ssh(1) takes them (issue 42)', function () {
   let dir: string;
@@ -93,6 +94,18 @@ describe('resolveNode: destinations as ssh(1) takes them (issue 42)', function (
     assert.equal(n.user, 'ops#2');
     assert.deepEqual(n.identityFiles, ['/tmp/with space', path.join(home, '.ssh', 'ops#2_key')]);
     assert.deepEqual(n.userKnownHostsFiles, [path.join(home, '.ssh', 'kh_q')]);
+  });
+
+  it('GlobalKnownHostsFile is read (expanded) instead of the system files; none reads none', function () {
+    const f = path.join(dir, 'gkh');
+    fs.writeFileSync(f, ['Host g1', '  GlobalKnownHostsFile ~/g_%h', 'Host g2', '  GlobalKnownHostsFile none'].join('\n') + '\n');
+    const listing = listNodes({ sshConfigFile: f });
+    assert.deepEqual(defaultKnownHostsFiles(resolveNode('g1', listing)!).slice(1), [path.join(home, 'g_g1')]);
+    assert.deepEqual(defaultKnownHostsFiles(resolveNode('g2', listing)!).slice(1), []);
+    assert.deepEqual(defaultKnownHostsFiles(resolveNode('g3', listing)!).slice(1), [
+      '/etc/ssh/ssh_known_hosts',
+      '/etc/ssh/ssh_known_hosts2',
+    ]);
   });
 
   it('"Connects to" shows user, host name, port and the way there', function () {
