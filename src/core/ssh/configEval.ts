@@ -7,7 +7,7 @@ import { matchPattern, matchPatternList } from './knownHosts';
 import { CommandLineOpts, LoadedSshConfig, NodeSpec } from './configTypes';
 import { Item, MAX_INCLUDE_DEPTH, ParsedFile, printable } from './configSyntax';
 import { USER_RE, parsePort, parseProxyJump, refusedHostReason, validHost } from './addresses';
-import { SSH_DEFAULT_IDENTITIES, canonicalizeWithoutDns, connectionHash, sshHostName } from './configCanon';
+import { SSH_DEFAULT_IDENTITIES, SSH_GLOBAL_KNOWN_HOSTS, canonicalizeWithoutDns, connectionHash, sshHostName } from './configCanon';
 import { expandEnv, expandPercent, expandTilde, safeLocalUser, safeUid } from './configExpand';
 import { Loader } from './configLoader';
 
@@ -86,8 +86,11 @@ function setOption(st: EvalState, key: string, args: string[]): void {
     return;
   }
   if (key === 'proxyjump' || key === 'proxycommand') {
-    // Whichever of the two comes first wins, and blocks the other.
-    if (!st.opts.has('proxyjump') && !st.opts.has('proxycommand')) st.opts.set(key, args);
+    // Whichever of the two comes first wins and blocks the other (`ProxyCommand none` too); `ProxyJump none`
+    // blocks a later ProxyJump but not a later ProxyCommand (ssh -G agrees).
+    const pj = st.opts.get('proxyjump')?.[0];
+    const blocked = st.opts.has(key) || (key === 'proxyjump' ? st.opts.has('proxycommand') : pj !== undefined && isSet(pj));
+    if (!blocked) st.opts.set(key, args);
     return;
   }
   if (!st.opts.has(key)) st.opts.set(key, args);
@@ -171,6 +174,7 @@ function cloneNode(n: NodeSpec | undefined): NodeSpec | undefined {
   if (!n) return undefined;
   const c: NodeSpec = { ...n, identityFiles: [...n.identityFiles] };
   if (n.userKnownHostsFiles) c.userKnownHostsFiles = [...n.userKnownHostsFiles];
+  if (n.globalKnownHostsFiles) c.globalKnownHostsFiles = [...n.globalKnownHostsFiles];
   if (n.roots) c.roots = [...n.roots];
   if (n.sshG) c.sshG = { ...n.sshG, identityfile: [...n.sshG.identityfile] };
   if (n.resolveWarnings) c.resolveWarnings = [...n.resolveWarnings];
@@ -267,6 +271,8 @@ function buildNode(
   const ukh = st.opts.get('userknownhostsfile');
   const ukhNone = ukh !== undefined && ukh.length === 1 && ukh[0].toLowerCase() === 'none';
   const userKnownHostsFiles = ukh && !ukhNone ? ukh.map(expandPath) : undefined;
+  const gkh = st.opts.get('globalknownhostsfile');
+  const gkhNone = gkh !== undefined && gkh.length === 1 && gkh[0].toLowerCase() === 'none';
   const identitiesOnly = /^yes$/i.test(st.opts.get('identitiesonly')?.[0] ?? '');
 
   const node: NodeSpec = { name: alias, host, user, port, identityFiles, source: 'ssh-config' };
@@ -274,6 +280,7 @@ function buildNode(
   if (proxyCommand !== undefined) node.proxyCommand = proxyCommand;
   if (hostKeyAlias !== undefined) node.hostKeyAlias = hostKeyAlias;
   if (userKnownHostsFiles) node.userKnownHostsFiles = userKnownHostsFiles;
+  if (gkh) node.globalKnownHostsFiles = gkhNone ? [] : gkh.map(expandPath);
   if (identitiesOnly) node.identitiesOnly = true;
   if (where) {
     node.sourceFile = where.file;
@@ -288,6 +295,7 @@ function buildNode(
     port: String(port),
     identitiesonly: identitiesOnly ? 'yes' : 'no',
     identityfile: rawIdentities.length ? rawIdentities : [...SSH_DEFAULT_IDENTITIES],
+    globalknownhostsfile: (gkh ?? SSH_GLOBAL_KNOWN_HOSTS).join(' '),
     userknownhostsfile: ukhNone ? 'none' : (userKnownHostsFiles ?? defaultKh).join(' '),
   };
   if (hostKeyAlias !== undefined) node.sshG.hostkeyalias = hostKeyAlias;

@@ -131,6 +131,9 @@ export class Loader {
       const pj = parseProxyJump(args[0]);
       if (pj.error) return fail(`${pj.error}; fix or remove the line`);
     }
+    if (NONE_ALONE.has(key) && args.length > 1 && args.some((a) => a.toLowerCase() === 'none')) {
+      return fail(`${keywordRaw} "none" must appear alone (ssh refuses the whole file for this line); fix or remove the line`);
+    }
     if (key === 'host' && args.some((a) => a === '' || a === '!')) {
       return fail(`Host has an empty pattern; fix or remove the line`, key);
     }
@@ -198,6 +201,9 @@ export class Loader {
     }
   }
 }
+
+/** Keywords whose `none` must be their only value (readconf.c). */
+const NONE_ALONE = new Set(['userknownhostsfile', 'globalknownhostsfile', 'canonicaldomains', 'setenv', 'sendenv']);
 
 function isPattern(alias: string): boolean {
   return /[*?!]/.test(alias);

@@ -16,6 +16,8 @@ export interface NodeSpec {
   hostKeyAlias?: string;
   sourceFile?: string;
   sourceLine?: number;
+  /** GlobalKnownHostsFile values from ssh config (expanded; [] for `none`); undefined when not set. */
+  globalKnownHostsFiles?: string[];
   /** UserKnownHostsFile values from ssh config (expanded); undefined when not set. */
   userKnownHostsFiles?: string[];
   /**
@@ -45,6 +47,8 @@ export interface SshGView {
   identitiesonly: 'yes' | 'no';
   hostkeyalias?: string;
   identityfile: string[];
+  /** as ssh -G prints it: unexpanded, space-separated */
+  globalknownhostsfile: string;
   userknownhostsfile: string;
   proxycommand?: string;
   proxyjump?: string;

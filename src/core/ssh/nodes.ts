@@ -43,8 +43,9 @@ export function resolveNode(arg: string, listing: NodeListing): NodeSpec | undef
   refuseOptionLikeName(arg);
   const known = listing.nodes.find((n) => n.name === arg);
   if (known) return known;
-  const dest = parseDestination(arg);
-  if (!dest) return listing.config.resolve(arg);
+  // A name our address syntax does not take (e.g. `bob@my~host`) is split as ssh(1) splits it: at the last '@'.
+  const at = arg.lastIndexOf('@');
+  const dest = parseDestination(arg) ?? (at > 0 ? { user: arg.slice(0, at), host: arg.slice(at + 1), port: undefined } : { host: arg });
   const node = listing.config.resolve(dest.host, { user: dest.user, port: dest.port });
   if (!node) return undefined;
   if (dest.user === undefined && dest.port === undefined && dest.host === arg) return node;

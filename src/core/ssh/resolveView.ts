@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeSpec, SshGView } from './configTypes';
 import { resolveProxyJump } from './addresses';
-import { SSH_DEFAULT_IDENTITIES } from './configCanon';
+import { SSH_DEFAULT_IDENTITIES, SSH_GLOBAL_KNOWN_HOSTS } from './configCanon';
 import { safeLocalUser } from './configExpand';
 import { NodeListing, resolveNode } from './nodes';
 
@@ -18,6 +18,7 @@ export const SSH_G_ORDER: (keyof SshGView)[] = [
   'identitiesonly',
   'hostkeyalias',
   'identityfile',
+  'globalknownhostsfile',
   'userknownhostsfile',
   'proxycommand',
   'proxyjump',
@@ -40,6 +41,7 @@ export function sshGView(node: NodeSpec, homeDir: string = os.homedir()): SshGVi
     port: String(node.port),
     identitiesonly: node.identitiesOnly ? 'yes' : 'no',
     identityfile: node.identityFiles.length ? [...node.identityFiles] : [...SSH_DEFAULT_IDENTITIES],
+    globalknownhostsfile: (node.globalKnownHostsFiles ?? SSH_GLOBAL_KNOWN_HOSTS).join(' '),
     userknownhostsfile: kh.join(' '),
   };
   if (node.hostKeyAlias !== undefined) v.hostkeyalias = node.hostKeyAlias;

@@ -89,6 +89,7 @@ const CASES: Case[] = [
       '  HostKeyAlias MyAlias',
       '  UserKnownHostsFile ~/.ssh/kh_%k %C /tmp/%h-%p-%r-%u-%n %d/x%%y',
       '  IdentityFile ~/.ssh/%r_key',
+      '  GlobalKnownHostsFile ~/g_%h /etc/ssh/other',
       'Host tok2',
       '  HostName Real-%h.Example',
       '  UserKnownHostsFile /tmp/%k/%n/%l/%L/%i ${HOME}/kh',
@@ -98,6 +99,7 @@ const CASES: Case[] = [
       '  Port 2222',
       '  User carol',
       '  UserKnownHostsFile none',
+      '  GlobalKnownHostsFile none',
       '  IdentitiesOnly yes',
     ],
     dests: ['tok1', 'tok2', 'Tok2', 'tok3', 'bob@tok1', 'ssh://dave@tok3:2301'],
@@ -230,6 +232,98 @@ const CASES: Case[] = [
     ],
     dests: ['canon', 'dotted', 'v6c', 'proxied', 'bob@canon'],
   },
+  {
+    name: 'addresses',
+    lines: () =>
+      [
+        '2001:DB8::1',
+        '2001:DB8:0:0::1',
+        '::ffff:a00:1',
+        '::FFFF:1.2.3.4',
+        '0:0:0:0:0:0:0:1',
+        '2001:db8:0:0:1:0:0:1',
+        '::2:3',
+        '10.0.0.01',
+        '1.2.3',
+        '0x0A.1.1.1',
+        '1234',
+        '[2001:DB8::1]',
+        'Mixed.Case.Example',
+      ].flatMap((h, i) => [`Host a${i}`, `  HostName ${h}`, `  UserKnownHostsFile /tmp/%h/%k`]),
+    dests: Array.from({ length: 13 }, (_, i) => `a${i}`),
+  },
+  {
+    name: 'proxy order',
+    lines: () => [
+      'Host pjn',
+      '  ProxyJump none',
+      '  ProxyCommand nc %h %p',
+      'Host pjn2',
+      '  ProxyJump none',
+      '  ProxyJump j1',
+      'Host pcn',
+      '  ProxyCommand none',
+      '  ProxyJump j2',
+      'Host pcn2',
+      '  ProxyCommand none',
+      '  ProxyCommand nc x 1',
+    ],
+    dests: ['pjn', 'pjn2', 'pcn', 'pcn2'],
+  },
+  {
+    name: 'syntax and negation',
+    files: () => ({ 'm.conf': ['Port 6001', 'User incm'] }),
+    lines: (dir) => [
+      'IgnoreUnknown UseKeychain,AddKeysToAgnt',
+      'Host=eqhost',
+      '  Port=7001',
+      'Host g?u',
+      '  Port 7002',
+      'Match originalhost inm',
+      `  Include ${dir}/m.conf`,
+      'Host ch',
+      '  HostName 10.5.5.5',
+      '  CanonicalizeHostname yes',
+      '  CanonicalizeMaxDots 0',
+      'Match host 10.5.5.5 canonical',
+      '  User canon-match',
+      'Host sd',
+      '  HostName a.b',
+      '  CanonicalizeHostname yes',
+      '  CanonicalizeMaxDots 0',
+      '  CanonicalDomains example.com',
+      'Host uk',
+      '  UseKeychain yes',
+      'Host tabs',
+      '\tUser\ttabuser\t',
+      'Host my~host',
+      '  Port 4444',
+      'Host lastwins',
+      '  Port 1',
+      '  Port 2',
+      `Match !user ${os.userInfo().username}`,
+      '  HostKeyAlias not-local',
+      `Match user ${os.userInfo().username} !originalhost nomatch*`,
+      '  IdentityFile ~/.ssh/local_%h',
+    ],
+    dests: [
+      'eqhost',
+      'gpu',
+      'gxu',
+      'inm',
+      'bob@inm',
+      'ch',
+      'sd',
+      'uk',
+      'tabs',
+      'lastwins',
+      'nomatch1',
+      'Zed@zed',
+      'my~host',
+      'bob@my~host',
+      'a@b@my~host',
+    ],
+  },
 ];
 
 describe('resolve --json agrees with ssh -G (issue 42)', function () {
@@ -293,6 +387,14 @@ describe('resolve --json agrees with ssh -G (issue 42)', function () {
     assert.equal(r.code, 2);
     assert.match(r.err, /"a,b" is not listed as a node: ssh refuses it/);
     assert.equal((await resolveJson(file, 'ok')).json!.port, '1');
+  });
+
+  it('a "none" among other values is refused, as ssh refuses it', async function () {
+    const file = path.join(dir, 'nonealone');
+    fs.writeFileSync(file, ['Host n', '  UserKnownHostsFile /tmp/a none'].join('\n') + '\n');
+    assert.notEqual(sshG(file, 'n').status, 0);
+    const r = await resolveJson(file, 'n');
+    assert.match(r.err, /UserKnownHostsFile "none" must appear alone/);
   });
 
   it('warns, naming the host, where CanonicalizeHostname would need DNS', async function () {

@@ -7,8 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { listNodes, resolveNode } from '../../../src/core/ssh/nodes';
 import { resolveProxyJump } from '../../../src/core/ssh/addresses';
-import { canonicalAddress, canonicalizeWithoutDns, connectionHash } from '../../../src/core/ssh/configCanon';
+import { canonicalAddress, canonicalizeWithoutDns, connectionHash, sshHostName } from '../../../src/core/ssh/configCanon';
 import { connectsTo } from '../../../src/core/ssh/resolveView';
+import { defaultKnownHostsFiles } from '../../../src/core/ssh/knownHostsFiles';
 
 describe('resolveNode: destinations as ssh(1) takes them (issue 42)', function () {
   let dir: string;
@@ -95,6 +96,18 @@ describe('resolveNode: destinations as ssh(1) takes them (issue 42)', function (
     assert.deepEqual(n.userKnownHostsFiles, [path.join(home, '.ssh', 'kh_q')]);
   });
 
+  it('GlobalKnownHostsFile is read (expanded) instead of the system files; none reads none', function () {
+    const f = path.join(dir, 'gkh');
+    fs.writeFileSync(f, ['Host g1', '  GlobalKnownHostsFile ~/g_%h', 'Host g2', '  GlobalKnownHostsFile none'].join('\n') + '\n');
+    const listing = listNodes({ sshConfigFile: f });
+    assert.deepEqual(defaultKnownHostsFiles(resolveNode('g1', listing)!).slice(1), [path.join(home, 'g_g1')]);
+    assert.deepEqual(defaultKnownHostsFiles(resolveNode('g2', listing)!).slice(1), []);
+    assert.deepEqual(defaultKnownHostsFiles(resolveNode('g3', listing)!).slice(1), [
+      '/etc/ssh/ssh_known_hosts',
+      '/etc/ssh/ssh_known_hosts2',
+    ]);
+  });
+
   it('"Connects to" shows user, host name, port and the way there', function () {
     const listing = listNodes({ sshConfigFile: file });
     assert.equal(connectsTo(resolveNode('gpu', listing)!), 'alice@10.0.0.5:22 via david@Project-Bastion,ops@Jump9:2222');
@@ -107,10 +120,15 @@ describe('configCanon', function () {
     assert.equal(canonicalAddress('2001:DB8:0:0::1'), '2001:db8::1');
     assert.equal(canonicalAddress('10.1.2.3'), '10.1.2.3');
     assert.equal(canonicalAddress('gpu1'), undefined);
+    assert.equal(canonicalAddress('::ffff:a00:1'), '::ffff:10.0.0.1');
+    assert.equal(sshHostName('2001:DB8::1'), '2001:DB8::1'); // differs only in case: kept as written, like ssh
+    assert.equal(sshHostName('Gpu.Example'), 'gpu.example');
+    assert.equal(sshHostName('10.0.0.01'), '10.0.0.1');
   });
   it('CanonicalizeHostname without DNS, and a warning where DNS would be needed', function () {
     const base = { proxied: false, maxDots: undefined, domains: undefined };
-    assert.deepEqual(canonicalizeWithoutDns({ ...base, host: '2001:DB8::1', mode: 'yes' }), { host: '2001:db8::1' });
+    assert.deepEqual(canonicalizeWithoutDns({ ...base, host: '2001:DB8:0:0::1', mode: 'yes' }), { host: '2001:db8::1' });
+    assert.deepEqual(canonicalizeWithoutDns({ ...base, host: '2001:DB8::1', mode: 'yes' }), { host: '2001:DB8::1' });
     assert.deepEqual(canonicalizeWithoutDns({ ...base, host: 'a.b.c', mode: 'yes', domains: ['x.org'] }), { host: 'a.b.c' });
     assert.deepEqual(canonicalizeWithoutDns({ ...base, host: 'gpu', mode: 'no', domains: ['x.org'] }), { host: 'gpu' });
     assert.deepEqual(canonicalizeWithoutDns({ ...base, host: 'gpu', mode: 'yes', proxied: true, domains: ['x.org'] }), { host: 'gpu' });
