@@ -38,6 +38,7 @@ export interface GuardStartCli {
   yes: boolean;
   json: boolean;
   thresholds?: string;
+  stopClientOnBadData: boolean;
   roots?: string[];
 }
 
@@ -84,6 +85,7 @@ export function guardStartOptions(v: Values, json: boolean, usageError: (m: stri
     yes: Boolean(v.yes),
     json,
     thresholds: typeof v.thresholds === 'string' ? v.thresholds : undefined,
+    stopClientOnBadData: Boolean(v['stop-client-on-bad-data']),
   };
 }
 
@@ -130,6 +132,7 @@ export async function cmdGuardStart(t: Transport, node: string, o: GuardStartCli
       s3,
       roots: o.roots,
       thresholds: o.thresholds ? parseThresholds(o.thresholds) : DEFAULT_THRESHOLDS,
+      stopClientOnBadData: o.stopClientOnBadData,
       replace: o.yes,
     }),
     signal,

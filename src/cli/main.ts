@@ -297,6 +297,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         to: { type: 'string' },
         'when-done': { type: 'string' },
         idle: { type: 'string' },
+        'stop-client-on-bad-data': { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },

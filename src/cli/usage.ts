@@ -51,6 +51,7 @@ Usage:
                                               copying it; exit 7 when any file is degenerate
   gpu-sessions guard NODE start (--s3 s3://bucket/prefix [--s3-endpoint URL] | --to DIR_ON_NODE) [--interval S]
                  [--data PATHS] [--when-done notify|stop|terminate] [--idle MIN] [--until ISO] [--yes] [--json]
+                 [--thresholds NAME=SHARE,...] [--stop-client-on-bad-data]
   gpu-sessions guard NODE status [--json]     guard NODE stop [--json]
                                               a guard that runs ON the node while the laptop sleeps: every interval
                                               it copies new and changed work files (salvage's rules) to S3 or a

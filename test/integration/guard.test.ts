@@ -105,6 +105,38 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     assert.ok(after.journal.some((e) => e.event === 'stopped'));
   });
 
+  it('--data: degenerate rows → a journal event; --idle with no writer → job done, --when-done notify records it; --yes replaces', async () => {
+    put('job/out/results.jsonl', '{"response":"OK."}\n'.repeat(120));
+    const r = await guard('start', ['--to', '~/vol4', '--interval', '1', '--data', '~/job/out/results.jsonl', '--idle', '0.05']);
+    assert.equal(r.out.started, true, JSON.stringify(r.out));
+    const s = await waitFor(
+      'the data event and the job done',
+      async () => {
+        const x = await status();
+        return x.journal.some((e) => e.event === 'data-degenerate') && x.journal.some((e) => e.event === 'job-done') ? x : null;
+      },
+      20_000,
+      500,
+    );
+    const bad = s.journal.find((e) => e.event === 'data-degenerate')!;
+    assert.equal(bad.path, path.join(sim.home, 'job/out/results.jsonl'));
+    assert.match(String(bad.reasons), /topResponse 100%/);
+    const done = s.journal.find((e) => e.event === 'job-done')!;
+    assert.equal(done.verdict, 'safe');
+    assert.equal(done.whenDone, 'notify');
+    assert.match(String(done.why), /no writer/);
+    // notify records it and keeps guarding
+    assert.equal(s.running, true);
+    assert.ok(!s.journal.some((e) => String(e.event).startsWith('rental-')));
+    // --yes replaces the running guard's settings: one guard, a new pid
+    const again = await guard('start', ['--to', '~/vol5', '--interval', '5', '--yes']);
+    assert.equal(again.out.started, true, JSON.stringify(again.out));
+    assert.equal(again.out.replaced, true);
+    assert.notEqual(again.out.pid, r.out.pid);
+    assert.equal(guardProcs().length, 1);
+    assert.equal((await status()).settings?.target, '~/vol5');
+  });
+
   it('--until stops the guard by itself; a secret store is never copied', async () => {
     put('job/.aws/credentials', '[default]\naws_secret_access_key=abc\n');
     const until = new Date(Date.now() + 5_000).toISOString();
@@ -179,6 +211,35 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     assert.ok(ev.includes('rental-ended'), ev.join(','));
     // no secret in the journal or status
     assert.ok(!JSON.stringify(s).includes('rpa_TESTKEY0123456789'));
+  });
+
+  it('job done with a file that cannot be copied: unsafe → the rental is kept (no stop), and the guard keeps guarding', async () => {
+    writeFileSync(path.join(sim.home, 'runpodctl.calls'), '');
+    const locked = put('job/out/locked.bin', 'x');
+    chmodSync(locked, 0o000);
+    try {
+      const r = await guard('start', ['--to', '~/vol6', '--interval', '1', '--when-done', 'stop']);
+      assert.equal(r.out.started, true, JSON.stringify(r.out));
+      put('job/out/progress.json', JSON.stringify({ status: 'done', completed: 4 }));
+      const s = await waitFor(
+        'the rental kept',
+        async () => {
+          const x = await status();
+          return x.journal.some((e) => e.event === 'rental-kept') ? x : null;
+        },
+        15_000,
+        500,
+      );
+      await sleep(2500); // more cycles: no stop, no second rental-kept
+      const again = await status();
+      assert.equal(again.running, true);
+      assert.equal(s.journal.filter((e) => e.event === 'job-done').at(-1)?.verdict, 'unsafe');
+      assert.equal(again.journal.filter((e) => e.event === 'rental-kept').length, 1);
+      assert.equal(again.journal.filter((e) => e.event === 'sync' && Number(e.failed) > 0 && e.t > s.journal.at(-1)!.t).length, 0);
+      assert.equal(readFileSync(path.join(sim.home, 'runpodctl.calls'), 'utf8'), '');
+    } finally {
+      chmodSync(locked, 0o644);
+    }
   });
 
   it('SIGTERM to the guard (a shutdown): the newest bytes are in S3 within 20 s', async () => {

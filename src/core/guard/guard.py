@@ -104,7 +104,10 @@ def sections(text, nonce):
 
 
 def list_work(cfg):
-    """Runs salvage's listing script; returns (roots, files[(path, size, mtime)], model_dirs, busy pids)."""
+    """Runs salvage's listing script; returns (roots, files[(path, size, mtime)], model_dirs, busy).
+
+    busy: (pid, evidence) of the processes that are servers (s), write under the folders (f) or talk to a server
+    port (n): the generation client is one with n and without s."""
     env = dict(os.environ)
     env["GPU_SESSIONS_OP"] = "guard"
     try:
@@ -138,7 +141,7 @@ def list_work(cfg):
     for rec in s.get("procs", "").split("\0"):
         f = rec.lstrip("\n").split("\t")
         if len(f) >= 4 and f[0] == "P" and re.search("[sfn]", f[3]):
-            busy.append(f[1])
+            busy.append((f[1], f[3]))
     return roots, files, models, busy
 
 
@@ -311,6 +314,7 @@ class Guard(object):
         self.last_change = time.time()
         self.last_sig = None
         self.data_verdicts = {}
+        self.busy = []
         excl = [os.path.dirname(GUARD_DIR)]
         if self.cfg.get("to"):
             excl.append(os.path.realpath(os.path.expanduser(self.cfg["to"])))
@@ -331,6 +335,7 @@ class Guard(object):
 
     def sync(self, deadline=None, newest_first=True):
         roots, files, models, busy = list_work(self.cfg)
+        self.busy = busy
         chosen = []
         for path, size, mtime in files:
             if selected(self.cfg, path, size, models) is None:
@@ -345,6 +350,7 @@ class Guard(object):
         copied = failed = 0
         nbytes = 0
         errors = []
+        failed_paths = []
         for path, size, mtime in chosen:
             if deadline is not None and time.time() > deadline:
                 break
@@ -368,6 +374,7 @@ class Guard(object):
                 nbytes += size
             except Exception as e:  # one file's failure is recorded, never the guard's end
                 failed += 1
+                failed_paths.append(path)
                 if len(errors) < 5:
                     errors.append("%s: %s" % (path, e))
         at_risk = 0
@@ -382,7 +389,9 @@ class Guard(object):
         self.state["roots"] = roots
         if failed == 0 and pending == 0:
             self.state["lastVerifiedSync"] = {"at": now_iso(), "files": len(chosen), "target": self.target()}
-        if copied or failed:
+        failing = sorted(failed_paths)[:100]
+        if copied or failing != self.state.get("failing"):
+            self.state["failing"] = failing
             journal("sync", copied=copied, bytes=nbytes, failed=failed, errors=errors, atRisk=at_risk,
                     filesAtRisk=pending, target=self.target())
         self.save()
@@ -420,11 +429,25 @@ class Guard(object):
             if self.data_verdicts.get(path) != verdict:
                 self.data_verdicts[path] = verdict
                 if verdict == "degenerate":
+                    f.pop("examples", None)
                     journal("data-degenerate", path=path, rows=f.get("rows"), judged=n, reasons=bad, raw=f)
                     if self.cfg.get("stopClientOnBadData"):
-                        journal("data-client-not-stopped", why="stopping the client is not implemented by this guard")
+                        self.stop_client(path)
                 else:
                     journal("data-ok", path=path, rows=f.get("rows"), judged=n)
+
+    def stop_client(self, path):
+        """--stop-client-on-bad-data: SIGTERM to the generation client (talks to a server port, is no server)."""
+        pids = [int(pid) for pid, ev in self.busy if "n" in ev and "s" not in ev and pid.isdigit()]
+        done = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+                done.append(pid)
+            except OSError:
+                pass
+        journal("client-stopped" if done else "client-not-stopped", pids=done, path=path,
+                why=None if done else "no generation client found (a process talking to a server port)")
 
     def check_node(self):
         try:
@@ -463,10 +486,12 @@ class Guard(object):
         action = self.cfg.get("whenDone", "notify")
         if action in ("stop", "terminate"):
             if not safe:
+                # kept, and tried again once a sync is complete and verified
                 journal("rental-kept", why="the final sync is not verified (%d files at risk)" % res["pending"])
-                self.flags.discard("done")
+                self.flags.add("kept")
                 self.save()
                 return False
+            self.flags.discard("kept")
             sys.path.insert(0, GUARD_DIR)
             import provider  # the provider path: provider.py, shipped next to this file
 
@@ -514,7 +539,12 @@ class Guard(object):
             self.check_node()
             if "done" not in self.flags:
                 why = self.job_done(res)
-                if why and self.when_done(why):
+                if why:
+                    self.state["doneWhy"] = why
+                    if self.when_done(why):
+                        return "rental-ended"
+            elif "kept" in self.flags and res["pending"] == 0 and res["failed"] == 0:
+                if self.when_done("%s (every file verified now)" % self.state.get("doneWhy", "job done")):
                     return "rental-ended"
             self.save()
             self.sleep(max(1.0, interval - (time.time() - t0)))

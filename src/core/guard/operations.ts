@@ -35,6 +35,8 @@ export interface GuardStartInput {
   /** Files larger than this are left on the node, as salvage leaves them (default 256 MiB). */
   maxFileBytes?: number;
   rateBytesPerS?: number;
+  /** Stop the generation client when its output is degenerate (default: record it). */
+  stopClientOnBadData?: boolean;
   replace: boolean;
 }
 
@@ -67,6 +69,7 @@ export function guardConfig(i: GuardStartInput, listNonce: string, dataNonce: st
     whenDone: i.settings.whenDone,
     idleMin: i.settings.idleMin,
     untilEpoch,
+    stopClientOnBadData: Boolean(i.stopClientOnBadData),
   };
 }
 
@@ -125,7 +128,9 @@ export function guardStartOperation(i: GuardStartInput): RemoteOperation<GuardSt
     'listing.sh': b64(buildListingScript(listNonce, { roots: i.roots })),
   };
   if (i.settings.data)
-    files['data.py'] = b64(dataScript({ paths: i.settings.data.length ? i.settings.data : undefined, roots: i.roots }, dataNonce));
+    files['data.py'] = b64(
+      dataScript({ paths: i.settings.data.length ? i.settings.data : undefined, roots: i.roots, spread: false, count: false }, dataNonce),
+    );
   return pyOperation('guard-start', { op: 'start', replace: i.replace, files }, 60_000, (o) => ({
     started: o.started === true,
     alreadyRunning: o.alreadyRunning === true,
