@@ -25,6 +25,7 @@ interface StatusJson {
   settings: { target: string; whenDone: string; intervalS: number; until: string | null } | null;
   lastVerifiedSync: { at: string; files: number; target: string } | null;
   bytesAtRisk: number | null;
+  lastCycle: string | null;
   journal: Array<{ t: string; event: string; [k: string]: unknown }>;
 }
 
@@ -135,6 +136,41 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     assert.notEqual(again.out.pid, r.out.pid);
     assert.equal(guardProcs().length, 1);
     assert.equal((await status()).settings?.target, '~/vol5');
+  });
+
+  it('between syncs: under 5 % of one core and 100 MB; a crash of its worker is journaled and it restarts', async () => {
+    const r = await guard('start', ['--to', '~/vol7', '--interval', '600']);
+    assert.equal(r.out.started, true, JSON.stringify(r.out));
+    const pid = r.out.pid as number;
+    const worker = () =>
+      spawnSync('pgrep', ['-u', USER, '-f', 'guard.py work'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+    await waitFor('the first pass', async () => (await status()).lastCycle !== null || null, 15_000, 300);
+    const [w] = worker();
+    const ticks = (x: number) => {
+      const f = readFileSync(`/proc/${x}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(f[11]) + Number(f[12]);
+    };
+    const rss = (x: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${x}/status`, 'utf8'))![1]) * 1024;
+    const t0 = ticks(pid) + ticks(w);
+    await sleep(3000);
+    const cpu = (ticks(pid) + ticks(w) - t0) / 100 / 3;
+    assert.ok(cpu < 0.05, `CPU between syncs: ${(cpu * 100).toFixed(1)} % of one core`);
+    assert.ok(rss(pid) + rss(w) < 100 * 1024 * 1024, `memory: ${rss(pid) + rss(w)} bytes`);
+    // its worker dies (the OOM killer, a bug): journaled, restarted, the same guard
+    process.kill(w, 'SIGKILL');
+    const s = await waitFor(
+      'the restart',
+      async () => {
+        const x = await status();
+        return x.journal.some((e) => e.event === 'crashed') && worker().length === 1 && worker()[0] !== w ? x : null;
+      },
+      15_000,
+      300,
+    );
+    assert.equal(s.running, true);
+    assert.equal(s.pid, pid);
+    assert.equal(s.journal.filter((e) => e.event === 'crashed').at(-1)?.restarts, 1);
+    assert.equal(guardProcs().length, 1);
   });
 
   it('--until stops the guard by itself; a secret store is never copied', async () => {

@@ -8,7 +8,8 @@ Everything lives under ~/.gpu-sessions/guard/ (mode 0700; config 0600):
   state.json    pid, settings, last verified sync, bytes at risk     journal.jsonl  append-only events
   verified.json path -> size, mtime, sha256 of the last verified copy (an unchanged file is never read again)
 
-Modes: `python3 guard.py run` (the daemon), or fed on stdin by the client with a PAYLOAD line first
+Modes: `python3 guard.py run` (the daemon: it holds the lock and restarts its worker, `guard.py work`, after
+a crash at most 3 times), or fed on stdin by the client with a PAYLOAD line first
 (`python3 -`): start | status | stop, answering one `@@<nonce>@@ {json}` line.
 """
 import base64, fcntl, hashlib, http.client, json, os, re, signal, subprocess, sys, time, urllib.parse
@@ -516,11 +517,11 @@ class Guard(object):
         signal.signal(signal.SIGTERM, self.on_term)
         signal.signal(signal.SIGINT, self.on_term)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        self.state.update({"pid": os.getpid(), "startedAt": now_iso(), "startedEpoch": time.time(),
-                           "settings": self.cfg.get("settings", {}), "crashes": self.state.get("crashes", 0)})
-        self.flags.discard("done")
+        pid = int(os.environ.get("GS_GUARD_PID") or os.getpid())
+        self.state.update({"pid": pid, "workerPid": os.getpid(), "startedAt": now_iso(), "startedEpoch": time.time(),
+                           "settings": self.cfg.get("settings", {}), "end": None, "lastCycle": None})
         self.save()
-        journal("started", pid=os.getpid(), settings=self.cfg.get("settings", {}))
+        journal("started", pid=pid, worker=os.getpid(), settings=self.cfg.get("settings", {}))
         interval = float(self.cfg.get("intervalS", 300))
         until = self.cfg.get("untilEpoch")
         while not self.term:
@@ -580,26 +581,54 @@ def daemon():
         pass
     for d in ("~/.local/bin", "~/bin"):
         os.environ["PATH"] = os.path.expanduser(d) + ":" + os.environ.get("PATH", "/usr/bin:/bin")
+    env = dict(os.environ)
+    env["GS_GUARD_PID"] = str(os.getpid())
+    child = []
+    term = []
+
+    def forward(signum, frame):
+        term.append(signum)
+        if child:
+            try:
+                child[-1].send_signal(signal.SIGTERM)
+            except OSError:
+                pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     crashes = 0
     while True:
-        g = Guard()
-        try:
-            end = g.run()
-        except Exception as e:  # its own crash: journaled, restarted at most 3 times
-            crashes += 1
-            g.state["crashes"] = crashes
-            g.save()
-            journal("crashed", error=str(e)[:300], restarts=crashes)
-            if crashes > 3:
-                end = "crashed"
-            else:
-                time.sleep(2)
-                continue
-        g.state["endedAt"] = now_iso()
-        g.state["end"] = end
-        g.save()
-        journal("guard-exit", end=end)
-        return 0
+        child.append(subprocess.Popen(["python3", p("guard.py"), "work"], stdin=subprocess.DEVNULL, env=env))
+        del child[:-1]
+        rc = child[-1].wait()
+        if rc == 0 or term:
+            return 0
+        # its own crash (an exception, a signal, the OOM killer): journaled, restarted at most 3 times
+        crashes += 1
+        journal("crashed", exit=rc, restarts=crashes if crashes <= 3 else 3)
+        if crashes > 3:
+            st = read_json(p("state.json"), {})
+            st.update({"end": "crashed", "endedAt": now_iso(), "crashes": crashes})
+            write_private(p("state.json"), json.dumps(st, sort_keys=True))
+            journal("guard-exit", end="crashed")
+            return 1
+        time.sleep(2)
+
+
+def work():
+    """One run of the guard, supervised by `run` (daemon)."""
+    g = Guard()
+    try:
+        end = g.run()
+    except Exception as e:
+        journal("error", error=str(e)[:300])
+        raise
+    g.state["endedAt"] = now_iso()
+    g.state["end"] = end
+    g.save()
+    journal("guard-exit", end=end)
+    return 0
 
 
 # ------------------------------------------------------------------------------------------------ control
@@ -700,6 +729,8 @@ def main():
         return 0
     if sys.argv[1:2] == ["run"]:
         return daemon()
+    if sys.argv[1:2] == ["work"]:
+        return work()
     sys.stderr.write("usage: guard.py run\n")
     return 2
 
