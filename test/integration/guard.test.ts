@@ -278,6 +278,35 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     }
   });
 
+  it("MCP: guard_start and guard_stop need confirm: true; guard_status answers the CLI's JSON", async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const CLI = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
+    const client = new Client({ name: 'gs-guard-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, ...args(), 'mcp'], stderr: 'ignore' }));
+    type R = { isError?: boolean; structuredContent?: Record<string, unknown> };
+    const call = async (name: string, a: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: a }, undefined, { timeout: 60_000 })) as R;
+    try {
+      const refused = await call('guard_start', { node: 'simnode', to: '~/vol8', confirm: false });
+      assert.equal(refused.isError, true);
+      assert.equal(guardProcs().length, 0);
+      const started = await call('guard_start', { node: 'simnode', to: '~/vol8', intervalS: 2, confirm: true });
+      assert.ok(!started.isError, JSON.stringify(started));
+      assert.equal(started.structuredContent?.started, true);
+      const st = await call('guard_status', { node: 'simnode' });
+      assert.equal(st.structuredContent?.running, true);
+      assert.equal((st.structuredContent?.settings as { target: string }).target, '~/vol8');
+      assert.equal((await call('guard_stop', { node: 'simnode', confirm: false })).isError, true);
+      assert.equal(guardProcs().length, 1);
+      const stopped = await call('guard_stop', { node: 'simnode', confirm: true });
+      assert.equal(stopped.structuredContent?.stopped, true);
+      assert.equal(guardProcs().length, 0);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('SIGTERM to the guard (a shutdown): the newest bytes are in S3 within 20 s', async () => {
     assert.ok(s3);
     const r = await guard('start', ['--s3', 's3://guard-bucket/run2', '--s3-endpoint', s3.endpoint, '--interval', '600'], s3Env());
