@@ -16,6 +16,7 @@ import base64, fcntl, hashlib, http.client, json, os, re, signal, subprocess, sy
 
 GUARD_DIR = os.path.join(os.path.expanduser("~"), ".gpu-sessions", "guard")
 CHUNK = 1 << 20
+SHUTDOWN_FILES = ("/run/systemd/shutdown/scheduled", "/run/nologin")
 SECRET_RE = re.compile(
     r"(AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|"
     r"((?:token|secret|password|api[_-]?key|signature|policy)[\"']?\s*[=:]\s*[\"']?)[^\s\"',&]{6,})",
@@ -509,9 +510,21 @@ class Guard(object):
             self.stop_asked = True
 
     def sleep(self, s):
+        """Until the next interval; a shutdown that is scheduled or under way cuts it short (a sync at once)."""
         end = time.time() + s
         while time.time() < end and not self.term:
+            if self.shutdown_coming():
+                return
             time.sleep(min(0.5, max(0.0, end - time.time())))
+
+    def shutdown_coming(self):
+        """systemd's scheduled-shutdown file or /run/nologin (written by `shutdown +N` and at shutdown): journaled once."""
+        for f in SHUTDOWN_FILES:
+            if os.path.exists(f) and "shutdown" not in self.flags:
+                self.flags.add("shutdown")
+                journal("shutdown-coming", evidence=f)
+                return True
+        return False
 
     def run(self):
         signal.signal(signal.SIGTERM, self.on_term)

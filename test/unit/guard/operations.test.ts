@@ -113,6 +113,19 @@ describe('guard operations (core/guard/operations)', () => {
     }
   });
 
+  it('a scheduled shutdown (systemd, /run/nologin) cuts the wait short once and is journaled', () => {
+    const marker = path.join(home, 'nologin');
+    const script =
+      guardPy('guard.py').replace(/\nif __name__ == "__main__":[\s\S]*$/, '\n') +
+      `\nSHUTDOWN_FILES = (sys.argv[1],)\nos.makedirs(GUARD_DIR)\ng = Guard()\nprint(g.shutdown_coming())\n` +
+      `open(sys.argv[1], "w").close()\nprint(g.shutdown_coming(), g.shutdown_coming())\n` +
+      `print(json.loads(open(p("journal.jsonl")).read())["event"])\n`;
+    writeFileSync(path.join(home, 'g.py'), script);
+    const r = spawnSync('python3', [path.join(home, 'g.py'), marker], { env: { ...process.env, HOME: home } });
+    assert.equal(r.status, 0, r.stderr.toString());
+    assert.deepEqual(r.stdout.toString().trim().split('\n'), ['False', 'True False', 'shutdown-coming']);
+  });
+
   it('guard.py and provider.py pass pyflakes (the wheel in the repo root)', function () {
     const root = path.resolve(__dirname, '..', '..', '..', '..');
     const whl = path.join(root, 'pyflakes-4.0.0-py2.py3-none-any.whl');
