@@ -12,6 +12,7 @@ import { runOperation } from '../core/remote/operation';
 import { formatBytes } from '../core/util/format';
 import { GuardStatus, guardStatusOperation, guardStopOperation } from '../core/guard/operations';
 import { GuardStartOptions, guardStart } from '../core/guard/flow';
+import { awaySummary } from '../core/guard/summary';
 import type { Transport } from '../core/ssh/transport';
 import type { CliIo } from './cliNode';
 
@@ -51,6 +52,7 @@ export function guardStatusJson(node: string, s: GuardStatus): Record<string, un
     lastCycle: s.lastCycle,
     roots: s.roots,
     end: s.end,
+    summary: awaySummary(s.journal, s.startedAt ?? undefined),
     journal: s.journal,
   };
 }
@@ -70,6 +72,7 @@ export async function cmdGuardStatus(t: Transport, node: string, json: boolean, 
     `  last verified sync: ${s.lastVerifiedSync ? `${s.lastVerifiedSync.at} (${s.lastVerifiedSync.files} files)` : 'none yet'}` +
       ` · at risk: ${s.bytesAtRisk === null ? '?' : formatBytes(s.bytesAtRisk)}\n`,
   );
+  io.out(`  since it started: ${awaySummary(s.journal, s.startedAt ?? undefined)}\n`);
   for (const e of s.journal.slice(-20)) {
     const rest = Object.entries(e)
       .filter(([k]) => k !== 't' && k !== 'event' && k !== 'raw')

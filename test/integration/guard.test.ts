@@ -26,6 +26,7 @@ interface StatusJson {
   lastVerifiedSync: { at: string; files: number; target: string } | null;
   bytesAtRisk: number | null;
   lastCycle: string | null;
+  summary: string;
   journal: Array<{ t: string; event: string; [k: string]: unknown }>;
 }
 
@@ -245,6 +246,7 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     assert.ok(ev.includes('job-done'), ev.join(','));
     assert.equal(s.journal.find((e) => e.event === 'job-done')?.verdict, 'safe');
     assert.ok(ev.includes('rental-ended'), ev.join(','));
+    assert.match(s.summary, /job done \d\d:\d\d · synced · rental stopped \d\d:\d\d/);
     // no secret in the journal or status
     assert.ok(!JSON.stringify(s).includes('rpa_TESTKEY0123456789'));
   });
