@@ -93,6 +93,10 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     assert.equal(st.settings?.target, '~/vol');
     assert.ok(st.journal.some((e) => e.event === 'started'));
     assert.ok(st.journal.some((e) => e.event === 'sync' && Number(e.copied) >= 1));
+    // an unchanged file is never copied again: no new sync event over two more intervals
+    const syncs = st.journal.filter((e) => e.event === 'sync').length;
+    await sleep(4500);
+    assert.equal((await status()).journal.filter((e) => e.event === 'sync').length, syncs);
     // the guard's files are private
     const dir = path.join(sim.home, '.gpu-sessions/guard');
     assert.equal(execFileSync('stat', ['-c', '%a', dir], { encoding: 'utf8' }).trim(), '700');

@@ -330,7 +330,9 @@ class Guard(object):
     def fresh(self, path, size, mtime):
         """Verified at this size and mtime, to this target: never read again."""
         v = self.verified.get(path)
-        return bool(v and v.get("size") == size and v.get("mtime") == mtime and v.get("target") == self.target())
+        # find's %T@ and lstat's st_mtime are the same nanoseconds, printed and rounded differently
+        return bool(v and v.get("size") == size and abs(float(v.get("mtime") or 0) - mtime) < 1e-5
+                    and v.get("target") == self.target())
 
     def target(self):
         return self.cfg.get("to") or ("s3://%s/%s" % (self.cfg["s3"]["bucket"], self.cfg["s3"]["prefix"]))
