@@ -48,7 +48,8 @@ export function guardStartOptions(v: FlagValues, json: boolean, usageError: (m: 
     if (t <= Date.now()) usageError('--until is in the past.');
     until = new Date(t).toISOString();
   }
-  const data = typeof v.data === 'string' ? v.data.split(',').filter(Boolean) : null;
+  // the data check always runs: on the named files, else on the ones `gpu-sessions data` discovers
+  const data = typeof v.data === 'string' ? v.data.split(',').filter(Boolean) : [];
   if (typeof v.thresholds === 'string') {
     try {
       parseThresholds(v.thresholds);
