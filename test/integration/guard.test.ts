@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { cli } from '../helpers/cli';
 import { S3rverHandle, createBucket, s3Env, startS3rver, testS3Client } from '../helpers/s3rver';
@@ -26,6 +26,7 @@ interface StatusJson {
   lastVerifiedSync: { at: string; files: number; target: string } | null;
   bytesAtRisk: number | null;
   lastCycle: string | null;
+  startedAt: string | null;
   summary: string;
   journal: Array<{ t: string; event: string; [k: string]: unknown }>;
 }
@@ -178,6 +179,36 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     assert.equal(guardProcs().length, 1);
   });
 
+  it('a file being appended to all the time: its bytes are copied every pass, and the last verified sync still moves', async () => {
+    const grow = put('job/out/growing.jsonl', '');
+    const stopAt = Date.now() + 7000;
+    const writer = (async () => {
+      while (Date.now() < stopAt) {
+        appendFileSync(grow, '{"response":"row"}\n'.repeat(2000));
+        await sleep(5);
+      }
+    })();
+    const r = await guard('start', ['--to', '~/vol9', '--interval', '1']);
+    assert.equal(r.out.started, true, JSON.stringify(r.out));
+    await sleep(4000);
+    const during = await status();
+    await writer;
+    assert.equal(during.lastVerifiedSync?.target, '~/vol9', JSON.stringify(during));
+    assert.ok(during.startedAt && during.lastVerifiedSync.at >= during.startedAt);
+    const final = await waitFor(
+      'the whole file verified once it stops growing',
+      async () => {
+        const s = await status();
+        return s.bytesAtRisk === 0 ? s : null;
+      },
+      10_000,
+      500,
+    );
+    assert.ok(final.lastVerifiedSync);
+    const copy = path.join(sim.home, 'vol9', sim.home.slice(1), 'job/out/growing.jsonl');
+    assert.equal(sha(readFileSync(copy)), sha(readFileSync(grow)));
+  });
+
   it('--until stops the guard by itself; a secret store is never copied', async () => {
     put('job/.aws/credentials', '[default]\naws_secret_access_key=abc\n');
     const until = new Date(Date.now() + 5_000).toISOString();
@@ -250,6 +281,7 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     assert.ok(ev.includes('job-done'), ev.join(','));
     assert.equal(s.journal.find((e) => e.event === 'job-done')?.verdict, 'safe');
     assert.ok(ev.includes('rental-ended'), ev.join(','));
+    assert.ok(ev.indexOf('rental-ending') < ev.indexOf('rental-ended'), ev.join(','));
     assert.match(s.summary, /job done \d\d:\d\d · synced · rental stopped \d\d:\d\d/);
     // no secret in the journal or status
     assert.ok(!JSON.stringify(s).includes('rpa_TESTKEY0123456789'));

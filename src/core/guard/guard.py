@@ -217,7 +217,7 @@ def copy_to_dir(cfg, path, size, lim):
     try:
         out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
-            for b in chunks(src):
+            for b in chunks(src, size):
                 h.update(b)
                 os.write(out, b)
                 lim.take(len(b))
@@ -237,11 +237,12 @@ def s3_key(cfg, path):
     return cfg["s3"]["prefix"] + path.lstrip("/")
 
 
-def sha256_of(path):
+def sha256_of(path, size=None):
+    """The SHA-256 of the file's first `size` bytes (all of it by default)."""
     h = hashlib.sha256()
     fd = open_nofollow(path)
     try:
-        for b in chunks(fd):
+        for b in chunks(fd, size):
             h.update(b)
     finally:
         os.close(fd)
@@ -252,7 +253,7 @@ def copy_to_s3(cfg, path, size, lim):
     """One POST of the file under the prefix (the presigned policy allows nothing else). Verified: the store's
     ETag is the MD5 of the bytes sent, and those bytes' SHA-256 (stored as x-amz-meta-sha256) is the file's."""
     s3 = cfg["s3"]
-    sha = sha256_of(path)
+    sha = sha256_of(path, size)
     key = s3_key(cfg, path)
     fields = [("key", key)] + [(k, v) for k, v in sorted(s3["fields"].items())] + [("x-amz-meta-sha256", sha)]
     boundary = "gsguard" + hashlib.sha256(os.urandom(16)).hexdigest()[:24]
@@ -351,7 +352,7 @@ class Guard(object):
             self.last_sig = sig
             self.last_change = time.time()
         lim = Limiter(self.cfg.get("rateBytesPerS", 0))
-        copied = failed = 0
+        copied = failed = changing = 0
         nbytes = 0
         errors = []
         failed_paths = []
@@ -371,7 +372,9 @@ class Guard(object):
                     sha, where = copy_to_s3(self.cfg, path, size, lim)
                 st2 = os.lstat(path)
                 if st2.st_size != size or st2.st_mtime != mtime:
-                    raise RuntimeError("changed while it was copied (copied again next time)")
+                    # the copy holds the bytes read, verified, but not the file as it is now: at risk, copied again
+                    changing += 1
+                    continue
                 self.verified[path] = {"size": size, "mtime": mtime, "sha256": sha, "at": now_iso(), "where": where,
                                       "target": self.target()}
                 copied += 1
@@ -391,12 +394,14 @@ class Guard(object):
         self.state["filesAtRisk"] = pending
         self.state["filesVerified"] = len(chosen) - pending
         self.state["roots"] = roots
-        if failed == 0 and pending == 0:
-            self.state["lastVerifiedSync"] = {"at": now_iso(), "files": len(chosen), "target": self.target()}
+        if failed == 0 and pending == changing:
+            # every file verified but those being written right now (the next pass copies them again)
+            self.state["lastVerifiedSync"] = {"at": now_iso(), "files": len(chosen) - pending, "target": self.target(),
+                                              "beingWritten": changing}
         failing = sorted(failed_paths)[:100]
         if copied or failing != self.state.get("failing"):
             self.state["failing"] = failing
-            journal("sync", copied=copied, bytes=nbytes, failed=failed, errors=errors, atRisk=at_risk,
+            journal("sync", copied=copied, bytes=nbytes, failed=failed, changing=changing, errors=errors, atRisk=at_risk,
                     filesAtRisk=pending, target=self.target())
         self.save()
         return {"busy": busy, "chosen": chosen, "pending": pending, "failed": failed}
@@ -499,6 +504,8 @@ class Guard(object):
             sys.path.insert(0, GUARD_DIR)
             import provider  # the provider path: provider.py, shipped next to this file
 
+            journal("rental-ending", action=action)  # recorded first: a terminated container may not get to the next line
+            self.save()
             out = provider.end_rental(action)
             journal("rental-" + ("ended" if out.get("ok") else "not-ended"), action=action, **out)
             self.save()
@@ -535,6 +542,8 @@ class Guard(object):
         pid = int(os.environ.get("GS_GUARD_PID") or os.getpid())
         self.state.update({"pid": pid, "workerPid": os.getpid(), "startedAt": now_iso(), "startedEpoch": time.time(),
                            "settings": self.cfg.get("settings", {}), "end": None, "lastCycle": None})
+        if (self.state.get("lastVerifiedSync") or {}).get("target") != self.target():
+            self.state["lastVerifiedSync"] = None  # another target's copies say nothing about this one
         self.save()
         journal("started", pid=pid, worker=os.getpid(), settings=self.cfg.get("settings", {}))
         interval = float(self.cfg.get("intervalS", 300))
