@@ -151,7 +151,7 @@ export interface GuardStatus {
   pid: number | null;
   settings: GuardSettings | null;
   startedAt: string | null;
-  lastVerifiedSync: { at: string; files: number; target: string } | null;
+  lastVerifiedSync: { at: string; files: number; target: string; beingWritten: number } | null;
   lastCycle: string | null;
   bytesAtRisk: number | null;
   filesAtRisk: number | null;
@@ -181,7 +181,9 @@ export function parseGuardStatus(o: Record<string, unknown>): GuardStatus {
     settings: st.settings && typeof st.settings === 'object' ? (st.settings as GuardSettings) : null,
     startedAt: str(st.startedAt),
     lastVerifiedSync:
-      ls && typeof ls.at === 'string' ? { at: ls.at.slice(0, 40), files: num(ls.files) ?? 0, target: str(ls.target) ?? '' } : null,
+      ls && typeof ls.at === 'string'
+        ? { at: ls.at.slice(0, 40), files: num(ls.files) ?? 0, target: str(ls.target) ?? '', beingWritten: num(ls.beingWritten) ?? 0 }
+        : null,
     lastCycle: str(st.lastCycle),
     bytesAtRisk: num(st.bytesAtRisk),
     filesAtRisk: num(st.filesAtRisk),
