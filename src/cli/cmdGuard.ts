@@ -25,7 +25,8 @@ export async function cmdGuardStart(t: Transport, node: string, o: GuardStartOpt
   if (o.json) io.out(JSON.stringify(out, null, 2) + '\n');
   else if (a.alreadyRunning)
     io.out(
-      `A guard already runs on ${node} (pid ${a.pid ?? '?'}, ${a.settings?.target ?? '?'}): left as it is. --yes replaces its settings.\n`,
+      `A guard already runs on ${node} (pid ${a.pid ?? '?'}, ${a.settings?.target ?? '?'}): left as it is` +
+        `${a.renewed ? `; its S3 credential renewed until ${a.renewed}` : ''}. --yes replaces its settings.\n`,
     );
   else if (a.started) {
     const until = o.until ? `, until ${o.until}` : '';

@@ -243,6 +243,21 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     );
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.out.started, true, JSON.stringify(r.out));
+    // the laptop reconnects and starts it again: the running guard is kept and gets a new credential
+    const again = await guard(
+      'start',
+      ['--s3', 's3://guard-bucket/run1', '--s3-endpoint', s3.endpoint, '--interval', '2', '--when-done', 'stop'],
+      s3Env(),
+    );
+    assert.equal(again.out.alreadyRunning, true);
+    assert.equal(again.out.pid, r.out.pid);
+    assert.match(String(again.out.renewed), /^\d{4}-\d\d-\d\dT/);
+    await waitFor(
+      'the renewal journaled',
+      async () => (await status()).journal.some((e) => e.event === 'credential-renewed') || null,
+      10_000,
+      300,
+    );
     const keys = readFileSync(sim.sshd.authorizedKeys);
     writeFileSync(sim.sshd.authorizedKeys, ''); // the laptop is gone
     try {

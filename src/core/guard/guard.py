@@ -328,6 +328,23 @@ class Guard(object):
         self.state["flags"] = sorted(self.flags)
         write_private(p("state.json"), json.dumps(self.state, sort_keys=True))
 
+    def reload(self):
+        """A renewed credential (guard start from the laptop, see renew()): read the config again."""
+        try:
+            m = os.stat(p("config.json")).st_mtime
+        except OSError:
+            return
+        if getattr(self, "cfg_mtime", None) is None:
+            self.cfg_mtime = m
+        elif m != self.cfg_mtime:
+            self.cfg_mtime = m
+            excl = self.cfg["exclude"]
+            self.cfg = read_json(p("config.json"), self.cfg)
+            self.cfg["exclude"] = excl
+            self.state["settings"] = self.cfg.get("settings", {})
+            self.flags.discard("cred")
+            journal("credential-renewed", expires=self.cfg.get("credentialExpiresIso"))
+
     def fresh(self, path, size, mtime):
         """Verified at this size and mtime, to this target: never read again."""
         v = self.verified.get(path)
@@ -550,6 +567,7 @@ class Guard(object):
         until = self.cfg.get("untilEpoch")
         while not self.term:
             t0 = time.time()
+            self.reload()
             if until and t0 >= until:
                 self.sync()
                 journal("until-reached", until=self.cfg.get("settings", {}).get("until"))
@@ -691,7 +709,8 @@ def control(payload):
     if op == "start":
         if pid and not payload.get("replace"):
             st = read_json(p("state.json"), {})
-            answer(nonce, {"started": False, "alreadyRunning": True, "pid": pid, "settings": st.get("settings")})
+            answer(nonce, {"started": False, "alreadyRunning": True, "pid": pid, "settings": st.get("settings"),
+                           "renewed": renew(payload.get("renew"))})
             return
         if pid:
             stop_pid(pid)
@@ -730,6 +749,21 @@ def control(payload):
     elif op == "stop":
         stopped = stop_pid(pid) if pid else False
         answer(nonce, {"wasRunning": bool(pid), "stopped": stopped, "pid": pid})
+
+
+def renew(ren):
+    """The laptop is back: a new S3 credential for the same bucket, prefix and endpoint replaces the old one (the
+    running guard reloads its config). Returns the new expiry, or None."""
+    cfg = read_json(p("config.json"), {})
+    s3 = cfg.get("s3") or {}
+    if not ren or any(s3.get(k) != ren.get(k) for k in ("bucket", "prefix", "url")):
+        return None
+    s3["fields"] = ren["fields"]
+    cfg["credentialExpires"] = ren["expires"]
+    cfg["credentialExpiresIso"] = ren["expiresIso"]
+    cfg.setdefault("settings", {})["credentialExpires"] = ren["expiresIso"]
+    write_private(p("config.json"), json.dumps(cfg))
+    return ren["expiresIso"]
 
 
 def stop_pid(pid):

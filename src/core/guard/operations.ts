@@ -116,6 +116,8 @@ export interface GuardStartAnswer {
   pid: number | null;
   /** The running guard's settings (when alreadyRunning). */
   settings: GuardSettings | null;
+  /** A running guard to the same S3 place got the new credential: its expiry. */
+  renewed: string | null;
 }
 
 export function guardStartOperation(i: GuardStartInput): RemoteOperation<GuardStartAnswer> {
@@ -131,12 +133,24 @@ export function guardStartOperation(i: GuardStartInput): RemoteOperation<GuardSt
     files['data.py'] = b64(
       dataScript({ paths: i.settings.data.length ? i.settings.data : undefined, roots: i.roots, spread: false, count: false }, dataNonce),
     );
-  return pyOperation('guard-start', { op: 'start', replace: i.replace, files }, 60_000, (o) => ({
+  // a guard already running to the same S3 place gets the new credential (the laptop renews it when it is back)
+  const renew = i.s3
+    ? {
+        bucket: i.s3.bucket,
+        prefix: i.s3.prefix,
+        url: i.s3.post.url,
+        fields: i.s3.post.fields,
+        expires: Date.parse(i.s3.post.expires) / 1000,
+        expiresIso: i.s3.post.expires,
+      }
+    : null;
+  return pyOperation('guard-start', { op: 'start', replace: i.replace, files, renew }, 60_000, (o) => ({
     started: o.started === true,
     alreadyRunning: o.alreadyRunning === true,
     replaced: o.replaced === true,
     pid: int(o.pid),
     settings: o.settings && typeof o.settings === 'object' ? (o.settings as GuardSettings) : null,
+    renewed: str(o.renewed),
   }));
 }
 
