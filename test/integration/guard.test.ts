@@ -209,6 +209,18 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     assert.equal(sha(readFileSync(copy)), sha(readFileSync(grow)));
   });
 
+  it('a pass that fails (its listing cut short) is journaled once and the guard keeps going', async () => {
+    const r = await guard('start', ['--to', '~/vol10', '--interval', '1']);
+    assert.equal(r.out.started, true, JSON.stringify(r.out));
+    writeFileSync(path.join(sim.home, '.gpu-sessions/guard/listing.sh'), 'exit 3\n');
+    await waitFor('the failed pass', async () => (await status()).journal.some((e) => e.event === 'cycle-failed') || null, 10_000, 300);
+    await sleep(3000);
+    const s = await status();
+    assert.equal(s.running, true);
+    assert.equal(s.journal.filter((e) => e.event === 'cycle-failed').length, 1);
+    assert.match(String(s.journal.find((e) => e.event === 'cycle-failed')?.error), /cut short/);
+  });
+
   it('--until stops the guard by itself; a secret store is never copied', async () => {
     put('job/.aws/credentials', '[default]\naws_secret_access_key=abc\n');
     const until = new Date(Date.now() + 5_000).toISOString();

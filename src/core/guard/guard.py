@@ -105,7 +105,7 @@ def sections(text, nonce):
     return out
 
 
-def list_work(cfg):
+def list_work(cfg, timeout=None):
     """Runs salvage's listing script; returns (roots, files[(path, size, mtime)], model_dirs, busy).
 
     busy: (pid, evidence) of the processes that are servers (s), write under the folders (f) or talk to a server
@@ -115,7 +115,7 @@ def list_work(cfg):
     try:
         r = subprocess.run(
             ["sh", p("listing.sh")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-            timeout=float(cfg.get("listTimeoutS", 120)),
+            timeout=timeout or float(cfg.get("listTimeoutS", 120)),
         )
     except subprocess.TimeoutExpired:
         raise RuntimeError("the listing did not finish in time")
@@ -356,7 +356,15 @@ class Guard(object):
         return self.cfg.get("to") or ("s3://%s/%s" % (self.cfg["s3"]["bucket"], self.cfg["s3"]["prefix"]))
 
     def sync(self, deadline=None, newest_first=True):
-        roots, files, models, busy = list_work(self.cfg)
+        try:
+            # the last gasp lists for at most 8 s, else it works from the previous listing
+            listed = list_work(self.cfg, 8 if deadline is not None else None)
+            self.last_listing = listed
+        except Exception:
+            if deadline is None or not getattr(self, "last_listing", None):
+                raise
+            listed = self.last_listing
+        roots, files, models, busy = listed
         self.busy = busy
         chosen = []
         for path, size, mtime in files:
@@ -552,6 +560,21 @@ class Guard(object):
                 return True
         return False
 
+    def cycle(self):
+        """One pass: sync, data, node checks, job done. True when the rental was ended."""
+        res = self.sync()
+        self.state["lastCycle"] = now_iso()
+        self.check_data()
+        self.check_node()
+        if "done" not in self.flags:
+            why = self.job_done(res)
+            if why:
+                self.state["doneWhy"] = why
+                return self.when_done(why)
+        elif "kept" in self.flags and res["pending"] == 0 and res["failed"] == 0:
+            return self.when_done("%s (every file verified now)" % self.state.get("doneWhy", "job done"))
+        return False
+
     def run(self):
         signal.signal(signal.SIGTERM, self.on_term)
         signal.signal(signal.SIGINT, self.on_term)
@@ -576,19 +599,15 @@ class Guard(object):
             if exp and t0 >= exp:
                 journal("credential-expired")
                 return "expired"
-            res = self.sync()
-            self.state["lastCycle"] = now_iso()
-            self.check_data()
-            self.check_node()
-            if "done" not in self.flags:
-                why = self.job_done(res)
-                if why:
-                    self.state["doneWhy"] = why
-                    if self.when_done(why):
-                        return "rental-ended"
-            elif "kept" in self.flags and res["pending"] == 0 and res["failed"] == 0:
-                if self.when_done("%s (every file verified now)" % self.state.get("doneWhy", "job done")):
+            try:
+                if self.cycle():
                     return "rental-ended"
+                self.state.pop("cycleError", None)
+            except Exception as e:  # a failed pass (a listing cut short, a full disk): journaled once, tried again
+                msg = str(e)[:300]
+                if self.state.get("cycleError") != msg:
+                    self.state["cycleError"] = msg
+                    journal("cycle-failed", error=msg)
             self.save()
             self.sleep(max(1.0, interval - (time.time() - t0)))
         if self.stop_asked:
