@@ -294,6 +294,10 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         fill: { type: 'boolean' },
         'resume-client': { type: 'boolean' },
         timeout: { type: 'string' },
+        to: { type: 'string' },
+        'when-done': { type: 'string' },
+        idle: { type: 'string' },
+        'stop-client-on-bad-data': { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -463,6 +467,21 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         const { dataCliOptions, cmdData } = await import('./cmdData');
         const o = dataCliOptions(v, g.json, rest.slice(1), usageError);
         return await withNode(rest[0], g, io, (t, node, signal) => cmdData(t, node.name, { ...o, roots: node.roots }, io, signal));
+      }
+      case 'guard': {
+        const sub = rest[1];
+        if (rest.length !== 2 || !['start', 'status', 'stop'].includes(sub ?? ''))
+          usageError('guard takes NODE and start, status or stop (gpu-sessions guard NODE start --to DIR_ON_NODE).');
+        const G = await import('./cmdGuard');
+        if (sub === 'start') {
+          const o = (await import('../core/guard/flow')).guardStartOptions(v, g.json, usageError);
+          return await withNode(rest[0], g, io, (t, node, signal) =>
+            G.cmdGuardStart(t, node.name, { ...o, roots: node.roots }, io, signal),
+          );
+        }
+        return await withNode(rest[0], g, io, (t, node, signal) =>
+          sub === 'status' ? G.cmdGuardStatus(t, node.name, g.json, io, signal) : G.cmdGuardStop(t, node.name, g.json, io, signal),
+        );
       }
       case 'history': {
         if (rest.length !== 1) usageError('history takes exactly one NODE.');

@@ -3,7 +3,8 @@
  * drives nodes through the same core as the CLI instead of improvising scp: list_nodes, probe_node,
  * tail_log (bounded), parse_log, salvage_plan, salvage_node (only with confirm: true), release_node (same),
  * salvage_status, watch_node (bounded), data_quality (the data verdict of the generation output), restore_plan,
- * restore_run (only with confirm: true). Inputs are zod schemas; results are structured JSON, redacted at this
+ * restore_run (only with confirm: true), guard_status, guard_start and guard_stop (both only with confirm: true).
+ * Inputs are zod schemas; results are structured JSON, redacted at this
  * boundary (redactOutputValue), so no secret leaves in a result, made inert (controls escaped) and bounded in
  * bytes (mcpResult.ts). tail_log reads only the node's logs, artifacts and files under its salvage roots, never
  * a device or FIFO; salvage_node writes only under the dest roots given at start-up. Nothing stops a server
@@ -30,6 +31,7 @@ import { ProbeResult, probeOperation } from '../core/node/probe';
 import { LogSummarizer, parseStatLine, toJsonRecord } from '../core/sglang/logLines';
 import { Salvager, safeNodeName, SalvageManifest } from '../core/salvage/salvage';
 import { registerRestoreTools } from './mcpRestore';
+import { registerGuardTools } from './mcpGuard';
 
 export interface McpDeps {
   /** The ssh config the CLI was given (--ssh-config), for list_nodes. */
@@ -431,6 +433,7 @@ export function buildMcpServer(d: McpDeps): McpServer {
   );
 
   registerRestoreTools(server, { node, withNode, guarded, runUnderRoots: (run) => destUnderRoots(run, destRoots) });
+  registerGuardTools(server, { node, withNode, guarded });
 
   server.registerTool(
     'watch_node',

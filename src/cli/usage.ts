@@ -52,6 +52,14 @@ Usage:
                                               is the generation output any good? judges each output file on the
                                               node (empty, thinking-only, cut, repeated, looping answers) without
                                               copying it; exit 7 when any file is degenerate
+  gpu-sessions guard NODE start (--s3 s3://bucket/prefix [--s3-endpoint URL] | --to DIR_ON_NODE) [--interval S]
+                 [--data PATHS] [--when-done notify|stop|terminate] [--idle MIN] [--until ISO] [--yes] [--json]
+                 [--thresholds NAME=SHARE,...] [--stop-client-on-bad-data]
+  gpu-sessions guard NODE status [--json]     guard NODE stop [--json]
+                                              a guard that runs ON the node while the laptop sleeps: every interval
+                                              it copies new and changed work files (salvage's rules) to S3 or a
+                                              folder on the node, verified by SHA-256, checks the data, and acts
+                                              when the job is done, at --until or on a shutdown; exit 10 not started
   gpu-sessions mcp [--mcp-dest DIR]...        Model Context Protocol server over stdio for coding agents (tools:
                                               list_nodes, probe_node, tail_log, parse_log, salvage_plan,
                                               salvage_node and release_node with confirm: true, salvage_status, watch_node,

@@ -57,6 +57,9 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     const names = tools.map((t) => t.name).sort();
     assert.deepEqual(names, [
       'data_quality',
+      'guard_start',
+      'guard_status',
+      'guard_stop',
       'list_nodes',
       'parse_log',
       'probe_node',

@@ -661,33 +661,50 @@ export function insideRoots(p: string, realRoots: string[]): boolean {
 
 // ------------------------------------------------------------------------------------ why a file stays
 
-const SSH_COPYABLE = /^(.*\.pub|known_hosts.*|authorized_keys.*|config|environment|rc)$/;
-const SECRET_STORE_TAILS = [
-  '/.aws/credentials',
-  '/.netrc',
-  '/.git-credentials',
-  '/.docker/config.json',
-  '/.kaggle/kaggle.json',
-  '/.pgpass',
-  '/.huggingface/token',
-  '/.config/gcloud/credentials.db',
-  '/.config/gcloud/access_tokens.db',
-  '/.config/gcloud/application_default_credentials.json',
-  '/.config/rclone/rclone.conf',
-  '/.vault-token',
-];
+/**
+ * The rules of "a private key or credential store" as data: isSecretStore applies them here, and the node guard
+ * (src/core/guard) gets the same table in its configuration (one definition; JS regex sources that Python reads alike).
+ */
+export const SECRET_STORE_RULES = {
+  /** A file directly in a .ssh folder… */
+  sshDir: /\/\.ssh\/[^/]+$/,
+  /** …is a secret unless its name is one of these. */
+  sshCopyable: /^(.*\.pub|known_hosts.*|authorized_keys.*|config|environment|rc)$/,
+  /** A private key anywhere. */
+  keyName: /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/,
+  tails: [
+    '/.aws/credentials',
+    '/.netrc',
+    '/.git-credentials',
+    '/.docker/config.json',
+    '/.kaggle/kaggle.json',
+    '/.pgpass',
+    '/.huggingface/token',
+    '/.config/gcloud/credentials.db',
+    '/.config/gcloud/access_tokens.db',
+    '/.config/gcloud/application_default_credentials.json',
+    '/.config/rclone/rclone.conf',
+    '/.vault-token',
+  ],
+};
 
 /** Private keys and credential stores: never copied, always listed. */
 export function isSecretStore(p: string): boolean {
+  const r = SECRET_STORE_RULES;
   const base = p.slice(p.lastIndexOf('/') + 1);
-  if (/\/\.ssh\/[^/]+$/.test(p) && !SSH_COPYABLE.test(base)) return true;
-  if (/^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/.test(base)) return true;
-  return SECRET_STORE_TAILS.some((t) => p.endsWith(t));
+  if (r.sshDir.test(p) && !r.sshCopyable.test(base)) return true;
+  if (r.keyName.test(base)) return true;
+  return r.tails.some((t) => p.endsWith(t));
 }
+
+/** Weights in a Hugging Face hub cache (shared with the node guard, as isSecretStore's rules are). */
+export const HUB_CACHE_PATTERNS = [
+  /\/(huggingface\/hub|hub)\/models--[^/]+\/(snapshots|blobs|refs)\//,
+  /\/models--[^/]+\/(snapshots|blobs)\//,
+];
 
 /** Weights that can be downloaded again: under a Hugging Face hub cache, or in a model folder servers only read. */
 export function isRedownloadable(p: string, modelDirs: string[]): boolean {
-  if (/\/(huggingface\/hub|hub)\/models--[^/]+\/(snapshots|blobs|refs)\//.test(p) || /\/models--[^/]+\/(snapshots|blobs)\//.test(p))
-    return true;
+  if (HUB_CACHE_PATTERNS.some((re) => re.test(p))) return true;
   return modelDirs.some((d) => isUnder(p, d) && p !== d);
 }
