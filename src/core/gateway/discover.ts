@@ -50,7 +50,7 @@ export interface Gateway {
 }
 
 /** Reads each candidate and prints one JSON line per gateway (stdlib python3; the text of this script is ours). */
-const GATEWAY_PY = String.raw`
+export const GATEWAY_PY = String.raw`
 import json, os, re, sys, time
 DEADLINE = time.time() + 8
 ME = os.getuid()
@@ -84,11 +84,20 @@ def listen_map():
             else: host = '.'.join(str(c) for c in bytes.fromhex(addr)[::-1])
             m[x[9]] = (host, int(port, 16))
     return m
+class Slow(Exception):
+    pass
+def _slow(signum, frame):
+    raise Slow('the gateway did not answer within 3 s')
 def get(host, port, path, key):
-    import urllib.request, urllib.error
-    if time.time() > DEADLINE: return None
+    # One overall deadline per request (headers and body): a gateway answering a byte a second must not hold the
+    # probe (socket timeouts only bound each read). SIGALRM interrupts any blocking read.
+    import signal, urllib.request, urllib.error
+    left = DEADLINE - time.time()
+    if left <= 0: return None
     h = '[%s]' % host if ':' in host else host
     req = urllib.request.Request('http://%s:%d%s' % (h, port, path), headers={'Authorization': 'Bearer ' + key} if key else {})
+    old = signal.signal(signal.SIGALRM, _slow)
+    signal.setitimer(signal.ITIMER_REAL, min(3.0, left))
     try:
         with urllib.request.urlopen(req, timeout=2) as r:
             return {'port': port, 'path': path, 'status': r.status, 'body': r.read(1 << 20).decode('utf-8', 'replace')}
@@ -96,6 +105,9 @@ def get(host, port, path, key):
         return {'port': port, 'path': path, 'status': e.code, 'body': e.read(65536).decode('utf-8', 'replace')}
     except Exception as e:
         return {'port': port, 'path': path, 'status': 0, 'body': str(e)[:200]}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 lm = None
 for f in sys.argv[1:]:
     d = f[:-len('/cmdline')]

@@ -15,8 +15,14 @@ export interface CaptureCandidates {
 }
 
 /** The node's servers a capture can take: this account's own, only on `ports` when given. */
-export async function captureCandidates(t: Transport, ports?: number[], signal?: AbortLike): Promise<CaptureCandidates> {
-  const scan = await scanServers(t, signal);
+export async function captureCandidates(
+  t: Transport,
+  ports?: number[],
+  signal?: AbortLike,
+  /** Skip other users' processes on the node (restore's capture): `others` is then 0. */
+  ownOnly = false,
+): Promise<CaptureCandidates> {
+  const scan = await scanServers(t, signal, ownOnly);
   let servers = scan.servers.filter((s) => scan.ownUid === null || scan.ownUid === 0 || s.uid === scan.ownUid);
   if (ports?.length) servers = servers.filter((s) => ports.includes(s.port));
   return { servers, others: scan.servers.length - servers.length };

@@ -39,14 +39,17 @@ const ENV_SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
 const ENV_GREP =
   "'^(SGLANG_|NCCL_|CUDA_|TORCH_|PYTORCH_|HF_|TRANSFORMERS_|FLASHINFER_|TRITON_|OMP_NUM_THREADS=|TOKENIZERS_PARALLELISM=|NVIDIA_|VIRTUAL_ENV=)'";
 
-export function buildScanScript(n: string): string {
+/** `ownOnly`: another user's processes are skipped on the node before anything is read (a co-tenant's hundreds of
+ * processes cost a restore capture 30–50 s; issue 39, f2). */
+export function buildScanScript(n: string, ownOnly = false): string {
   return `${sectionPrologue(n)}
 export LC_ALL=C
 sec me; id -u
 sec login; env 2>/dev/null | grep -E ${ENV_GREP}
 sec ps; ps -e -o pid= -o ppid= -o pgid= -o uid= 2>/dev/null
 sec proc
-${procRecordsLoop(`
+${procRecordsLoop(
+  `
   printf 'E\\035'
   { printf '%s\\000' "\${d#/proc/}"
     v=$(tr '\\000' '\\n' < "$d/environ" 2>/dev/null | sed -n 's/^VIRTUAL_ENV=//p' | head -n 1)
@@ -54,7 +57,9 @@ ${procRecordsLoop(`
     printf '\\000%s %s\\000' "$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f3)" "$(awk '/^Uid:/{print $2}' "$d/status" 2>/dev/null)"
     tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -E ${ENV_GREP}; } | od -An -v -tx1
   printf '\\036'
-`)}
+`,
+  { ownOnly },
+)}
 sec end
 `;
 }
@@ -135,12 +140,12 @@ export function parseScanOutput(text: string, n: string): ServerScan {
 }
 
 /** The server scan; the parser refuses output without its end marker (a run cut short or cut at the bound). */
-export function scanOperation(): RemoteOperation<ServerScan> {
+export function scanOperation(ownOnly = false): RemoteOperation<ServerScan> {
   const n = nonce();
   return {
     name: 'server-scan',
     command: 'sh -s',
-    stdin: buildScanScript(n),
+    stdin: buildScanScript(n, ownOnly),
     timeoutMs: 60_000,
     maxOutputBytes: 16 * 1024 * 1024,
     acceptTruncated: true,
@@ -150,6 +155,6 @@ export function scanOperation(): RemoteOperation<ServerScan> {
 }
 
 /** The node's SGLang servers with owner, process group and environment, in ONE exec. */
-export async function scanServers(t: Transport, signal?: AbortLike): Promise<ServerScan> {
-  return runOperation(t, scanOperation(), signal);
+export async function scanServers(t: Transport, signal?: AbortLike, ownOnly = false): Promise<ServerScan> {
+  return runOperation(t, scanOperation(ownOnly), signal);
 }

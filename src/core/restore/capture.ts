@@ -118,7 +118,7 @@ export async function captureForRestore(
   if (L.servers.length) {
     try {
       const { captureCandidates, captureServersAsProfile } = await import('../launch/capture');
-      const c = await captureCandidates(t, undefined, o.signal);
+      const c = await captureCandidates(t, undefined, o.signal, true);
       if (c.servers.length) {
         const p = captureServersAsProfile(c.servers, 'restore');
         const { parseProfileText } = await import('../launch/profile');

@@ -24,6 +24,15 @@ describe('security: settings a repository must not choose (a1, a2, a3)', () => {
     'salvage.s3Url',
     'salvage.s3Endpoint',
     'salvage.s3Mappings',
+    // what is protected or alerted (issue 39, a3): security-findings-turn4's V1 list
+    'salvage.gitignore',
+    'salvage.redact',
+    'alerts.crash',
+    'alerts.dataDegenerate',
+    'data.thresholds',
+    'data.intervalSeconds',
+    'rentalDeadlines',
+    'nodePricePerHour',
   ];
 
   it('package.json marks each of them "scope": "machine" or "application"', () => {
