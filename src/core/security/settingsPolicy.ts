@@ -2,7 +2,8 @@
  * Settings that name a file, a command, a host or an endpoint (or make us run commands locally), and those that
  * change what is protected or alerted, are the user's alone: a repository's `.vscode/settings.json` must never
  * choose them. package.json marks them `"scope": "machine"` and lists them in
- * `capabilities.untrustedWorkspaces.restrictedConfigurations`; the extension reads them through one accessor that takes only the user's (global) or the default value.
+ * `capabilities.untrustedWorkspaces.restrictedConfigurations`; the extension reads them through one accessor
+ * that takes only the user's (global) or the default value.
  */
 export const MACHINE_SETTINGS: readonly string[] = [
   'nodes',
