@@ -20,9 +20,9 @@ export function hostNameStyle(platform: string = process.platform): NameStyle {
   return platform === 'win32' ? 'win32' : platform === 'darwin' ? 'darwin' : 'posix';
 }
 
-const pct = (ch: string) => '%' + ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
+export const pct = (ch: string) => '%' + ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
 /** Windows device names, with or without an extension (`CON`, `nul.log`, `COM1.txt`, `lpt9`). */
-const DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\.|$)/i;
+export const DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\.|$)/i;
 /** A name Windows may have given another file as its 8.3 alias (`PROGRA~1`, `LONGFI~12.TXT`). */
 const SHORT_NAME = /^[^.~]{1,7}~[0-9]{1,6}(\.[^.]{0,3})?$/;
 
