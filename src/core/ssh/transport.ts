@@ -720,13 +720,15 @@ export { loadSsh2 };
  * A node-side command that cannot outlive its operation (issue 39, D1/G1): run under coreutils `timeout` a few
  * seconds past the client's own limit, which puts it in its own process group and ends the whole group (scripts,
  * their python3 and curl children) when the limit passes or when the client's TERM arrives. The login shell only
- * sees `sh -c '…' gs CMD` (any login shell, fish included); a node without `timeout` runs CMD as before.
+ * sees `sh -c '…' gs CMD` (any login shell, fish included); a node without a `timeout` that takes -k runs CMD as
+ * before.
  * Processes a command detaches on purpose (setsid: launched servers, the resumed client, the guard) are not in
  * that group and stay.
  */
 export function boundedCommand(command: string, timeoutMs: number): string {
   const secs = Math.ceil(timeoutMs / 1000) + 5;
-  const wrapper = `if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 ${secs} sh -c "$1"; else exec sh -c "$1"; fi`;
+  // `timeout -k 1 5 true` first: an old BusyBox `timeout` without -k must not turn every command into a usage error
+  const wrapper = `if timeout -k 1 5 true >/dev/null 2>&1; then exec timeout -k 5 ${secs} sh -c "$1"; else exec sh -c "$1"; fi`;
   return `sh -c ${shq(wrapper)} gs ${shq(command)}`;
 }
 
