@@ -162,7 +162,7 @@ export interface Value {
  * adds servers up — the guard's samples, the spend figures and the dashboard's node-total chart all use it.
  */
 export function nodeThroughput(servers: ReadonlyArray<{ state: string; genThroughput: number }>): number {
-  return servers.reduce((a, s) => a + (s.state === 'crashed' ? 0 : s.genThroughput), 0);
+  return servers.reduce((a, s) => a + (s.state === 'crashed' || s.state === 'stopped' ? 0 : s.genThroughput), 0);
 }
 
 /** States and conditions that are not trouble (no alert, no warning colour). */
@@ -175,7 +175,9 @@ export function isOkValue(v: string): boolean {
     v === 'idle' ||
     v === 'ready' ||
     v === 'starting' ||
-    v === 'draining'
+    v === 'draining' ||
+    v === 'stopping' ||
+    v === 'stopped'
   );
 }
 
@@ -569,7 +571,7 @@ export class NodeGuard {
       reachable: this.reachable,
       message: this.unreachableMessage,
       genThroughput: nodeThroughput(servers),
-      runningReqs: servers.reduce((a, s) => a + (s.state === 'crashed' ? 0 : s.runningReqs), 0),
+      runningReqs: servers.reduce((a, s) => a + (s.state === 'crashed' || s.state === 'stopped' ? 0 : s.runningReqs), 0),
       servers,
       gpus: [...this.gpuSeen.keys()]
         .sort((a, b) => a - b)

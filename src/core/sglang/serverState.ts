@@ -16,6 +16,12 @@
  *              kv-pressure); class = the most specific failure of the burst. A soft watchdog (`self.soft=True`)
  *              is a stall (the process stays). A PD transfer failure (class pd-transfer) loses one request
  *              and changes no state.
+ *   stopping   a graceful stop (`SIGTERM received … Draining requests`): /health answers 503 while it drains
+ *   stopped    … and its process exited: a deliberate stop, no alert
+ *
+ * A restart (a new pid on the port) is a boundary: until the new launch's first line (`server_args=…`,
+ * `Started server process`) arrives, or RESTART_BACKLOG_MS pass, lines are the earlier process's (a tail restarted
+ * on the same log re-sends them) and change nothing.
  *
  * Besides the state, three conditions of the same server: `kv-pressure` (KV pool full, retractions),
  * `dp-imbalance` (one DP rank under half the median of its peers for 2 minutes) and `accept-drop` (the
@@ -23,14 +29,32 @@
  *
  * Nothing here imports vscode.
  */
-import { FailureClass, StatRecord, classifyLine, isKvPressureStat, isRestartLine, rankLabel } from './logLines';
+import { FailureClass, StatRecord, classifyLine, isDrainLine, isKvPressureStat, isLaunchBoundaryLine, rankLabel } from './logLines';
 import { describeExitCode } from './failureSignatures';
+import { exceptionLine, isTracebackHeader } from './exceptionLine';
 import { RANK_STALE_MS, sumFreshRanks } from './liveStats';
 import type { MetricsSummary } from './endpoints';
 
-export type ServerStateName = 'starting' | 'ready' | 'serving' | 'idle' | 'stalled' | 'unhealthy' | 'crashed';
+export type ServerStateName = 'starting' | 'ready' | 'serving' | 'idle' | 'stalled' | 'unhealthy' | 'crashed' | 'stopping' | 'stopped';
 
-export const SERVER_STATES: readonly ServerStateName[] = ['starting', 'ready', 'serving', 'idle', 'stalled', 'unhealthy', 'crashed'];
+export const SERVER_STATES: readonly ServerStateName[] = [
+  'starting',
+  'ready',
+  'serving',
+  'idle',
+  'stalled',
+  'unhealthy',
+  'crashed',
+  'stopping',
+  'stopped',
+];
+
+/** After a new pid on the port, lines that arrive this long without the new launch's first line are still read
+ *  as the earlier process's backlog (a restarted tail re-sends the log's last lines at once). */
+export const RESTART_BACKLOG_MS = 30_000;
+
+/** Lines of a crash burst kept to find its exception line (the header is not the message). */
+const BURST_LINES = 400;
 
 /** States that mean the server is not earning (alerts, warning colour). */
 export function isBadState(s: ServerStateName): boolean {
@@ -124,6 +148,12 @@ export class ServerStateMachine {
   private lastTokensAt: number | null = null;
   private spacingMs: number | null = null;
   private fatal: { cls: FailureClass; line: string; at: number; exitCode?: number } | null = null;
+  /** the lines after a fatal traceback header, until its exception line names the failure */
+  private burst: string[] | null = null;
+  /** a graceful stop's line (SIGTERM, draining) */
+  private draining: { line: string; at: number } | null = null;
+  /** since when the lines are an earlier process's (a new pid, no launch line of it yet); null: they are live */
+  private backlogSince: number | null = null;
   private hang: { line: string; at: number } | null = null;
   private kvAt: number | null = null;
   private kvLine: string | null = null;
@@ -151,6 +181,19 @@ export class ServerStateMachine {
   /** One line of the server's log. */
   feedLine(line: string, now: number): void {
     const c = classifyLine(line);
+    if (isLaunchBoundaryLine(c)) {
+      this.restarted();
+      return;
+    }
+    if (this.backlogSince !== null) {
+      if (now - this.backlogSince < RESTART_BACKLOG_MS) return; // the earlier process's lines, re-sent
+      this.backlogSince = null;
+    }
+    if (this.burst) this.feedBurst(line, now);
+    if (isDrainLine(line)) {
+      this.draining ??= { line, at: now };
+      return;
+    }
     if (c.kind === 'decode' || c.kind === 'prefill') {
       const st = c.stat!;
       if (this.lastStatAt !== null) {
@@ -180,17 +223,15 @@ export class ServerStateMachine {
       this.ready = true;
       return;
     }
-    if (isRestartLine(c)) {
-      this.restarted();
-      return;
-    }
     if (c.kind !== 'error' || !c.errorClass || !c.failure) return;
     const cls = c.errorClass;
     const code = c.failure.exitCode;
     if (c.failure.fatal) {
       // within one burst (a traceback and what follows it) keep the most specific class, and any exit code named
-      if (!this.fatal) this.fatal = { cls, line, at: now, exitCode: code };
-      else if (now - this.fatal.at < 5000) {
+      if (!this.fatal) {
+        this.fatal = { cls, line, at: now, exitCode: code };
+        if (isTracebackHeader(line)) this.burst = [line];
+      } else if (now - this.fatal.at < 5000) {
         const exitCode = this.fatal.exitCode ?? code;
         if (FATAL_PRIORITY.indexOf(cls) < FATAL_PRIORITY.indexOf(this.fatal.cls)) this.fatal = { cls, line, at: this.fatal.at, exitCode };
         else this.fatal.exitCode = exitCode;
@@ -203,9 +244,27 @@ export class ServerStateMachine {
     }
   }
 
+  /** A line of a crash burst whose message is still its traceback's header: the exception line replaces it. */
+  private feedBurst(line: string, now: number): void {
+    const b = this.burst!;
+    if (!this.fatal || now - this.fatal.at >= 5000 || b.length >= BURST_LINES) {
+      this.burst = null;
+      return;
+    }
+    b.push(line);
+    const exc = exceptionLine(b);
+    if (exc === null) return;
+    if (this.fatal.line === b[0]) this.fatal.line = exc;
+    this.burst = null;
+  }
+
   private restarted(): void {
     this.ready = false;
+    this.everServed = false;
     this.fatal = null;
+    this.burst = null;
+    this.draining = null;
+    this.backlogSince = null;
     this.hang = null;
     this.gone = false;
     this.ranks.clear();
@@ -232,7 +291,10 @@ export class ServerStateMachine {
   observe(o: ServerObservation, now: number): void {
     this.lastObs = o;
     if (o.alive) {
-      if (o.pid != null && this.pid !== null && o.pid !== this.pid) this.restarted();
+      if (o.pid != null && this.pid !== null && o.pid !== this.pid) {
+        this.restarted();
+        this.backlogSince = now;
+      }
       if (o.pid != null) this.pid = o.pid;
       this.aliveSeen = true;
       this.gone = false;
@@ -284,6 +346,10 @@ export class ServerStateMachine {
         line: this.fatal.line,
         ...(this.fatal.exitCode !== undefined ? { exitCode: this.fatal.exitCode } : {}),
       };
+    if (this.draining)
+      return this.gone
+        ? { state: 'stopped', reason: `stopped after a graceful drain: ${this.draining.line}`, class: null, line: this.draining.line }
+        : { state: 'stopping', reason: this.draining.line, class: null, line: this.draining.line };
     // a 2025 watchdog line names no soft flag; its process going shows it was the hard one
     if (this.gone && this.hang)
       return { state: 'crashed', reason: `the server process is gone after: ${this.hang.line}`, class: 'hang', line: this.hang.line };
