@@ -304,7 +304,7 @@ export class NodeGuard {
         {
           alive: true,
           pid: s.pid,
-          health: h.result ? { health: h.result.health, detail: h.result.detail, durationMs: h.result.durationMs } : null,
+          health: h.result ? { health: h.result.health, detail: h.result.detail, durationMs: h.result.durationMs, at: h.result.at } : null,
           healthInFlightSince: h.inFlightSince,
           healthLimitMs: healthLimitMs(s),
           metrics: this.monitor.metricsOf(s.port),

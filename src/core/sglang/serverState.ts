@@ -120,7 +120,8 @@ export interface ServerObservation {
   alive: boolean;
   pid?: number | null;
   /** Latest /health result (null: none yet) and since when a check has been waiting for an answer. */
-  health: { health: string; detail: string; durationMs?: number } | null;
+  /** `at`: when the answer came (the clock of `now`); an answer from before the ready line is not judged after it. */
+  health: { health: string; detail: string; durationMs?: number; at?: number } | null;
   healthInFlightSince?: number | null;
   /** The server's own /health limit (SGLANG_HEALTH_CHECK_TIMEOUT), ms; default 20 s. */
   healthLimitMs?: number;
@@ -154,6 +155,8 @@ export class ServerStateMachine {
   private draining: { line: string; at: number } | null = null;
   /** since when the lines are an earlier process's (a new pid, no launch line of it yet); null: they are live */
   private backlogSince: number | null = null;
+  /** when the server last became ready (a /health answer from before says nothing of it since) */
+  private readyAt: number | null = null;
   private hang: { line: string; at: number } | null = null;
   private kvAt: number | null = null;
   private kvLine: string | null = null;
@@ -211,7 +214,7 @@ export class ServerStateMachine {
         } else if (this.lastTokensAt === null) this.lastTokensAt = now;
         if (st.acceptLen !== null) this.feedAccept(st.acceptLen, now);
       }
-      this.ready = true;
+      this.markReady(now);
       if (this.hang && now - this.hang.at > 1000) this.hang = null; // stat lines again: it recovered
       if (isKvPressureStat(st)) {
         this.kvAt = now;
@@ -220,7 +223,7 @@ export class ServerStateMachine {
       return;
     }
     if (c.kind === 'ready') {
-      this.ready = true;
+      this.markReady(now);
       return;
     }
     if (c.kind !== 'error' || !c.errorClass || !c.failure) return;
@@ -256,6 +259,11 @@ export class ServerStateMachine {
     if (exc === null) return;
     if (this.fatal.line === b[0]) this.fatal.line = exc;
     this.burst = null;
+  }
+
+  private markReady(now: number): void {
+    if (!this.ready) this.readyAt = now;
+    this.ready = true;
   }
 
   private restarted(): void {
@@ -301,7 +309,7 @@ export class ServerStateMachine {
     } else if (this.aliveSeen) {
       this.gone = true;
     }
-    if (o.health?.health === 'healthy') this.ready = true;
+    if (o.health?.health === 'healthy') this.markReady(now);
     this.deadSince = o.health?.health === 'dead' ? (this.deadSince ?? now) : null;
     if (o.metrics && (o.metrics.retractedReqs ?? 0) > 0) this.kvAt = now;
     this.updateImbalance(now);
@@ -366,7 +374,9 @@ export class ServerStateMachine {
         class: 'hang',
         line: null,
       };
-    if (h && this.ready) {
+    // a 503 or refusal polled while it started, judged after its ready line arrived: not unhealthy
+    const stale = h?.at !== undefined && this.readyAt !== null && h.at < this.readyAt;
+    if (h && this.ready && !stale) {
       const deadAlive = h.health === 'dead' && o?.alive && now - (this.deadSince ?? now) >= this.tune.deadGraceMs;
       if (h.health === 'unhealthy' || h.health === 'starting' || deadAlive)
         return { state: 'unhealthy', reason: `/health: ${h.detail || h.health}`, class: 'hang', line: null };

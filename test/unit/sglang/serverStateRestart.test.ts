@@ -72,6 +72,16 @@ describe('ServerStateMachine: restart boundary, exception line, graceful drain (
     assert.equal(m.verdict(1000 + RESTART_BACKLOG_MS).state, 'crashed');
   });
 
+  it('a 503 polled while it started, judged after its ready line, is not unhealthy; a 503 after it is', () => {
+    const m = new ServerStateMachine(30000);
+    m.observe({ alive: true, pid: 10, health: { health: 'starting', detail: 'HTTP 503', at: 900 } }, 1000);
+    m.feedLine('[2026-12-04 10:05:30] The server is fired up and ready to roll!', 1500);
+    m.observe({ alive: true, pid: 10, health: { health: 'starting', detail: 'HTTP 503', at: 900 } }, 2000);
+    assert.equal(m.verdict(2000).state, 'ready');
+    m.observe({ alive: true, pid: 10, health: { health: 'starting', detail: 'HTTP 503', at: 2500 } }, 3000);
+    assert.equal(m.verdict(3000).state, 'unhealthy');
+  });
+
   it('a graceful drain is stopping (503 is not unhealthy), its exit stopped; neither is an alert', () => {
     const m = new ServerStateMachine(30000);
     m.observe(healthy, 0);
