@@ -4,11 +4,8 @@
  * not read as new); a graceful SIGTERM drain is stopping → stopped, no alert.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { isOkValue } from '../../src/core/node/guard';
-import { SimNode, startSimNode } from '../helpers/simnode';
+import { useSimNode } from '../helpers/simnode';
 import { Line, Watch } from '../helpers/watchCli';
 import { waitFor } from '../helpers/wait';
 
@@ -16,28 +13,19 @@ const INTERVAL_S = 2;
 
 describe('gpu-sessions watch: restart into the same log, graceful drain (issue 40)', function () {
   this.timeout(240_000);
-  let sim: SimNode;
-  let cache: string;
-  before(async function () {
-    if (process.getuid?.() !== 0) this.skip();
-    cache = mkdtempSync(path.join(os.tmpdir(), 'gs-wrestart-cache-'));
-    sim = await startSimNode({ user: 'gswrestart', gpuCount: 2, genTokPerSec: 2000 });
-  });
-  after(async () => {
-    await sim?.stop();
-    if (cache) rmSync(cache, { recursive: true, force: true });
-  });
+  const node = useSimNode({ user: 'gswrestart', gpuCount: 2, genTokPerSec: 2000 });
 
   const ssh = (cmd: string): string => {
-    const r = sim.sshd.ssh(cmd);
+    const r = node.sim().sshd.ssh(cmd);
     assert.equal(r.status, 0, `${cmd}: ${r.stderr}`);
     return r.stdout.trim();
   };
   const pidOf = (port: number) => Number(ssh(`cut -d' ' -f1 ~/.sim/run/server_${port}.pid`));
 
   it('a crash then a start into the same log: one crashed, then starting and ready; a SIGTERM drain: no alert', async () => {
+    const sim = node.sim();
     const [p0, p1] = sim.layout.ports;
-    const w = new Watch(sim, ['--interval', String(INTERVAL_S)], { GPU_SESSIONS_CACHE_DIR: cache });
+    const w = new Watch(sim, ['--interval', String(INTERVAL_S)], { GPU_SESSIONS_CACHE_DIR: node.cache() });
     const of = (port: number, since: number) =>
       w.transitions(since).filter((l: Line) => l.port === port && (l.subject ?? 'server') === 'server');
     const stateOf = (port: number) =>

@@ -145,6 +145,10 @@ export class ServerStateMachine {
   private ready = false;
   private everServed = false;
   private readonly ranks = new Map<string, RankState>();
+  /** latest prefill line per rank: a PD prefill node prints no decode line (issue 40) */
+  private readonly prefillRanks = new Map<string, { stat: StatRecord; at: number }>();
+  /** when a prefill line last showed work (new tokens, input throughput) */
+  private lastPrefillWorkAt: number | null = null;
   private lastStatAt: number | null = null;
   private lastTokensAt: number | null = null;
   private spacingMs: number | null = null;
@@ -213,7 +217,7 @@ export class ServerStateMachine {
           if ((st.runningReqs ?? 0) > 0) this.everServed = true;
         } else if (this.lastTokensAt === null) this.lastTokensAt = now;
         if (st.acceptLen !== null) this.feedAccept(st.acceptLen, now);
-      }
+      } else this.feedPrefill(st, now);
       this.markReady(now);
       if (this.hang && now - this.hang.at > 1000) this.hang = null; // stat lines again: it recovered
       if (isKvPressureStat(st)) {
@@ -247,6 +251,17 @@ export class ServerStateMachine {
     }
   }
 
+  /** A prefill line: its work is progress, and on a node without decode lines (PD prefill) it is the serving. */
+  private feedPrefill(st: StatRecord, now: number): void {
+    this.prefillRanks.set(st.rank ?? rankLabel(st.ranks), { stat: st, at: now });
+    if ((st.newTokens ?? 0) <= 0 && (st.inputThroughput ?? 0) <= 0) return;
+    this.lastPrefillWorkAt = now;
+    if (this.ranks.size === 0) {
+      this.everServed = true;
+      this.lastTokensAt = now;
+    }
+  }
+
   /** A line of a crash burst whose message is still its traceback's header: the exception line replaces it. */
   private feedBurst(line: string, now: number): void {
     const b = this.burst!;
@@ -276,6 +291,8 @@ export class ServerStateMachine {
     this.hang = null;
     this.gone = false;
     this.ranks.clear();
+    this.prefillRanks.clear();
+    this.lastPrefillWorkAt = null;
     this.lastStatAt = null;
     this.lastTokensAt = null;
     this.kvAt = null;
@@ -331,17 +348,36 @@ export class ServerStateMachine {
   }
 
   /** Requests running or queued, from /metrics when there is one, else from the latest stat lines. */
-  private pending(): { running: number; queued: number; source: string } {
+  /**
+   * Requests running or queued, from /metrics when there is one, else from the latest stat lines: one replica
+   * counted once (PP stages print the same batch), however long ago its line came. A node with only prefill lines
+   * (PD prefill): their queue; its requests in flight are transfers, not running ones (its /v1/loads says 0).
+   */
+  private pending(now: number): { running: number; queued: number; source: string } {
     const m = this.lastObs?.metrics;
     if (m && (m.runningReqs !== null || m.queueReqs !== null))
       return { running: m.runningReqs ?? 0, queued: m.queueReqs ?? 0, source: m.source ?? '/metrics' };
-    let running = 0;
+    if (this.ranks.size === 0 && this.prefillRanks.size > 0)
+      return { running: 0, queued: sumFreshRanks(this.prefillRanks.values(), now, Infinity).queueReqs, source: 'the last prefill line' };
+    const t = sumFreshRanks(this.ranks.values(), now, Infinity);
+    return { running: t.runningReqs, queued: t.queueReqs, source: 'the last stat line' };
+  }
+
+  /** A prefill-only node's figures now ("1,234 input tok/s · 3 in flight · 0 queued"), or null when it is not one
+   *  or its prefill lines are not fresh. */
+  private prefillServing(now: number, freshMs: number): string | null {
+    if (this.ranks.size > 0 || this.lastPrefillWorkAt === null || now - this.lastPrefillWorkAt > freshMs) return null;
+    let input = 0;
+    let inflight = 0;
     let queued = 0;
-    for (const r of this.ranks.values()) {
-      running += r.stat.runningReqs ?? 0;
+    for (const r of this.prefillRanks.values()) {
+      if (now - r.at > freshMs) continue;
+      input += r.stat.inputThroughput ?? 0;
+      const f = r.stat.extra['#inflight-req'];
+      inflight += typeof f === 'number' ? f : 0;
       queued += r.stat.queueReqs ?? 0;
     }
-    return { running, queued, source: 'the last stat line' };
+    return `prefill ${Math.round(input)} input tok/s · ${inflight} in flight · ${queued} queued`;
   }
 
   /** The state now. */
@@ -384,7 +420,7 @@ export class ServerStateMachine {
         return { state: 'unhealthy', reason: `/health took ${Math.round(h.durationMs! / 1000)} s`, class: 'hang', line: null };
     }
     if (!this.ready) return { state: 'starting', reason: h ? `/health: ${h.detail || h.health}` : 'loading', class: null, line: null };
-    const p = this.pending();
+    const p = this.pending(now);
     const work = p.running + p.queued;
     if (work > 0 && this.lastStatAt !== null) {
       const silentFor = now - this.lastStatAt;
@@ -407,7 +443,10 @@ export class ServerStateMachine {
           line: null,
         };
     }
-    const fresh = this.lastStatAt !== null && now - this.lastStatAt <= Math.max(this.tune.silentMinMs, (this.spacingMs ?? 1000) * 3);
+    const freshMs = Math.max(this.tune.silentMinMs, (this.spacingMs ?? 1000) * 3);
+    const fresh = this.lastStatAt !== null && now - this.lastStatAt <= freshMs;
+    const prefill = this.prefillServing(now, freshMs);
+    if (prefill) return { state: 'serving', reason: prefill, class: null, line: null };
     // no stat lines (--log-level warning, a PD prefill node): the figure of /metrics, /v1/loads or /server_info
     const gen = this.genThroughput(now) || (o?.metrics?.genThroughput ?? 0);
     if ((fresh && gen > 0) || (o?.metrics?.genThroughput ?? 0) > 0 || (fresh && p.running > 0))
