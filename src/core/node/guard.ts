@@ -187,6 +187,12 @@ export function jobIsDone(p: ProgressInfo | null | undefined): boolean {
   return p.percent !== null && p.percent >= 100;
 }
 
+/** When a /health check was sent: its answer describes the server as it was then (a 503 sent while it started
+ *  may arrive after its ready line, over another channel). */
+function healthSentAt(r: { at?: number; durationMs?: number }): number | undefined {
+  return r.at === undefined ? undefined : r.at - (r.durationMs ?? 0);
+}
+
 export class NodeGuard {
   private readonly machines = new Map<number, ServerStateMachine>();
   private readonly serverInfo = new Map<number, { pid: number | null; logFile: string | null; alive: boolean; modelPath: string }>();
@@ -304,7 +310,9 @@ export class NodeGuard {
         {
           alive: true,
           pid: s.pid,
-          health: h.result ? { health: h.result.health, detail: h.result.detail, durationMs: h.result.durationMs, at: h.result.at } : null,
+          health: h.result
+            ? { health: h.result.health, detail: h.result.detail, durationMs: h.result.durationMs, at: healthSentAt(h.result) }
+            : null,
           healthInFlightSince: h.inFlightSince,
           healthLimitMs: healthLimitMs(s),
           metrics: this.monitor.metricsOf(s.port),

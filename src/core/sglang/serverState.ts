@@ -120,7 +120,7 @@ export interface ServerObservation {
   alive: boolean;
   pid?: number | null;
   /** Latest /health result (null: none yet) and since when a check has been waiting for an answer. */
-  /** `at`: when the answer came (the clock of `now`); an answer from before the ready line is not judged after it. */
+  /** `at`: when the check was sent (the clock of `now`); a check sent before the ready line is not judged after it. */
   health: { health: string; detail: string; durationMs?: number; at?: number } | null;
   healthInFlightSince?: number | null;
   /** The server's own /health limit (SGLANG_HEALTH_CHECK_TIMEOUT), ms; default 20 s. */
