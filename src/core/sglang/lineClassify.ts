@@ -15,6 +15,8 @@ const STARTUP_MARKS = [
   'Load weight',
   'KV Cache is allocated',
   'Capture cuda graph',
+  // 2026 (sglang PR #28937): `Capture target decode|prefill|verify CUDA graph begin. …` / `… end. elapsed=…`
+  'Capture target ',
   'Capture piecewise CUDA graph',
   'Using KV cache dtype',
   'Capture npu graph',
