@@ -4,7 +4,8 @@
  * (`bash ~/launch_all.sh`), so they run as that user with `python3 -m sglang.launch_server ...` argv.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { SimNodeLayout, SimNodeOptions, buildSimHome } from '../../src/sim/home';
 import { TestSshd, ensureUser } from './sshd';
@@ -115,4 +116,23 @@ export function writeFleetConfig(dir: string, nodes: Record<string, SimNode>): {
   );
   writeFileSync(kh, entries.map(([, n]) => readFileSync(n.sshd.knownHostsFile, 'utf8')).join(''));
   return { cfg, kh };
+}
+
+/**
+ * A suite's simulated node and a scratch cache folder, made in `before` (the suite is skipped unless root) and
+ * removed in `after`: call inside `describe`, read them through the getters inside the tests.
+ */
+export function useSimNode(opts: StartSimNodeOptions & { user: string }): { sim: () => SimNode; cache: () => string } {
+  let sim: SimNode | undefined;
+  let cache: string | undefined;
+  before(async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    cache = mkdtempSync(path.join(os.tmpdir(), `gs-${opts.user}-cache-`));
+    sim = await startSimNode(opts);
+  });
+  after(async () => {
+    await sim?.stop();
+    if (cache) rmSync(cache, { recursive: true, force: true });
+  });
+  return { sim: () => sim!, cache: () => cache! };
 }

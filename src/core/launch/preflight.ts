@@ -9,10 +9,11 @@ import { AbortLike, Transport } from '../ssh/transport';
 import { DEFAULT_PYTHON, LaunchProfile, planInstances, remotePathExpr, renderPreamble } from './profile';
 import { nonce } from './launchCommon';
 import { errorSummary } from './readiness';
+import { removedFlags } from '../sglang/removedFlags';
 
 // ------------------------------------------------------------------------------------ preflight
 
-export type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir' | 'secret';
+export type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir' | 'secret' | 'flags';
 
 export interface PreflightIssue {
   check: PreflightCheck;
@@ -290,6 +291,9 @@ export function parsePreflightOutput(
     });
   }
   if (!sectionsComplete(text, n)) refusals.push({ check: 'python', message: `The preflight did not complete on ${nodeLabel}.` });
+  // 2026 SGLang removed the deprecated MoE switches: argparse would refuse them (the old builds still take them)
+  for (const r of removedFlags(profile.extraArgs ?? []))
+    warnings.push({ check: 'flags', message: `${r.flag} was removed from SGLang in 2026 (PR #38375); use ${r.use} instead.` });
   return { ok: refusals.length === 0, refusals, warnings, gpus, nodeGpus, ports, sglangVersion: ver ? ver[1] : null };
 }
 

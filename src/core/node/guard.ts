@@ -162,7 +162,7 @@ export interface Value {
  * adds servers up — the guard's samples, the spend figures and the dashboard's node-total chart all use it.
  */
 export function nodeThroughput(servers: ReadonlyArray<{ state: string; genThroughput: number }>): number {
-  return servers.reduce((a, s) => a + (s.state === 'crashed' ? 0 : s.genThroughput), 0);
+  return servers.reduce((a, s) => a + (s.state === 'crashed' || s.state === 'stopped' ? 0 : s.genThroughput), 0);
 }
 
 /** States and conditions that are not trouble (no alert, no warning colour). */
@@ -175,7 +175,9 @@ export function isOkValue(v: string): boolean {
     v === 'idle' ||
     v === 'ready' ||
     v === 'starting' ||
-    v === 'draining'
+    v === 'draining' ||
+    v === 'stopping' ||
+    v === 'stopped'
   );
 }
 
@@ -183,6 +185,12 @@ export function jobIsDone(p: ProgressInfo | null | undefined): boolean {
   if (!p || !p.ok) return false;
   if (p.status && /^(done|finished|complete|completed|success|succeeded)$/i.test(p.status.trim())) return true;
   return p.percent !== null && p.percent >= 100;
+}
+
+/** When a /health check was sent: its answer describes the server as it was then (a 503 sent while it started
+ *  may arrive after its ready line, over another channel). */
+function healthSentAt(r: { at?: number; durationMs?: number }): number | undefined {
+  return r.at === undefined ? undefined : r.at - (r.durationMs ?? 0);
 }
 
 export class NodeGuard {
@@ -302,7 +310,9 @@ export class NodeGuard {
         {
           alive: true,
           pid: s.pid,
-          health: h.result ? { health: h.result.health, detail: h.result.detail, durationMs: h.result.durationMs } : null,
+          health: h.result
+            ? { health: h.result.health, detail: h.result.detail, durationMs: h.result.durationMs, at: healthSentAt(h.result) }
+            : null,
           healthInFlightSince: h.inFlightSince,
           healthLimitMs: healthLimitMs(s),
           metrics: this.monitor.metricsOf(s.port),
@@ -569,7 +579,7 @@ export class NodeGuard {
       reachable: this.reachable,
       message: this.unreachableMessage,
       genThroughput: nodeThroughput(servers),
-      runningReqs: servers.reduce((a, s) => a + (s.state === 'crashed' ? 0 : s.runningReqs), 0),
+      runningReqs: servers.reduce((a, s) => a + (s.state === 'crashed' || s.state === 'stopped' ? 0 : s.runningReqs), 0),
       servers,
       gpus: [...this.gpuSeen.keys()]
         .sort((a, b) => a - b)

@@ -107,7 +107,15 @@ const SIGNATURES: Array<[FailureClass, string[]]> = [
   ['pd-transfer', ['KVTransferError', 'transfer failed for request']],
   [
     'hang',
-    ['Watchdog timeout', 'watchdog timeout (', 'Pyspy failed to dump', 'Health check failed', "couldn't get a response from detokenizer"],
+    [
+      'Watchdog timeout',
+      'watchdog timeout (',
+      'Pyspy failed to dump',
+      'Pyspy failed (py-spy dump',
+      'All pyspy dump attempts failed',
+      'Health check failed',
+      "couldn't get a response from detokenizer",
+    ],
   ],
   [
     'crash',

@@ -15,6 +15,8 @@ const STARTUP_MARKS = [
   'Load weight',
   'KV Cache is allocated',
   'Capture cuda graph',
+  // 2026 (sglang PR #28937): `Capture target decode|prefill|verify CUDA graph begin. …` / `… end. elapsed=…`
+  'Capture target ',
   'Capture piecewise CUDA graph',
   'Using KV cache dtype',
   'Capture npu graph',
@@ -121,6 +123,24 @@ function isErrorMessage(m: string): boolean {
  */
 export function isRestartLine(c: ClassifiedLine): boolean {
   return c.kind === 'startup' && c.message.indexOf('Started server process') >= 0;
+}
+
+/**
+ * The first line of a new launch (`server_args=ServerArgs(…)`, printed before the weights load) or its uvicorn
+ * start: lines before it belong to an earlier process (issue 40: a restart into the same log re-read the old
+ * traceback; `--enable-http2` runs Granian and prints no `Started server process`).
+ */
+export function isLaunchBoundaryLine(c: ClassifiedLine): boolean {
+  return isRestartLine(c) || (c.kind === 'startup' && c.message.indexOf('server_args=ServerArgs(') >= 0);
+}
+
+/**
+ * SGLang's graceful stop (tokenizer manager's SIGTERM handler): `SIGTERM received. signum=None frame=None.
+ * Draining requests and shutting down...`; /health answers 503 while it drains, the process exits 0 after.
+ */
+export function isDrainLine(line: string): boolean {
+  const i = line.indexOf('SIGTERM received');
+  return i >= 0 && line.indexOf('Draining requests', i) > 0;
 }
 
 /** Classify one log line. Never throws. */

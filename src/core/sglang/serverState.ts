@@ -16,6 +16,12 @@
  *              kv-pressure); class = the most specific failure of the burst. A soft watchdog (`self.soft=True`)
  *              is a stall (the process stays). A PD transfer failure (class pd-transfer) loses one request
  *              and changes no state.
+ *   stopping   a graceful stop (`SIGTERM received … Draining requests`): /health answers 503 while it drains
+ *   stopped    … and its process exited: a deliberate stop, no alert
+ *
+ * A restart (a new pid on the port) is a boundary: until the new launch's first line (`server_args=…`,
+ * `Started server process`) arrives, or RESTART_BACKLOG_MS pass, lines are the earlier process's (a tail restarted
+ * on the same log re-sends them) and change nothing.
  *
  * Besides the state, three conditions of the same server: `kv-pressure` (KV pool full, retractions),
  * `dp-imbalance` (one DP rank under half the median of its peers for 2 minutes) and `accept-drop` (the
@@ -23,14 +29,32 @@
  *
  * Nothing here imports vscode.
  */
-import { FailureClass, StatRecord, classifyLine, isKvPressureStat, isRestartLine, rankLabel } from './logLines';
+import { FailureClass, StatRecord, classifyLine, isDrainLine, isKvPressureStat, isLaunchBoundaryLine, rankLabel } from './logLines';
 import { describeExitCode } from './failureSignatures';
+import { exceptionLine, isTracebackHeader } from './exceptionLine';
 import { RANK_STALE_MS, sumFreshRanks } from './liveStats';
 import type { MetricsSummary } from './endpoints';
 
-export type ServerStateName = 'starting' | 'ready' | 'serving' | 'idle' | 'stalled' | 'unhealthy' | 'crashed';
+export type ServerStateName = 'starting' | 'ready' | 'serving' | 'idle' | 'stalled' | 'unhealthy' | 'crashed' | 'stopping' | 'stopped';
 
-export const SERVER_STATES: readonly ServerStateName[] = ['starting', 'ready', 'serving', 'idle', 'stalled', 'unhealthy', 'crashed'];
+export const SERVER_STATES: readonly ServerStateName[] = [
+  'starting',
+  'ready',
+  'serving',
+  'idle',
+  'stalled',
+  'unhealthy',
+  'crashed',
+  'stopping',
+  'stopped',
+];
+
+/** After a new pid on the port, lines that arrive this long without the new launch's first line are still read
+ *  as the earlier process's backlog (a restarted tail re-sends the log's last lines at once). */
+export const RESTART_BACKLOG_MS = 30_000;
+
+/** Lines of a crash burst kept to find its exception line (the header is not the message). */
+const BURST_LINES = 400;
 
 /** States that mean the server is not earning (alerts, warning colour). */
 export function isBadState(s: ServerStateName): boolean {
@@ -96,7 +120,8 @@ export interface ServerObservation {
   alive: boolean;
   pid?: number | null;
   /** Latest /health result (null: none yet) and since when a check has been waiting for an answer. */
-  health: { health: string; detail: string; durationMs?: number } | null;
+  /** `at`: when the check was sent (the clock of `now`); a check sent before the ready line is not judged after it. */
+  health: { health: string; detail: string; durationMs?: number; at?: number } | null;
   healthInFlightSince?: number | null;
   /** The server's own /health limit (SGLANG_HEALTH_CHECK_TIMEOUT), ms; default 20 s. */
   healthLimitMs?: number;
@@ -120,10 +145,22 @@ export class ServerStateMachine {
   private ready = false;
   private everServed = false;
   private readonly ranks = new Map<string, RankState>();
+  /** latest prefill line per rank: a PD prefill node prints no decode line (issue 40) */
+  private readonly prefillRanks = new Map<string, { stat: StatRecord; at: number }>();
+  /** when a prefill line last showed work (new tokens, input throughput) */
+  private lastPrefillWorkAt: number | null = null;
   private lastStatAt: number | null = null;
   private lastTokensAt: number | null = null;
   private spacingMs: number | null = null;
   private fatal: { cls: FailureClass; line: string; at: number; exitCode?: number } | null = null;
+  /** the lines after a fatal traceback header, until its exception line names the failure */
+  private burst: string[] | null = null;
+  /** a graceful stop's line (SIGTERM, draining) */
+  private draining: { line: string; at: number } | null = null;
+  /** since when the lines are an earlier process's (a new pid, no launch line of it yet); null: they are live */
+  private backlogSince: number | null = null;
+  /** when the server last became ready (a /health answer from before says nothing of it since) */
+  private readyAt: number | null = null;
   private hang: { line: string; at: number } | null = null;
   private kvAt: number | null = null;
   private kvLine: string | null = null;
@@ -151,6 +188,19 @@ export class ServerStateMachine {
   /** One line of the server's log. */
   feedLine(line: string, now: number): void {
     const c = classifyLine(line);
+    if (isLaunchBoundaryLine(c)) {
+      this.restarted();
+      return;
+    }
+    if (this.backlogSince !== null) {
+      if (now - this.backlogSince < RESTART_BACKLOG_MS) return; // the earlier process's lines, re-sent
+      this.backlogSince = null;
+    }
+    if (this.burst) this.feedBurst(line, now);
+    if (isDrainLine(line)) {
+      this.draining ??= { line, at: now };
+      return;
+    }
     if (c.kind === 'decode' || c.kind === 'prefill') {
       const st = c.stat!;
       if (this.lastStatAt !== null) {
@@ -167,8 +217,8 @@ export class ServerStateMachine {
           if ((st.runningReqs ?? 0) > 0) this.everServed = true;
         } else if (this.lastTokensAt === null) this.lastTokensAt = now;
         if (st.acceptLen !== null) this.feedAccept(st.acceptLen, now);
-      }
-      this.ready = true;
+      } else this.feedPrefill(st, now);
+      this.markReady(now);
       if (this.hang && now - this.hang.at > 1000) this.hang = null; // stat lines again: it recovered
       if (isKvPressureStat(st)) {
         this.kvAt = now;
@@ -177,11 +227,7 @@ export class ServerStateMachine {
       return;
     }
     if (c.kind === 'ready') {
-      this.ready = true;
-      return;
-    }
-    if (isRestartLine(c)) {
-      this.restarted();
+      this.markReady(now);
       return;
     }
     if (c.kind !== 'error' || !c.errorClass || !c.failure) return;
@@ -189,8 +235,10 @@ export class ServerStateMachine {
     const code = c.failure.exitCode;
     if (c.failure.fatal) {
       // within one burst (a traceback and what follows it) keep the most specific class, and any exit code named
-      if (!this.fatal) this.fatal = { cls, line, at: now, exitCode: code };
-      else if (now - this.fatal.at < 5000) {
+      if (!this.fatal) {
+        this.fatal = { cls, line, at: now, exitCode: code };
+        if (isTracebackHeader(line)) this.burst = [line];
+      } else if (now - this.fatal.at < 5000) {
         const exitCode = this.fatal.exitCode ?? code;
         if (FATAL_PRIORITY.indexOf(cls) < FATAL_PRIORITY.indexOf(this.fatal.cls)) this.fatal = { cls, line, at: this.fatal.at, exitCode };
         else this.fatal.exitCode = exitCode;
@@ -203,12 +251,48 @@ export class ServerStateMachine {
     }
   }
 
+  /** A prefill line: its work is progress, and on a node without decode lines (PD prefill) it is the serving. */
+  private feedPrefill(st: StatRecord, now: number): void {
+    this.prefillRanks.set(st.rank ?? rankLabel(st.ranks), { stat: st, at: now });
+    if ((st.newTokens ?? 0) <= 0 && (st.inputThroughput ?? 0) <= 0) return;
+    this.lastPrefillWorkAt = now;
+    if (this.ranks.size === 0) {
+      this.everServed = true;
+      this.lastTokensAt = now;
+    }
+  }
+
+  /** A line of a crash burst whose message is still its traceback's header: the exception line replaces it. */
+  private feedBurst(line: string, now: number): void {
+    const b = this.burst!;
+    if (!this.fatal || now - this.fatal.at >= 5000 || b.length >= BURST_LINES) {
+      this.burst = null;
+      return;
+    }
+    b.push(line);
+    const exc = exceptionLine(b);
+    if (exc === null) return;
+    if (this.fatal.line === b[0]) this.fatal.line = exc;
+    this.burst = null;
+  }
+
+  private markReady(now: number): void {
+    if (!this.ready) this.readyAt = now;
+    this.ready = true;
+  }
+
   private restarted(): void {
     this.ready = false;
+    this.everServed = false;
     this.fatal = null;
+    this.burst = null;
+    this.draining = null;
+    this.backlogSince = null;
     this.hang = null;
     this.gone = false;
     this.ranks.clear();
+    this.prefillRanks.clear();
+    this.lastPrefillWorkAt = null;
     this.lastStatAt = null;
     this.lastTokensAt = null;
     this.kvAt = null;
@@ -232,14 +316,17 @@ export class ServerStateMachine {
   observe(o: ServerObservation, now: number): void {
     this.lastObs = o;
     if (o.alive) {
-      if (o.pid != null && this.pid !== null && o.pid !== this.pid) this.restarted();
+      if (o.pid != null && this.pid !== null && o.pid !== this.pid) {
+        this.restarted();
+        this.backlogSince = now;
+      }
       if (o.pid != null) this.pid = o.pid;
       this.aliveSeen = true;
       this.gone = false;
     } else if (this.aliveSeen) {
       this.gone = true;
     }
-    if (o.health?.health === 'healthy') this.ready = true;
+    if (o.health?.health === 'healthy') this.markReady(now);
     this.deadSince = o.health?.health === 'dead' ? (this.deadSince ?? now) : null;
     if (o.metrics && (o.metrics.retractedReqs ?? 0) > 0) this.kvAt = now;
     this.updateImbalance(now);
@@ -261,17 +348,36 @@ export class ServerStateMachine {
   }
 
   /** Requests running or queued, from /metrics when there is one, else from the latest stat lines. */
-  private pending(): { running: number; queued: number; source: string } {
+  /**
+   * Requests running or queued, from /metrics when there is one, else from the latest stat lines: one replica
+   * counted once (PP stages print the same batch), however long ago its line came. A node with only prefill lines
+   * (PD prefill): their queue; its requests in flight are transfers, not running ones (its /v1/loads says 0).
+   */
+  private pending(now: number): { running: number; queued: number; source: string } {
     const m = this.lastObs?.metrics;
     if (m && (m.runningReqs !== null || m.queueReqs !== null))
       return { running: m.runningReqs ?? 0, queued: m.queueReqs ?? 0, source: m.source ?? '/metrics' };
-    let running = 0;
+    if (this.ranks.size === 0 && this.prefillRanks.size > 0)
+      return { running: 0, queued: sumFreshRanks(this.prefillRanks.values(), now, Infinity).queueReqs, source: 'the last prefill line' };
+    const t = sumFreshRanks(this.ranks.values(), now, Infinity);
+    return { running: t.runningReqs, queued: t.queueReqs, source: 'the last stat line' };
+  }
+
+  /** A prefill-only node's figures now ("1,234 input tok/s · 3 in flight · 0 queued"), or null when it is not one
+   *  or its prefill lines are not fresh. */
+  private prefillServing(now: number, freshMs: number): string | null {
+    if (this.ranks.size > 0 || this.lastPrefillWorkAt === null || now - this.lastPrefillWorkAt > freshMs) return null;
+    let input = 0;
+    let inflight = 0;
     let queued = 0;
-    for (const r of this.ranks.values()) {
-      running += r.stat.runningReqs ?? 0;
+    for (const r of this.prefillRanks.values()) {
+      if (now - r.at > freshMs) continue;
+      input += r.stat.inputThroughput ?? 0;
+      const f = r.stat.extra['#inflight-req'];
+      inflight += typeof f === 'number' ? f : 0;
       queued += r.stat.queueReqs ?? 0;
     }
-    return { running, queued, source: 'the last stat line' };
+    return `prefill ${Math.round(input)} input tok/s · ${inflight} in flight · ${queued} queued`;
   }
 
   /** The state now. */
@@ -284,6 +390,10 @@ export class ServerStateMachine {
         line: this.fatal.line,
         ...(this.fatal.exitCode !== undefined ? { exitCode: this.fatal.exitCode } : {}),
       };
+    if (this.draining)
+      return this.gone
+        ? { state: 'stopped', reason: `stopped after a graceful drain: ${this.draining.line}`, class: null, line: this.draining.line }
+        : { state: 'stopping', reason: this.draining.line, class: null, line: this.draining.line };
     // a 2025 watchdog line names no soft flag; its process going shows it was the hard one
     if (this.gone && this.hang)
       return { state: 'crashed', reason: `the server process is gone after: ${this.hang.line}`, class: 'hang', line: this.hang.line };
@@ -300,7 +410,9 @@ export class ServerStateMachine {
         class: 'hang',
         line: null,
       };
-    if (h && this.ready) {
+    // a 503 or refusal polled while it started, judged after its ready line arrived: not unhealthy
+    const stale = h?.at !== undefined && this.readyAt !== null && h.at < this.readyAt;
+    if (h && this.ready && !stale) {
       const deadAlive = h.health === 'dead' && o?.alive && now - (this.deadSince ?? now) >= this.tune.deadGraceMs;
       if (h.health === 'unhealthy' || h.health === 'starting' || deadAlive)
         return { state: 'unhealthy', reason: `/health: ${h.detail || h.health}`, class: 'hang', line: null };
@@ -308,7 +420,7 @@ export class ServerStateMachine {
         return { state: 'unhealthy', reason: `/health took ${Math.round(h.durationMs! / 1000)} s`, class: 'hang', line: null };
     }
     if (!this.ready) return { state: 'starting', reason: h ? `/health: ${h.detail || h.health}` : 'loading', class: null, line: null };
-    const p = this.pending();
+    const p = this.pending(now);
     const work = p.running + p.queued;
     if (work > 0 && this.lastStatAt !== null) {
       const silentFor = now - this.lastStatAt;
@@ -331,7 +443,10 @@ export class ServerStateMachine {
           line: null,
         };
     }
-    const fresh = this.lastStatAt !== null && now - this.lastStatAt <= Math.max(this.tune.silentMinMs, (this.spacingMs ?? 1000) * 3);
+    const freshMs = Math.max(this.tune.silentMinMs, (this.spacingMs ?? 1000) * 3);
+    const fresh = this.lastStatAt !== null && now - this.lastStatAt <= freshMs;
+    const prefill = this.prefillServing(now, freshMs);
+    if (prefill) return { state: 'serving', reason: prefill, class: null, line: null };
     // no stat lines (--log-level warning, a PD prefill node): the figure of /metrics, /v1/loads or /server_info
     const gen = this.genThroughput(now) || (o?.metrics?.genThroughput ?? 0);
     if ((fresh && gen > 0) || (o?.metrics?.genThroughput ?? 0) > 0 || (fresh && p.running > 0))

@@ -52,6 +52,21 @@ describe('launch: remote-output parsers', () => {
     assert.deepEqual(all.gpus, [0, 1, 2, 3, 4]);
   });
 
+  it('warns about flags 2026 SGLang removed, with their replacements (issue 40)', () => {
+    const old = { ...profile, extraArgs: ['--enable-deepep-moe', '--enable-ep-moe', '--enable-foo-moe', '--enable-metrics'] };
+    const r = parsePreflightOutput(output({}), N, old, [0, 1, 2, 3], 'node1', false);
+    assert.equal(r.ok, true);
+    assert.deepEqual(
+      r.warnings.filter((w) => w.check === 'flags').map((w) => w.message),
+      [
+        '--enable-deepep-moe was removed from SGLang in 2026 (PR #38375); use --moe-a2a-backend deepep instead.',
+        '--enable-ep-moe was removed from SGLang in 2026 (PR #38375); use --ep-size N instead.',
+        '--enable-foo-moe was removed from SGLang in 2026 (PR #38375); use --moe-runner-backend <backend> instead.',
+      ],
+    );
+    assert.deepEqual(parsePreflightOutput(output({}), N, profile, [0, 1, 2, 3], 'node1', false).warnings, []);
+  });
+
   it('refuses a port in use, busy GPUs (unless overridden), a missing model, and a failed import', () => {
     const r = parsePreflightOutput(
       output({

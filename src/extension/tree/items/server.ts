@@ -59,6 +59,10 @@ export function stateIcon(state: string): vscode.ThemeIcon | null {
       return new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.orange'));
     case 'crashed':
       return new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'));
+    case 'stopping':
+      return new vscode.ThemeIcon('loading~spin', new vscode.ThemeColor('charts.blue'));
+    case 'stopped':
+      return new vscode.ThemeIcon('debug-stop');
     default:
       return null;
   }

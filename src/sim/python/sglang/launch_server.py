@@ -17,7 +17,9 @@ What it does:
     multi-node server (--nnodes N --node-rank R) prints its ranks' start-up lines
     and serves only a dummy /health, as SGLang's does;
   * writes ``$HOME/.sim/run/server_<port>.pid`` ("<pid> <gpu,...> <mem-fraction>")
-    for the simulated nvidia-smi and removes it on exit; SIGTERM/SIGINT exit 0.
+    for the simulated nvidia-smi and removes it on exit; SIGTERM once ready drains as
+    SGLang's does (``SIGTERM received … Draining requests``, /health 503) then exits 0;
+    SIGINT (or SIGTERM before ready) exits 0 at once.
 
 Simulator knobs (environment, none of them used by real SGLang):
   SGLANG_SIM_STARTUP_S        seconds from start to "fired up" (default 1.5)
@@ -37,6 +39,7 @@ Simulator knobs (environment, none of them used by real SGLang):
   SGLANG_SIM_ACCEPT_LEN       mean speculative accept length (default from steps)
   SGLANG_SIM_ALLOW_MISSING_MODEL=1  accept a --model-path that does not exist
   SGLANG_SIM_GPU_MEM_MIB      GPU memory (default: from node.json, else 183359)
+  SGLANG_SIM_DRAIN_S          seconds a SIGTERM drain lasts at least (default 1.0)
   SGLANG_SIM_RANK_TAGS=always print " TP0" even on one GPU (early-2025 builds)
   SGLANG_SIM_CRASH_AFTER_S    after this many seconds print a CUDA OOM traceback
                               and exit 1 (to simulate a crashed instance)
@@ -80,6 +83,8 @@ class Sim(FaultsMixin, PayloadsMixin):
         self.lock = threading.Lock()
         self.out_lock = threading.Lock()
         self.stop = threading.Event()
+        # a graceful stop (SIGTERM): /health 503 while in-flight requests finish, then exit 0
+        self.draining = threading.Event()
         self.ready = False
         self.start_time = time.time()
         self.rng = random.Random()
@@ -245,6 +250,15 @@ class Sim(FaultsMixin, PayloadsMixin):
     def access(self, method, path, code, phrase, client_port=None):
         port = client_port or self.rng.randint(32768, 60999)
         self.log('INFO:     127.0.0.1:%d - "%s %s HTTP/1.1" %d %s' % (port, method, path, code, phrase))
+
+    def drain(self):
+        """SGLang's SIGTERM handler: log, answer /health 503, wait for in-flight requests, then stop."""
+        self.log("SIGTERM received. signum=None frame=None. Draining requests and shutting down...")
+        deadline = time.time() + max(0.0, env_float("SGLANG_SIM_DRAIN_S", 1.0))
+        while time.time() < deadline or (self.inflight > 0 and time.time() < deadline + 30):
+            if self.stop.wait(0.1):
+                return
+        self.stop.set()
 
     def sleep(self, s):
         """Sleep that ends early on SIGTERM; returns False when stopping."""
@@ -562,6 +576,10 @@ def main(argv=None):
     sim = Sim(args)
 
     def on_signal(signum, frame):
+        if signum == signal.SIGTERM and sim.ready and not sim.draining.is_set():
+            sim.draining.set()
+            threading.Thread(target=sim.drain, daemon=True).start()
+            return
         sim.stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)

@@ -61,7 +61,8 @@ def make_handler(sim):
                     # a wedged scheduler: SGLang gives up on its health generation after ~20 s and answers 503
                     sim.stop.wait(float(sim.fault.get("delayS", 0) or 0))
                     return self.send(503, b"", "text/plain")
-                self.send(200 if sim.ready and not sim.stop.is_set() else 503, b"", "text/plain")
+                up = sim.ready and not sim.stop.is_set() and not sim.draining.is_set()
+                self.send(200 if up else 503, b"", "text/plain")
             elif path in ("/get_server_info", "/server_info"):
                 self.send(200, sim.server_info())
             elif path in ("/get_model_info", "/model_info"):
