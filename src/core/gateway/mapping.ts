@@ -33,6 +33,18 @@ interface Mappable {
   serverPort: number | null;
 }
 
+/**
+ * A worker URL's host names this machine: the same name, or a short name against its full one (`gpu-01` and
+ * `gpu-01.cluster.local`). Two different full names never match by their first label (issue 39, G7:
+ * `gpu-01.evil.example` is not `gpu-01.cluster.local`).
+ */
+export function sameHost(urlHost: string, hostname: string): boolean {
+  if (urlHost === hostname) return true;
+  const short = (h: string) => h.split('.')[0];
+  if (!urlHost.includes('.') || !hostname.includes('.')) return short(urlHost) === short(hostname);
+  return false;
+}
+
 /** Map workers to this node's own servers (the probe of the gateway's node: 127.0.0.1 included). */
 export function mapLocalWorkers(
   workers: Mappable[],
@@ -42,7 +54,7 @@ export function mapLocalWorkers(
   for (const w of workers) {
     const a = workerAddress(w.url);
     if (!a) continue;
-    if (!(isLoopback(a.host) || (hn && (a.host === hn || a.host.split('.')[0] === hn.split('.')[0])))) continue;
+    if (!(isLoopback(a.host) || (hn && sameHost(a.host, hn)))) continue;
     if (local.servers.some((s) => s.port === a.port)) {
       w.node = local.node;
       w.serverPort = a.port;
@@ -71,10 +83,7 @@ export function mapFleetWorkers(gatewayNode: string, workers: Mappable[], fleet:
     const self = fleet.find((n) => n.node === gatewayNode);
     let cands: FleetNode[];
     if (isLoopback(a.host)) cands = [...(self ? [self] : []), ...fleet.filter((n) => n.node !== gatewayNode && isLoopback(n.host))];
-    else
-      cands = fleet.filter(
-        (n) => n.host.toLowerCase() === a.host || (!!n.hostname && n.hostname.toLowerCase().split('.')[0] === a.host.split('.')[0]),
-      );
+    else cands = fleet.filter((n) => n.host.toLowerCase() === a.host || (!!n.hostname && sameHost(a.host, n.hostname.toLowerCase())));
     const probed = cands.find((n) => n.servers?.some((s) => s.port === a.port));
     if (probed) {
       w.node = probed.node;

@@ -47,3 +47,14 @@ describe('gateway worker ↔ server mapping', () => {
     );
   });
 });
+
+describe('worker URL hosts (issue 39, G7)', () => {
+  it('a short name matches its full name; two different full names never match by their first label', async () => {
+    const { sameHost } = await import('../../../src/core/gateway/mapping');
+    assert.equal(sameHost('gpu-01', 'gpu-01.cluster.local'), true);
+    assert.equal(sameHost('gpu-01.cluster.local', 'gpu-01'), true);
+    assert.equal(sameHost('gpu-01.cluster.local', 'gpu-01.cluster.local'), true);
+    assert.equal(sameHost('gpu-01.evil.example', 'gpu-01.cluster.local'), false);
+    assert.equal(sameHost('gpu-02', 'gpu-01.cluster.local'), false);
+  });
+});
