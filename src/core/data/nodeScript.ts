@@ -549,7 +549,15 @@ def discover():
                     progress_targets(os.path.join(dp, n), found)
             if os.path.basename(dp) in OUT_DIRS:
                 jsonl_in(dp, found, "in a " + os.path.basename(dp) + "/ folder")
-    return found
+    # Only this user's work (as the probe's [ -O ] || [ -w ]): a co-tenant's outputs in a shared volume are not
+    # judged and alerted as ours (issue 39, D5). Named paths are judged whoever owns them.
+    me = os.getuid()
+    def mine(p):
+        try:
+            return os.stat(p).st_uid == me or os.access(p, os.W_OK)
+        except OSError:
+            return False
+    return dict((p, why) for p, why in found.items() if mine(p))
 
 
 def main():
