@@ -53,6 +53,9 @@ export const SERVER_STATES: readonly ServerStateName[] = [
  *  as the earlier process's backlog (a restarted tail re-sends the log's last lines at once). */
 export const RESTART_BACKLOG_MS = 30_000;
 
+/** After the ready line, how long a 503 or "starting" /health answer is taken for warm-up settling, not a hang. */
+export const READY_SETTLE_MS = 10_000;
+
 /** Lines of a crash burst kept to find its exception line (the header is not the message). */
 const BURST_LINES = 400;
 
@@ -411,7 +414,11 @@ export class ServerStateMachine {
         line: null,
       };
     // a 503 or refusal polled while it started, judged after its ready line arrived: not unhealthy
-    const stale = h?.at !== undefined && this.readyAt !== null && h.at < this.readyAt;
+    // and in its first seconds after the ready line a 503 or a "starting" answer is its warm-up still settling
+    // (a poll racing the ready line on another channel), not a hang: a real one lasts well past this.
+    const settling =
+      this.readyAt !== null && now - this.readyAt < READY_SETTLE_MS && (h?.health === 'unhealthy' || h?.health === 'starting');
+    const stale = settling || (h?.at !== undefined && this.readyAt !== null && h.at < this.readyAt);
     if (h && this.ready && !stale) {
       const deadAlive = h.health === 'dead' && o?.alive && now - (this.deadSince ?? now) >= this.tune.deadGraceMs;
       if (h.health === 'unhealthy' || h.health === 'starting' || deadAlive)

@@ -52,7 +52,9 @@ describe('ServerStateMachine', () => {
     assert.equal(m.verdict(0).state, 'starting');
     m.feedLine('[2026-03-01 10:00:00] The server is fired up and ready to roll!', 100);
     m.observe({ alive: true, health: { health: 'starting', detail: 'HTTP 503' } }, 200);
-    assert.equal(m.verdict(200).state, 'unhealthy');
+    assert.equal(m.verdict(200).state, 'ready', 'in its first seconds after ready: warm-up settling');
+    m.observe({ alive: true, health: { health: 'starting', detail: 'HTTP 503' } }, 10_200);
+    assert.equal(m.verdict(10_200).state, 'unhealthy');
     m.observe({ alive: true, health: { health: 'healthy', detail: 'HTTP 200' }, healthInFlightSince: 1000 }, 21_500);
     assert.equal(m.verdict(21_500).state, 'unhealthy');
   });
