@@ -101,10 +101,10 @@ export class LiveMonitors extends Disposables {
     const sample = g.sample();
     const all = g.problems();
     const stoppedAt = (port: number | undefined) => (port === undefined ? undefined : this.stopped.at(node, port));
-    const stoppedByYou = [...new Set(all.filter((p) => stoppedAt(p.port) !== undefined).map((p) => p.port!))].map((port) => ({
-      port,
-      at: stoppedAt(port)!,
-    }));
+    // A server the user stopped: gone as a problem (crashed), or gone gracefully (SIGTERM drain: stopping, stopped).
+    const ended = sample.servers.filter((v) => v.state === 'stopping' || v.state === 'stopped').map((v) => v.port);
+    const mine = [...all.map((p) => p.port), ...ended].filter((port): port is number => stoppedAt(port) !== undefined);
+    const stoppedByYou = [...new Set(mine)].map((port) => ({ port, at: stoppedAt(port)! }));
     return {
       ...l,
       servers: l.servers.map((s) => {
