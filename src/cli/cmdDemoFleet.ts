@@ -23,16 +23,22 @@ export interface FleetDemoOptions {
   dest?: string;
 }
 
-/** Bounded wait for a condition on the demo's own files (they are local: the demo node is this machine). */
-async function until(what: string, ok: () => boolean, ms: number): Promise<void> {
+const read = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8') : '');
+
+/** Bounded wait for a condition on the demo's own files (they are local: the demo node is this machine). On a
+ * timeout the error ends with the last lines of `log`, so that a server that could not start says why. */
+async function until(what: string, ok: () => boolean, ms: number, log?: string): Promise<void> {
   const end = Date.now() + ms;
   while (!ok()) {
-    if (Date.now() > end) throw new Error(`The fleet demo timed out waiting for ${what}.`);
+    if (Date.now() > end) {
+      const tail = log ? read(log).trimEnd().split('\n').slice(-5).join('\n') : '';
+      throw new Error(`The fleet demo timed out waiting for ${what}.` + (tail ? `\nThe last lines of ${log}:\n${tail}` : ''));
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
 }
 
-const read = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8') : '');
+const READY = 'The server is fired up and ready to roll!';
 
 export async function cmdDemoFleet(args: string[], g: GlobalOpts, io: CliIo, o: FleetDemoOptions): Promise<number> {
   const { startDemoNode, findFreePortBlock } = await import('../sim/demoServer');
@@ -49,6 +55,8 @@ export async function cmdDemoFleet(args: string[], g: GlobalOpts, io: CliIo, o: 
       const n = await startDemoNode({ dir: path.join(dir, alias), alias, sim, log: say });
       nodes.push(n);
       stops.push(() => n.stop());
+      // its servers bind their ports before they are ready: wait, so that the next free-port search cannot pick them
+      for (const f of n.layout.logFiles) await until(`the one-GPU servers of ${alias}`, () => read(f).includes(READY), 60_000, f);
     }
     const [a, b] = nodes;
     const sshConfig = path.join(dir, 'ssh_config');
@@ -86,14 +94,10 @@ export async function cmdDemoFleet(args: string[], g: GlobalOpts, io: CliIo, o: 
       if (!Number.isFinite(gwPid)) throw new Error(`the gateway did not start: ${gw.stderr.toString('utf8').trim()}`);
       stops.push(async () => safeKill(gwPid));
       say(`Waiting for the servers, the multi-node server's two ranks and the gateway ...`);
-      const ready = (f: string) => read(f).includes('The server is fired up and ready to roll!');
-      await until('the one-GPU servers', () => [...a.layout.logFiles, ...b.layout.logFiles].every(ready), 60_000);
-      await until('rank 0 of the multi-node server', () => ready(path.join(a.home, 'logs', 'multinode_rank0.log')), 60_000);
-      await until(
-        'rank 1',
-        () => read(path.join(b.home, 'logs', 'multinode_rank1.log')).includes('Dummy health check server started'),
-        60_000,
-      );
+      const rank0 = path.join(a.home, 'logs', 'multinode_rank0.log');
+      const rank1 = path.join(b.home, 'logs', 'multinode_rank1.log');
+      await until('rank 0 of the multi-node server', () => read(rank0).includes(READY), 60_000, rank0);
+      await until('rank 1', () => read(rank1).includes('Dummy health check server started'), 60_000, rank1);
       say(
         `Fleet ready: ${FLEET_ALIASES.join(', ')}; gateway :${gwPort} on gpu-demo-a; multi-node server :${mnA} (rank 0 on gpu-demo-a).\n` +
           `  ssh config:  ${sshConfig}\n  known_hosts: ${knownHosts}\n` +
