@@ -56,7 +56,7 @@ export class BatchFiles {
         f.secrets = looksLikeText(all) ? scanSecrets(all.toString('utf8')) : [];
       }
       f.text = null;
-      const fatal = !!f.w.error && fsProblem(f.w.error).fatal;
+      const fatal = !!f.w.error && fsProblem(f.w.error, this.dest).fatal;
       ended.push({ id: op[1], sha256: f.w.peekSha(), bytes: f.w.bytes, failed: !!f.w.error, fatal });
     }
     return ended;

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { GpuSessionsError } from '../util/errors';
-import { DEVICE, pct } from './localNames';
+import { DEVICE, NamePolicy, bounded, pct } from './localNames';
 
 /** The characters Windows, exFAT and SMB refuse in a name; each is probed on its own. */
 export const PROBED_CHARS = [':', '*', '?', '"', '<', '>', '|', '\\'] as const;
@@ -25,6 +25,10 @@ export interface DestNameRules {
   refusesTrailingDotSpace: boolean;
   /** Device names (`CON`, `NUL.txt`) are refused or reach a device. */
   refusesReserved: boolean;
+  /** Control characters (tab, newline, …) are refused (FAT, exFAT, NTFS). */
+  refusesControl?: boolean;
+  /** Any character beyond ASCII is refused (a FAT image under FUSE refuses `é`). */
+  refusesNonAscii?: boolean;
 }
 
 /** A destination that takes every name as it is (Linux ext4, xfs, btrfs). */
@@ -34,6 +38,8 @@ export const EXACT_NAMES: DestNameRules = {
   refusedChars: [],
   refusesTrailingDotSpace: false,
   refusesReserved: false,
+  refusesControl: false,
+  refusesNonAscii: false,
 };
 
 /** Errors that mean "this one name is refused", not "the folder cannot be written". */
@@ -85,12 +91,16 @@ export async function probeDestNames(runDir: string): Promise<DestNameRules> {
     for (const ch of PROBED_CHARS) if (!(await accepts(scratch, `p${ch}q.t`))) refusedChars.push(ch);
     const trailing = !(await accepts(scratch, 'dot.')) || !(await accepts(scratch, 'space '));
     const reserved = !(await accepts(scratch, 'CON')) || !(await accepts(scratch, 'nul.txt'));
+    const control = !(await accepts(scratch, 'p\u0001q.t')) || !(await accepts(scratch, 'p\tq.t'));
+    const nonAscii = !(await accepts(scratch, 'n\u00e9.t')) || !(await accepts(scratch, 'n\u4e2d.t'));
     return {
       foldsCase: await sameFile(scratch, 'CaseProbe.t', 'caseprobe.t'),
-      normalises: await sameFile(scratch, 'n\u00e9.t', 'ne\u0301.t'),
+      normalises: !nonAscii && (await sameFile(scratch, 'n\u00e9.t', 'ne\u0301.t')),
       refusedChars,
       refusesTrailingDotSpace: trailing,
       refusesReserved: reserved,
+      refusesControl: control,
+      refusesNonAscii: nonAscii,
     };
   } finally {
     await fsp.rm(scratch, { recursive: true, force: true }).catch(() => undefined);
@@ -98,14 +108,34 @@ export async function probeDestNames(runDir: string): Promise<DestNameRules> {
 }
 
 /** Does this destination refuse anything (so `%`, the escape, must be encoded too, or `a%3Ab` and `a:b` meet)? */
-function encodes(rules: DestNameRules): boolean {
-  return rules.refusedChars.length > 0 || rules.refusesTrailingDotSpace || rules.refusesReserved;
+export function exactNames(rules: DestNameRules): boolean {
+  return !(
+    rules.refusedChars.length > 0 ||
+    rules.refusesTrailingDotSpace ||
+    rules.refusesReserved ||
+    rules.refusesControl ||
+    rules.refusesNonAscii
+  );
 }
+
+/** Is this one character refused on this destination (or the escape `%`, once anything is encoded)? */
+function refusedChar(ch: string, rules: DestNameRules): boolean {
+  if (ch === '%' || rules.refusedChars.includes(ch)) return true;
+  const code = ch.codePointAt(0) ?? 0;
+  if (rules.refusesControl && (code < 0x20 || code === 0x7f)) return true;
+  return !!rules.refusesNonAscii && code > 0x7f;
+}
+
+/** %XX for each UTF-8 byte of `ch` (one byte for ASCII: the Windows encoding's own `%3A`). */
+const pctUtf8 = (ch: string) =>
+  ch.length === 1 && ch.charCodeAt(0) < 0x80
+    ? pct(ch)
+    : [...Buffer.from(ch, 'utf8')].map((b) => '%' + b.toString(16).toUpperCase().padStart(2, '0')).join('');
 
 /** Does `c` need encoding on this destination (does it hold anything refused there, or the escape `%`)? */
 export function refusedBy(c: string, rules: DestNameRules): boolean {
-  if (!encodes(rules)) return false;
-  if ([...c].some((ch) => ch === '%' || rules.refusedChars.includes(ch))) return true;
+  if (exactNames(rules)) return false;
+  if ([...c].some((ch) => refusedChar(ch, rules))) return true;
   if (rules.refusesTrailingDotSpace && /[. ]$/.test(c)) return true;
   return rules.refusesReserved && DEVICE.test(c.replace(/ +(?=\.|$)/, ''));
 }
@@ -117,11 +147,31 @@ export function refusedBy(c: string, rules: DestNameRules): boolean {
 export function destComponent(c: string, rules: DestNameRules): string {
   if (c === '.' || c === '..' || c === '' || c.includes('/') || c.includes('\0'))
     throw new GpuSessionsError('io', `Refusing the path component "${c}".`);
-  if (!refusedBy(c, rules)) return c;
-  let s = [...c].map((ch) => (ch === '%' || rules.refusedChars.includes(ch) ? pct(ch) : ch)).join('');
+  if (!refusedBy(c, rules)) return Buffer.byteLength(c) > 255 ? bounded(c, c) : c;
+  let s = [...c].map((ch) => (refusedChar(ch, rules) ? pctUtf8(ch) : ch)).join('');
   if (rules.refusesTrailingDotSpace) s = s.replace(/[. ]+$/, (tail) => [...tail].map(pct).join(''));
   if (rules.refusesReserved && DEVICE.test(s.replace(/ +(?=\.|$)/, ''))) s = pct(s[0]) + s.slice(1);
-  return s;
+  return bounded(s, c);
+}
+
+/** `/root/logs/a:b.log` → `files/root/logs/a%3Ab.log` on a destination that refuses `:`; exact where accepted. */
+export function destRelPath(remotePath: string, area: string, rules: DestNameRules): string {
+  const parts = remotePath.split('/').filter((p) => p.length > 0);
+  if (parts.length === 0) throw new GpuSessionsError('io', `Refusing the remote path "${remotePath}".`);
+  return [area, ...parts.map((p) => destComponent(p, rules))].join('/');
+}
+
+/** One line for the log: what this destination refuses or folds, or null where every name is kept exactly. */
+export function describeDestRules(rules: DestNameRules): string | null {
+  const what: string[] = [];
+  if (rules.foldsCase) what.push('folds case');
+  if (rules.normalises) what.push('folds Unicode normalisation');
+  if (rules.refusedChars.length) what.push(`refuses ${rules.refusedChars.join(' ')}`);
+  if (rules.refusesControl) what.push('refuses control characters');
+  if (rules.refusesNonAscii) what.push('refuses characters beyond ASCII');
+  if (rules.refusesTrailingDotSpace) what.push('refuses trailing dots and spaces');
+  if (rules.refusesReserved) what.push('refuses device names (CON, NUL, …)');
+  return what.length ? what.join(', ') : null;
 }
 
 /** What a local relative path compares as on this destination; null where names are exact. */
@@ -129,4 +179,13 @@ export function destFold(rel: string, rules: DestNameRules): string | null {
   if (!rules.foldsCase && !rules.normalises) return null;
   const n = rules.normalises ? rel.normalize('NFC') : rel;
   return rules.foldsCase ? n.toUpperCase().toLowerCase() : n;
+}
+
+/** The name policy of a probed destination, for LocalNames. */
+export function destPolicy(rules: DestNameRules): NamePolicy {
+  return {
+    relPath: (remotePath, area) => destRelPath(remotePath, area, rules),
+    fold: (rel) => destFold(rel, rules),
+    why: 'the same file on this destination (it folds case or Unicode normalisation)',
+  };
 }

@@ -31,7 +31,7 @@ function refuse(c: string): never {
 }
 
 /** Keep a name within common file-system limits (255 bytes); mark the cut with a hash of the whole. */
-function bounded(s: string, original: string): string {
+export function bounded(s: string, original: string): string {
   if (Buffer.byteLength(s) <= 240) return s;
   const h = createHash('sha256').update(original).digest('hex').slice(0, 12);
   let cut = s;
@@ -91,10 +91,40 @@ export function foldName(rel: string, style: NameStyle): string | null {
  * file that would land on the same local file gets a distinct name (`~` and a hash of its remote path before
  * the extension) and a note saying why. On Linux every distinct name is its own file and nothing is renamed.
  */
+/** Names as one destination folder takes them, found by probing it (./destNames): its local path for a remote one, and
+ * what a local path compares as there (null where names are exact). */
+export interface NamePolicy {
+  relPath(remotePath: string, area: string): string;
+  fold(rel: string): string | null;
+  /** Says why two names meet, for the note on a renamed twin: "this destination folds case". */
+  why: string;
+}
+
 export class LocalNames {
   private readonly taken = new Map<string, string>();
+  private policy: NamePolicy | null = null;
 
   constructor(readonly style: NameStyle = hostNameStyle()) {}
+
+  /** Use the probed rules of the destination from now on (before the first claim: names already given keep their keys). */
+  usePolicy(p: NamePolicy): void {
+    if (this.taken.size) throw new GpuSessionsError('io', 'The destination name rules must be set before the first local name is given.');
+    this.policy = p;
+  }
+
+  /** Does this destination take two different names for one file (case, normalisation)? */
+  get folds(): boolean {
+    return (this.policy ? this.policy.fold('Aa') : foldName('Aa', this.style)) !== null;
+  }
+
+  get probed(): boolean {
+    return this.policy !== null;
+  }
+
+  /** The local path of a remote one on this destination: the probed rules where known, else the host's style. */
+  relPath(remotePath: string, area: string): string {
+    return this.policy ? this.policy.relPath(remotePath, area) : localRelPathFor(remotePath, area, this.style);
+  }
 
   /** Fold for every file system that folds (kept for callers that compare without a style). */
   static fold(rel: string): string {
@@ -102,7 +132,7 @@ export class LocalNames {
   }
 
   private key(rel: string): string {
-    return foldName(rel, this.style) ?? rel;
+    return (this.policy ? this.policy.fold(rel) : foldName(rel, this.style)) ?? rel;
   }
 
   claim(rel: string, remotePath: string): { localPath: string; note: string | null } {
@@ -122,10 +152,10 @@ export class LocalNames {
       if (!this.taken.has(this.key(alt))) break;
     }
     this.taken.set(this.key(alt), alt);
-    const fs = this.style === 'win32' ? 'Windows' : 'macOS';
+    const fs = this.policy ? this.policy.why : this.style === 'win32' ? 'the same file on Windows' : 'the same file on macOS';
     return {
       localPath: alt,
-      note: `saved as ${alt}: its name differs only in case or Unicode normalisation from ${prev}, the same file on ${fs}`,
+      note: `saved as ${alt}: its name differs only in case or Unicode normalisation from ${prev}, ${fs}`,
     };
   }
 }

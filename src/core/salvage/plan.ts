@@ -8,7 +8,7 @@ import { formatBytes } from '../util/format';
 import { runOperation } from '../remote/operation';
 import { SglangServer } from '../sglang/serverArgv';
 import { ListedFile, ListingOptions, SalvageListing, insideRoots, salvageListOperation } from './listing';
-import { localRelPath } from './paths';
+import { describeDestRules, destPolicy, probeDestNames } from './destNames';
 import { usableRecordedPath } from './localNames';
 import { accepted as acceptedLeave } from './weights';
 import { LEFT_REASON_TEXT, SalvageItem, SalvageManifest } from './salvageTypes';
@@ -79,6 +79,7 @@ export async function planNow(sv: SalvageRun): Promise<SalvageItem[]> {
     );
   }
   sv.lastWrite = Date.now();
+  await useDestNames(sv);
   sv.progress('plan', 'Listing files on the node…');
   sv.listing = await list(sv);
   const L = sv.listing;
@@ -115,6 +116,22 @@ export async function planNow(sv: SalvageRun): Promise<SalvageItem[]> {
   return items;
 }
 
+/**
+ * Probe what the run folder takes as names (case folding, refused characters) once per run, before the first local
+ * name is given: names stay byte-exact where it accepts them. Windows keeps its own encoding (it refuses the same
+ * everywhere, and 8.3 aliases cannot be probed).
+ */
+async function useDestNames(sv: SalvageRun): Promise<void> {
+  if (sv.localNames.probed || sv.localNames.style === 'win32') return;
+  const rules = await probeDestNames(sv.dir);
+  sv.localNames.usePolicy(destPolicy(rules));
+  const what = describeDestRules(rules);
+  if (what)
+    sv.log.info(
+      `The destination ${sv.dir} ${what}: the names it cannot hold are %-encoded, twins get a suffix (localPath in the manifest).`,
+    );
+}
+
 /** Servers of this user: the probe's (with GPUs) when they match the listing's own scan. */
 export function ownServers(sv: SalvageRun, L: SalvageListing): SglangServer[] {
   const own = new Set(L.servers.map((s) => s.pid));
@@ -144,7 +161,7 @@ export function cacheItem(sv: SalvageRun, c: { path: string; files: number; byte
 export function localName(sv: SalvageRun, remotePath: string, area: 'files' | 'git'): string {
   sv.previousLocal ??= new Map((sv.previous?.items ?? []).map((i) => [i.remotePath, i.localPath]));
   const prev = sv.previousLocal.get(remotePath);
-  return usableRecordedPath(prev, area) ? prev : localRelPath(remotePath, area);
+  return usableRecordedPath(prev, area) ? prev : sv.localNames.relPath(remotePath, area);
 }
 
 export function itemFor(sv: SalvageRun, f: ListedFile): SalvageItem {

@@ -208,7 +208,7 @@ export async function downloadOne(
 ): Promise<TransferResult> {
   const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, true);
   if (w.error) {
-    const p = fsProblem(w.error);
+    const p = fsProblem(w.error, dest);
     return {
       remotePath: item.remotePath,
       ok: false,
@@ -577,7 +577,7 @@ export async function downloadAppend(
   const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, m > 4 * 1024 * 1024);
   if (w.error) {
     closeSync(local);
-    const p = fsProblem(w.error);
+    const p = fsProblem(w.error, dest);
     return fail(p.reason, { fatal: p.fatal });
   }
   try {

@@ -1,6 +1,7 @@
 /**
  * Transfer: one step's files as parallel tar batches and streams of large files, verified, scanned and marked.
  */
+import { confirmLocalEntries } from './entryCheck';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { errorMessage } from '../util/errors';
@@ -254,5 +255,10 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
   }
   if (sv.fatal) {
     for (const it of files) if (it.status === 'pending') Object.assign(it, { status: 'failed', reason: `not attempted: ${sv.fatal}` });
+  }
+  // on a destination that folds names, "verified" needs each local entry to hold its own bytes
+  if (!retry && sv.localNames.folds) {
+    const bad = confirmLocalEntries(sv.dir, files);
+    if (bad) sv.log.warn(`${bad} file(s) did not keep their own local entry on this destination; they are listed as failed.`);
   }
 }

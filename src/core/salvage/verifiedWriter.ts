@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import * as path from 'node:path';
 import { errorMessage } from '../util/errors';
 import { ensureParent, forgetCheckedDirs, insideDest } from './paths';
 
@@ -20,8 +21,30 @@ export interface TransferResult {
   fatal?: boolean;
 }
 
-export function fsProblem(e: unknown): { fatal: boolean; reason: string } {
+/** Can a new file be made in `dir` (the run folder)? Asked only after a write failed, to tell one refused name from a
+ * folder that cannot be written. */
+function canWriteIn(dir: string): boolean {
+  const probe = path.join(dir, `.gs-write-check-${process.pid}-${Date.now()}`);
+  try {
+    closeSync(openSync(probe, 'wx', 0o600));
+    rmSync(probe, { force: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What a local write error means. Given the run folder, a permission or name error there that still lets a new file
+ * be made is this one name being refused (a FAT or SMB destination): the item fails, the others go on.
+ */
+export function fsProblem(e: unknown, dest?: string): { fatal: boolean; reason: string } {
   const code = (e as NodeJS.ErrnoException).code;
+  if (dest && (code === 'EACCES' || code === 'EPERM' || code === 'EINVAL' || code === 'EILSEQ') && canWriteIn(dest))
+    return {
+      fatal: false,
+      reason: `the destination refused this file's local name (${code}) although the folder is writable; the other files go on`,
+    };
   if (code === 'ENOSPC')
     return {
       fatal: true,
@@ -46,7 +69,7 @@ export class VerifiedWriter {
   error: unknown = null;
 
   constructor(
-    dest: string,
+    readonly dest: string,
     rel: string,
     withMd5: boolean,
     private readonly durable: boolean,
@@ -129,7 +152,7 @@ export class VerifiedWriter {
     this.close();
     if (this.error) {
       this.discard();
-      const p = fsProblem(this.error);
+      const p = fsProblem(this.error, this.dest);
       return { ...base, remotePath: '', ok: false, reason: p.reason, fatal: p.fatal };
     }
     if (!expectedSha) {
@@ -152,7 +175,7 @@ export class VerifiedWriter {
       renameSync(this.tmp, this.abs);
     } catch (e) {
       this.discard();
-      const p = fsProblem(e);
+      const p = fsProblem(e, this.dest);
       return { ...base, remotePath: '', ok: false, reason: p.reason, fatal: p.fatal };
     }
     return { ...base, remotePath: '', ok: true, reason: null };

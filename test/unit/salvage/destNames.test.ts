@@ -6,7 +6,22 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DestNameRules, EXACT_NAMES, destComponent, destFold, probeDestNames, refusedBy } from '../../../src/core/salvage/destNames';
+import {
+  DestNameRules,
+  EXACT_NAMES,
+  describeDestRules,
+  destComponent,
+  destFold,
+  destPolicy,
+  destRelPath,
+  probeDestNames,
+  refusedBy,
+} from '../../../src/core/salvage/destNames';
+import { LocalNames } from '../../../src/core/salvage/localNames';
+import { fsProblem } from '../../../src/core/salvage/verifiedWriter';
+import { confirmLocalEntries } from '../../../src/core/salvage/entryCheck';
+import type { SalvageItem } from '../../../src/core/salvage/salvageTypes';
+import { linkSync, writeFileSync, mkdirSync } from 'node:fs';
 
 /** What fusefat / exFAT / an SMB share answered in the issue: folds case, refuses `: * ?` etc. */
 const FAT: DestNameRules = {
@@ -15,6 +30,8 @@ const FAT: DestNameRules = {
   refusedChars: [':', '*', '?', '"', '<', '>', '|', '\\'],
   refusesTrailingDotSpace: true,
   refusesReserved: true,
+  refusesControl: true,
+  refusesNonAscii: true,
 };
 
 describe('destination name rules (issue 41)', () => {
@@ -70,5 +87,60 @@ describe('destination name rules (issue 41)', () => {
 
   it('refuses `.`, `..`, empty and `/` components on any destination', () => {
     for (const c of ['.', '..', '', 'a/b', 'a\0b']) assert.throws(() => destComponent(c, EXACT_NAMES), /Refusing/);
+  });
+
+  it('encodes characters beyond ASCII as their UTF-8 bytes and control characters, only where refused', () => {
+    assert.equal(destComponent('caf\u00e9.txt', FAT), 'caf%C3%A9.txt');
+    assert.equal(destComponent('tab\there', FAT), 'tab%09here');
+    assert.equal(destComponent('caf\u00e9.txt', EXACT_NAMES), 'caf\u00e9.txt');
+    assert.equal(destComponent('caf\u00e9.txt', { ...EXACT_NAMES, refusesControl: true }), 'caf\u00e9.txt');
+    assert.equal(destRelPath('/root/a:b/c.txt', 'files', FAT), 'files/root/a%3Ab/c.txt');
+    assert.equal(describeDestRules(EXACT_NAMES), null);
+    assert.match(describeDestRules(FAT)!, /folds case.*refuses : \*/);
+  });
+
+  it('LocalNames with a probed policy: twins get a suffix on a folding destination, not on an exact one', () => {
+    const fat = new LocalNames('posix');
+    fat.usePolicy(destPolicy(FAT));
+    assert.equal(fat.folds, true);
+    const a = fat.claim(fat.relPath('/w/Log.txt', 'files'), '/w/Log.txt');
+    const b = fat.claim(fat.relPath('/w/log.txt', 'files'), '/w/log.txt');
+    assert.equal(a.localPath, 'files/w/Log.txt');
+    assert.match(b.localPath, /^files\/w\/log~[0-9a-f]{8}\.txt$/);
+    assert.match(b.note ?? '', /same file on this destination/);
+    const exact = new LocalNames('posix');
+    exact.usePolicy(destPolicy(EXACT_NAMES));
+    assert.equal(exact.folds, false);
+    exact.claim('files/w/Log.txt', '/w/Log.txt');
+    assert.equal(exact.claim('files/w/log.txt', '/w/log.txt').localPath, 'files/w/log.txt');
+    assert.throws(() => exact.usePolicy(destPolicy(FAT)), /before the first local name/);
+  });
+
+  it('a permission error on one name in a writable folder fails that file only; an unwritable folder stops the run', () => {
+    const eperm = Object.assign(new Error('EPERM'), { code: 'EPERM' });
+    const one = fsProblem(eperm, dir);
+    assert.equal(one.fatal, false);
+    assert.match(one.reason, /refused this file's local name \(EPERM\)/);
+    assert.deepEqual(readdirSync(dir), [], 'the check leaves nothing behind');
+    const gone = fsProblem(eperm, path.join(dir, 'no-such-folder'));
+    assert.equal(gone.fatal, true);
+    assert.match(gone.reason, /not writable \(EPERM\)/);
+  });
+
+  it("a verified item whose local entry is another item's file, is missing, or has the wrong size is failed", () => {
+    mkdirSync(path.join(dir, 'files'));
+    const item = (n: string, size: number): SalvageItem =>
+      ({ remotePath: `/w/${n}`, localPath: `files/${n}`, kind: 'file', size, status: 'verified', reason: null }) as unknown as SalvageItem;
+    writeFileSync(path.join(dir, 'files', 'A'), 'aaaa');
+    linkSync(path.join(dir, 'files', 'A'), path.join(dir, 'files', 'a')); // as a folding destination answers
+    writeFileSync(path.join(dir, 'files', 'ok'), 'ok');
+    writeFileSync(path.join(dir, 'files', 'short'), 'x');
+    const items = [item('A', 4), item('a', 4), item('ok', 2), item('short', 5), item('missing', 1)];
+    assert.equal(confirmLocalEntries(dir, items), 4);
+    assert.deepEqual(
+      items.map((i) => i.status),
+      ['failed', 'failed', 'verified', 'failed', 'failed'],
+    );
+    assert.match(items[1].reason ?? '', /same file as files\/A/);
   });
 });
