@@ -8,7 +8,7 @@ import { shq } from '../remote/quote';
 import { AbortLike, ExecResult, Transport } from '../ssh/transport';
 import { sleep } from './launchCommon';
 import { scanServers } from './serverScan';
-import type { SglangServer } from '../sglang/serverArgv';
+import { SglangServer, httpPortOf } from '../sglang/serverArgv';
 
 // ------------------------------------------------------------------------------------ stop
 
@@ -89,14 +89,17 @@ export async function loadNow(
   state: { source: DrainSource | null; lastDecode: string | null; quietSince: number },
   quietMs: number,
 ): Promise<number | null> {
+  const httpPort = httpPortOf(srv);
   const tryMetrics = async (): Promise<number | null> => {
+    if (httpPort === null) return null;
     // an answer over METRICS_MAX_BYTES has no summary: a cut exposition could read 0 running requests
-    const m = (await fetchMetrics(t, srv.host, srv.port, { timeoutMs: 5000, headers: authHeaders(srv) })).summary;
+    const m = (await fetchMetrics(t, srv.host, httpPort, { timeoutMs: 5000, headers: authHeaders(srv) })).summary;
     if (!m || m.runningReqs === null) return null;
     return m.runningReqs + (m.queueReqs ?? 0);
   };
   const tryLoad = async (): Promise<number | null> => {
-    const r = await httpGet(t, srv.host, srv.port, '/get_load', { timeoutMs: 5000, maxBytes: 1024 * 1024, headers: authHeaders(srv) });
+    if (httpPort === null) return null;
+    const r = await httpGet(t, srv.host, httpPort, '/get_load', { timeoutMs: 5000, maxBytes: 1024 * 1024, headers: authHeaders(srv) });
     if (r.status !== 200) return null;
     const v = JSON.parse(r.body) as unknown;
     const ranks = Array.isArray(v) ? v : [v];

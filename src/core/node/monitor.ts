@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { errorMessage } from '../util/errors';
 import { Health, MetricsSummary, authHeaders, checkHealth, fetchMetrics } from '../sglang/endpoints';
 import { RemoteOperation, incomplete, runOperation, stderrTail } from '../remote/operation';
-import { SglangServer, healthLimitMs } from '../sglang/serverArgv';
+import { NO_HTTP_PORT, SglangServer, healthLimitMs, httpPortOf } from '../sglang/serverArgv';
 import { isSecondaryRank } from '../gateway/multinode';
 import type { ProbeResult } from './probe';
 import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
@@ -200,6 +200,11 @@ export class NodeMonitor {
   private async poll(probe: ProbeResult): Promise<void> {
     const jobs: Array<Promise<unknown>> = [];
     for (const s of this.servers) {
+      const httpPort = httpPortOf(s);
+      if (httpPort === null) {
+        this.health.set(s.port, { health: 'unknown', detail: NO_HTTP_PORT, at: Date.now() });
+        continue;
+      }
       // /health may take up to 20 s (SGLang's own limit): wait at most 5 s for it here, let it finish later
       if (!this.healthInFlight.has(s.port)) {
         const started = Date.now();
@@ -207,7 +212,7 @@ export class NodeMonitor {
         // the server's own limit (SGLANG_HEALTH_CHECK_TIMEOUT from its environment); with the health generation
         // off (SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0) /health answers at once: /health_generate still generates
         const limitMs = healthLimitMs(s);
-        const check = checkHealth(this.t, s.host, s.port, limitMs, {
+        const check = checkHealth(this.t, s.host, httpPort, limitMs, {
           limitMs,
           path: s.healthGeneration === false ? '/health_generate' : '/health',
         })
@@ -227,7 +232,7 @@ export class NodeMonitor {
       }
       if (s.enableMetrics) {
         jobs.push(
-          fetchMetrics(this.t, s.host, s.port, { timeoutMs: 5000, headers: authHeaders(s) })
+          fetchMetrics(this.t, s.host, httpPort, { timeoutMs: 5000, headers: authHeaders(s) })
             .then((r) => {
               if (r.summary) this.metrics.set(s.port, r.summary);
               else if (r.status === 200) this.metrics.delete(s.port); // over METRICS_MAX_BYTES: no figures rather than stale ones

@@ -3,6 +3,7 @@
  */
 import { errorMessage } from '../util/errors';
 import { METRICS_MAX_BYTES, fetchServerInfo, httpGet } from '../sglang/endpoints';
+import { NO_HTTP_PORT, SglangServer, httpPortOf } from '../sglang/serverArgv';
 import { RemoteOperation, runOperation } from '../remote/operation';
 import { sectionedOperation } from '../remote/sections';
 import { redactText, redactValue, scrubKnownSecrets } from '../util/redact';
@@ -46,7 +47,7 @@ function sshDetails(t: Transport): EnvSnapshot['ssh'] {
 export async function takeSnapshot(
   t: Transport,
   nodeName: string,
-  servers: Array<{ pid: number; port: number; host: string; enableMetrics?: boolean }>,
+  servers: Array<{ pid: number; port: number; host: string; enableMetrics?: boolean; grpcMode?: boolean; flags?: SglangServer['flags'] }>,
 ): Promise<EnvSnapshot> {
   const core = await runOperation(
     t,
@@ -73,13 +74,18 @@ export async function takeSnapshot(
       seen.add(given.port);
       const srv = core.servers.find((x) => x.pid === given.pid);
       const apiKey = srv ? API_KEYS.get(srv) : undefined;
-      const info = await fetchServerInfo(t, given.host, given.port, { apiKey });
+      const httpPort = httpPortOf({ port: given.port, grpcMode: given.grpcMode, flags: given.flags ?? {} });
+      if (httpPort === null) {
+        errors.push(`Server info of port ${given.port}: ${NO_HTTP_PORT}`);
+        return;
+      }
+      const info = await fetchServerInfo(t, given.host, httpPort, { apiKey });
       if (info.info) serverInfo[String(given.port)] = redactValue(info.info);
       else errors.push(`Server info of port ${given.port}: ${info.error ?? 'no answer'}`);
       const wantMetrics = given.enableMetrics ?? (srv ? srv.argv.includes('--enable-metrics') : true);
       if (!wantMetrics) return;
       try {
-        const r = await httpGet(t, given.host, given.port, '/metrics', { timeoutMs: 15_000, maxBytes: METRICS_MAX_BYTES });
+        const r = await httpGet(t, given.host, httpPort, '/metrics', { timeoutMs: 15_000, maxBytes: METRICS_MAX_BYTES });
         if (r.status === 200)
           metrics[String(given.port)] =
             redactText(r.body) + (r.truncated ? `\n# [truncated at ${METRICS_MAX_BYTES / 1024 / 1024} MiB]\n` : '');

@@ -140,6 +140,7 @@ const VALUE_FLAGS = [
   '--max-micro-batch-size',
   '--kv-events-config',
   '--uvicorn-access-log-exclude-prefixes',
+  '--metrics-http-port',
 ];
 
 /** Flags that take no value (store_true). */
@@ -188,6 +189,7 @@ const BOOL_FLAGS = [
   '--enable-double-sparsity',
   '--enable-nan-detection',
   '--enable-flashinfer-allreduce-fusion',
+  '--grpc-mode',
 ];
 
 const CANONICAL = new Map<string, string>();

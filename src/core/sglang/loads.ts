@@ -13,7 +13,7 @@
  * No vscode import.
  */
 import { MetricsSummary, authHeaders, fetchServerInfo, httpGet } from './endpoints';
-import { SglangServer, serverApiKey } from './serverArgv';
+import { SglangServer, httpPortOf, serverApiKey } from './serverArgv';
 import type { Transport } from '../ssh/transport';
 
 /** A MetricsSummary built from /v1/loads or /server_info (the fields those do not carry are null). */
@@ -88,11 +88,13 @@ export function serverInfoLoads(info: Record<string, unknown> | null): LoadsSumm
  * Null when neither answers with figures. Problems of the connection are swallowed (the next poll retries).
  */
 export async function fetchLoads(t: Transport, s: SglangServer): Promise<LoadsSummary | null> {
+  const port = httpPortOf(s);
+  if (port === null) return null;
   try {
-    const r = await httpGet(t, s.host, s.port, '/v1/loads', { timeoutMs: 5000, maxBytes: 1024 * 1024, headers: authHeaders(s) });
+    const r = await httpGet(t, s.host, port, '/v1/loads', { timeoutMs: 5000, maxBytes: 1024 * 1024, headers: authHeaders(s) });
     const l = r.status === 200 ? parseLoads(r.body) : null;
     if (l) return l;
-    const info = await fetchServerInfo(t, s.host, s.port, { timeoutMs: 5000, apiKey: serverApiKey(s) });
+    const info = await fetchServerInfo(t, s.host, port, { timeoutMs: 5000, apiKey: serverApiKey(s) });
     return serverInfoLoads(info.info);
   } catch {
     return null;

@@ -54,6 +54,8 @@ export interface SglangServer {
   hasApiKey?: boolean;
   /** Flags (as written) whose values were redacted. */
   secretFlags?: string[];
+  /** `--grpc-mode`: gRPC on `port`; health and metrics on the HTTP sidecar (`--metrics-http-port`). */
+  grpcMode?: boolean;
   /** --pp-size, --ep-size, --nnodes (1 when not given). */
   pp?: number;
   ep?: number;
@@ -228,6 +230,22 @@ export function logFileFromFd(link: string | null | undefined): string | null {
   return link.replace(/ \(deleted\)$/, '');
 }
 
+/**
+ * The port that answers HTTP (`/health`, `/metrics`, `/v1/loads`): the server's own, or in gRPC mode its HTTP
+ * sidecar's (`--metrics-http-port`); null when a gRPC-mode server has none (polling its gRPC port with HTTP only
+ * ever reads "Expected HTTP/").
+ */
+export function httpPortOf(s: Pick<SglangServer, 'port' | 'grpcMode' | 'flags'>): number | null {
+  if (!s.grpcMode) return s.port;
+  const v = s.flags['metrics-http-port'];
+  const n = typeof v === 'string' ? Number.parseInt(v, 10) : NaN;
+  return Number.isInteger(n) && n > 0 && n < 65536 ? n : null;
+}
+
+/** Why a server has no HTTP to poll, for the health detail. */
+export const NO_HTTP_PORT =
+  'gRPC mode (--grpc-mode) without --metrics-http-port: no HTTP health or metrics to poll; the state comes from its log';
+
 export function serverFromArgv(e: PsEntry): SglangServer | null {
   const at = sglangLaunchIndex(e.argv);
   if (at < 0) return null;
@@ -267,6 +285,7 @@ export function serverFromArgv(e: PsEntry): SglangServer | null {
     flags,
     hasApiKey: [...secrets.keys()].some((f) => resolveFlag(f) === '--api-key') || typeof fromConfig['api-key'] === 'string',
     secretFlags: [...secrets.keys()],
+    grpcMode: flags['grpc-mode'] === true,
     pp: flagInt(flags, 1, 'pp-size', 'pipeline-parallel-size'),
     ep: flagInt(flags, 1, 'ep-size', 'expert-parallel-size', 'ep'),
     nnodes: flagInt(flags, 1, 'nnodes'),

@@ -8,6 +8,7 @@ import {
   parseConfigYaml,
   sglangLaunchIndex,
   serverFromArgv,
+  httpPortOf,
 } from '../../../src/core/sglang/serverArgv';
 import { procRecordsLoop } from '../../../src/core/node/probe';
 import { procRecord } from '../../helpers/procRecord';
@@ -52,6 +53,18 @@ describe('SGLang process parsing', () => {
     assert.equal(sglangLaunchIndex(['grep', '-l', '-a', '-e', 'sglang']), -1);
     assert.equal(sglangLaunchIndex(['vim', 'sglang.launch_server']), -1);
     assert.equal(sglangLaunchIndex(['python3', '-m', 'sglang.bench_serving', '--port', '30000']), -1);
+  });
+
+  it('a --grpc-mode server answers HTTP on its --metrics-http-port sidecar, or nowhere (issue 40)', () => {
+    const mk = (extra: string[]) =>
+      serverFromArgv({ pid: 1, ppid: 1, exact: true, argv: ['python3', '-m', 'sglang.launch_server', '--port', '31000', ...extra] })!;
+    assert.equal(httpPortOf(mk([])), 31000);
+    const g = mk(['--grpc-mode', '--model-path', '/m']);
+    assert.equal(g.grpcMode, true);
+    assert.equal(g.modelPath, '/m', '--grpc-mode takes no value');
+    assert.equal(httpPortOf(g), null);
+    assert.equal(httpPortOf(mk(['--grpc-mode', '--metrics-http-port', '31090'])), 31090);
+    assert.equal(httpPortOf(mk(['--grpc-mode', '--metrics-http-port=99999'])), null);
   });
 
   it('parses both --flag value and --flag=value, and bare boolean flags', () => {

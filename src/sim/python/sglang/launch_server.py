@@ -60,6 +60,7 @@ import json
 import os
 import random
 import signal
+import socketserver
 import sys
 import threading
 import time
@@ -567,6 +568,27 @@ class Sim(FaultsMixin, PayloadsMixin):
 # --------------------------------------------------------------------------- main
 
 
+class GrpcStub(socketserver.ThreadingTCPServer):
+    """The gRPC port of a --grpc-mode server: it answers HTTP/2 only (its SETTINGS frame, then closes), as a real
+    gRPC server does to an HTTP/1.1 request."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, addr):
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                try:
+                    self.request.settimeout(2)
+                    self.request.recv(4096)
+                    self.request.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+                except OSError:
+                    pass
+
+        super().__init__(addr, Handler)
+
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(config_args(argv))
@@ -585,13 +607,18 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
+    # --grpc-mode: --port speaks gRPC (HTTP/2; an HTTP/1.1 client reads "Expected HTTP/"), and /health and /metrics
+    # move to the HTTP sidecar on --metrics-http-port (none without it)
+    http_port = args.port if not args.grpc_mode else args.metrics_http_port
     try:
-        httpd = ThreadingHTTPServer((args.host, args.port), make_handler(sim))
+        grpcd = GrpcStub((args.host, args.port)) if args.grpc_mode else None
+        httpd = ThreadingHTTPServer((args.host, http_port), make_handler(sim)) if http_port else None
     except OSError as e:
         sim.log("ERROR:    [Errno %d] error while attempting to bind on address ('%s', %d): %s"
                 % (e.errno or 98, args.host, args.port, (e.strerror or "address already in use").lower()))
         sys.exit(1)
-    httpd.daemon_threads = True
+    if httpd:
+        httpd.daemon_threads = True
 
     try:
         os.makedirs(run_dir(), exist_ok=True)
@@ -603,16 +630,19 @@ def main(argv=None):
     except OSError:
         pass
 
-    server_thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    server_thread.start()
+    for srv in (httpd, grpcd):
+        if srv:
+            threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
     try:
         if sim.startup():
             sim.write_state()
             sim.run_loop()
     finally:
         sim.log("INFO:     Shutting down")
-        httpd.shutdown()
-        httpd.server_close()
+        for srv in (httpd, grpcd):
+            if srv:
+                srv.shutdown()
+                srv.server_close()
         sim.log("INFO:     Waiting for application shutdown.")
         sim.log("INFO:     Application shutdown complete.")
         sim.log("INFO:     Finished server process [%d]" % os.getpid())

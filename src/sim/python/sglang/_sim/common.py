@@ -90,6 +90,9 @@ def build_parser():
     # HTTP server
     a("--host", type=str, default="127.0.0.1")
     a("--port", type=int, default=30000)
+    # gRPC mode (behind the Model Gateway): gRPC on --port, health and metrics on an HTTP sidecar
+    a("--grpc-mode", action="store_true")
+    a("--metrics-http-port", type=int, default=None)
     a("--api-key", type=str, default=None)
     a("--admin-api-key", type=str, default=None)
     a("--config", type=str, default=None, help="A YAML file of server arguments; command-line flags override it.")
