@@ -5,23 +5,12 @@
  * from the log.
  */
 import assert from 'node:assert/strict';
-import * as net from 'node:net';
+import { freeTestPorts } from '../helpers/ports';
 import { useSimNode } from '../helpers/simnode';
 import { Watch } from '../helpers/watchCli';
 import { waitFor } from '../helpers/wait';
 
 const INTERVAL_S = 2;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 interface ServerSample {
   port: number;
@@ -47,7 +36,7 @@ describe('gpu-sessions watch: a --grpc-mode server (issue 40)', function () {
     const sim = node.sim();
     const [p0, p1] = sim.layout.ports;
     // both servers again in gRPC mode, the way a user starts them behind the Model Gateway; p0 with a sidecar port
-    const sidecar = await freePort();
+    const sidecar = await freeTestPorts(1);
     const argv = (port: number) => ssh(`xargs -0 printf '%q ' < /proc/${pidOf(port)}/cmdline`);
     const a0 = argv(p0);
     const a1 = argv(p1);
