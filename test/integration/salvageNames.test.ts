@@ -27,8 +27,8 @@ const HOSTILE = [
   'CON',
 ];
 
-/** The transport, with one record a hostile node could send (a path with `..`) added to the listing. */
-function withBadRecord(t: SshTransport, bad: string): Transport {
+/** The transport, with records a hostile node could send (a path with `..`: a file and a git repository) added to the listing. */
+function withBadRecord(t: SshTransport, bad: string, badRepo = `${bad}-repo`): Transport {
   const exec = t.exec.bind(t);
   const wrapped = Object.create(t) as SshTransport;
   wrapped.exec = async (command: string, opts: ExecOptions = {}) => {
@@ -37,7 +37,7 @@ function withBadRecord(t: SshTransport, bad: string): Transport {
     const m = /@@(GS[0-9a-f]+):files@@\n/.exec(text);
     if (!m) return r;
     const at = m.index + m[0].length;
-    return { ...r, stdout: Buffer.from(text.slice(0, at) + `F\t1\t5\t1700000000\t${bad}\0` + text.slice(at)) };
+    return { ...r, stdout: Buffer.from(text.slice(0, at) + `F\t1\t5\t1700000000\t${bad}\0G\t1\t0\t0\t${badRepo}\0` + text.slice(at)) };
   };
   return wrapped;
 }
@@ -111,6 +111,11 @@ describe('salvage: exact local names, every record an item, old folders resume (
     assert.ok(badItem, 'the `..` record is an item');
     assert.equal(badItem.status, 'failed');
     assert.match(badItem.reason ?? '', /cannot be mapped.*\.\./);
+    // the same record as a git repository is reported too (issue 40 item 6), never dropped
+    const badRepo = m.items.find((i) => i.remotePath === `${bad}-repo`);
+    assert.ok(badRepo, `the \`..\` git record is an item: ${JSON.stringify(m.items.map((i) => i.remotePath))}`);
+    assert.equal(badRepo.status, 'failed');
+    assert.match(badRepo.reason ?? '', /cannot be mapped.*\.\./);
     assert.equal(m.verdict, 'unsafe');
     assert.ok(m.reasons.includes('failed-items'), m.reasons.join());
   });
@@ -162,6 +167,11 @@ describe('salvage: exact local names, every record an item, old folders resume (
     assert.equal(item(`${ft}/model.safetensors`).leftReason, 'origin-unknown');
     assert.equal(item(`${hub}/model.safetensors`).leftReason, 'on-the-hub');
     assert.match(item(`${hub}/model.safetensors`).reason, /revision ab12/);
+    // the evidence itself comes home (issue 40 item 5): the download metadata is salvaged, though its folder is a cache
+    const evidence = `${hub}/.cache/huggingface/download/model.safetensors.metadata`;
+    assert.ok(item(`${hub}/model.safetensors`).reason.includes(evidence));
+    assert.equal(item(evidence)?.status, 'verified', JSON.stringify(item(evidence)));
+    assert.match(readFileSync((item(evidence) as unknown as { localPath: string }).localPath, 'utf8'), /^(ab12){10}\n/);
     // the hand-edited config files are salvaged like any other file
     assert.equal(item(`${ft}/config.json`).status, 'verified');
     assert.equal(item(`${hub}/config.json`).status, 'verified');

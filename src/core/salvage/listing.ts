@@ -563,6 +563,14 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
     const c = cacheSet.get(p);
     if (c) Object.assign(c, { files: n || 0, bytes: bytes || 0 });
   }
+  // the Hugging Face download metadata that proves where left weights come from is listed as files: it comes home
+  // with the salvage (its `.cache` folder is otherwise left as a cache)
+  const hub = parseDownloadMetadata(s.get('hfmeta') ?? '');
+  for (const f of hub.files)
+    if (!seen.has(f.path)) {
+      seen.add(f.path);
+      files.push({ path: f.path, kind: 'other', size: f.size, mtime: f.mtime ?? new Date(0).toISOString() });
+    }
   const excluded = (p: string) => (o.exclude ?? []).some((x) => isUnder(p, x));
   for (let i = files.length - 1; i >= 0; i--) if (excluded(files[i].path)) files.splice(i, 1);
   for (const k of [...cacheSet.keys()]) if (excluded(k)) cacheSet.delete(k);
@@ -624,7 +632,7 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
     servers,
     writers,
     modelDirs: [...modelDirs].sort(),
-    hubMeta: parseDownloadMetadata(s.get('hfmeta') ?? ''),
+    hubMeta: hub.origins,
     truncated: truncated || beyond > 0,
     notListed,
     bound: truncated ? 'max-files' : beyond > 0 ? 'max-depth' : null,

@@ -20,6 +20,7 @@ export const MODEL_EXT = ['.safetensors', '.bin', '.pt', '.pth', '.gguf', '.ckpt
 interface ListedFile {
   path: string;
   size: number;
+  mtime?: string;
 }
 
 export type WeightsReason = 'on-the-hub' | 'in-s3' | 'origin-unknown';
@@ -44,27 +45,32 @@ export function hubCacheOrigin(p: string): HubOrigin | null {
 
 /**
  * The listing's `hfmeta` section, NUL-separated: `M <model folder>`, then per metadata file `F <path below the
- * download folder> <its first line>`. Returns the weights file each metadata file vouches for, with its revision.
+ * download folder> <size> <mtime> <its first line>`. Returns the weights file each metadata file vouches for, with
+ * its revision, and the metadata files themselves: the evidence comes home with the salvage (a few hundred bytes
+ * each), since the `.cache` folder that holds them is otherwise left as a cache.
  */
-export function parseDownloadMetadata(text: string): Map<string, HubOrigin> {
-  const out = new Map<string, HubOrigin>();
+export function parseDownloadMetadata(text: string): { origins: Map<string, HubOrigin>; files: ListedFile[] } {
+  const origins = new Map<string, HubOrigin>();
+  const files: ListedFile[] = [];
   const t = text.replace(/^\n/, '').split('\0');
   let dir: string | null = null;
   for (let i = 0; i < t.length;) {
     if (t[i] === 'M' && i + 1 < t.length) {
       dir = t[i + 1].startsWith('/') ? t[i + 1] : null;
       i += 2;
-    } else if (t[i] === 'F' && i + 2 < t.length) {
-      const rel = t[i + 1];
-      const rev = t[i + 2].trim();
-      i += 3;
+    } else if (t[i] === 'F' && i + 4 < t.length) {
+      const [rel, size, mtime, first] = t.slice(i + 1, i + 5);
+      i += 5;
+      const rev = first.trim();
       if (!dir || !rel.endsWith('.metadata') || !REVISION.test(rev)) continue;
       const file = rel.slice(0, -'.metadata'.length);
-      if (!file || file.split('/').some((x) => x === '..' || x === '.' || x === '')) continue;
-      out.set(`${dir}/${file}`, { repo: null, revision: rev, evidence: `${dir}/.cache/huggingface/download/${rel}` });
+      if (!file || rel.split('/').some((x) => x === '..' || x === '.' || x === '')) continue;
+      const evidence = `${dir}/.cache/huggingface/download/${rel}`;
+      origins.set(`${dir}/${file}`, { repo: null, revision: rev, evidence });
+      files.push({ path: evidence, size: Number(size) || 0, mtime: new Date(Math.round(Number(mtime) * 1000) || 0).toISOString() });
     } else i++;
   }
-  return out;
+  return { origins, files };
 }
 
 /** Shell for the listing script: each model folder's download metadata (bounded), as parseDownloadMetadata reads it. */
@@ -72,8 +78,8 @@ export function downloadMetadataScript(modelsFile: string): string {
   return `cut -f2- "${modelsFile}" | sort -u | while IFS= read -r m; do
   [ -d "$m/.cache/huggingface/download" ] || continue
   printf 'M\\000%s\\000' "$m"
-  find "$m/.cache/huggingface/download" -maxdepth 8 -type f -name '*.metadata' -size -8k -printf 'F\\000%P\\000' \\
-    -exec sh -c 'head -n 1 "$1" | tr -d "\\000\\n"; printf "\\000"' _ {} \\; 2>/dev/null | head -z -n 60000
+  find "$m/.cache/huggingface/download" -maxdepth 8 -type f -name '*.metadata' -size -8k -printf 'F\\000%P\\000%s\\000%T@\\000' \\
+    -exec sh -c 'head -n 1 "$1" | tr -d "\\000\\n"; printf "\\000"' _ {} \\; 2>/dev/null | head -z -n 150000
 done`;
 }
 

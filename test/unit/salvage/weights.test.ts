@@ -72,9 +72,14 @@ describe('model weights: left only on evidence (issue 23)', () => {
       writeFileSync(models, `server\t${m}\nscript\t${m}\nserver\t${path.join(dir, 'none')}\n`);
       const r = spawnSync('sh', ['-s'], { input: downloadMetadataScript(models) });
       assert.equal(r.status, 0, r.stderr.toString());
-      const got = parseDownloadMetadata('\n' + r.stdout.toString('utf8'));
+      const { origins: got, files } = parseDownloadMetadata('\n' + r.stdout.toString('utf8'));
       assert.deepEqual([...got.keys()].sort(), [`${m}/model-1.safetensors`, `${m}/sub/odd\nname.bin`]);
       assert.equal(got.get(`${m}/model-1.safetensors`)!.revision, REV);
+      // the metadata files themselves, to come home as the evidence (issue 40 item 5)
+      const ev = files.find((f) => f.path === `${dl}/model-1.safetensors.metadata`);
+      assert.ok(ev, JSON.stringify(files));
+      assert.equal(ev.size, `${REV}\n"etag"\n1764633600.0\n`.length);
+      assert.match(ev.mtime ?? '', /^20\d\d-/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
