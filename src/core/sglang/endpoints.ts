@@ -408,6 +408,8 @@ export interface MetricsSummary {
   specAcceptLength: number | null;
   /** Requests retracted for lack of KV cache (gauge), summed over DP ranks. */
   retractedReqs: number | null;
+  /** Requests retracted since start (`num_retracted_requests_total`, the 2026 counter that replaces the gauge). */
+  retractedTotal?: number | null;
   promptTokensTotal: number | null;
   generationTokensTotal: number | null;
 }
@@ -498,6 +500,7 @@ export function metricsSummary(samples: MetricsSample[]): MetricsSummary {
     maxTokenUsage: usage ? Math.max(...usage) : null,
     specAcceptLength: accept && accept.length ? mean(accept) : null,
     retractedReqs: sum(perRank(samples, 'num_retracted_reqs')),
+    retractedTotal: sum(perRankCounter(samples, 'num_retracted_requests_total', 'num_retracted_requests')),
     promptTokensTotal: sum(perRankCounter(samples, 'prompt_tokens_total', 'prompt_tokens')),
     generationTokensTotal: sum(perRankCounter(samples, 'generation_tokens_total', 'generation_tokens')),
   };

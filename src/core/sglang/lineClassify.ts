@@ -3,7 +3,7 @@
  */
 import { failureOf, isTorchNotice } from './failureSignatures';
 import { ClassifiedLine, LineKind, StatRecord } from './logTypes';
-import { LEVEL_SOURCE_SERVER_ARGS, isDigit, parseHeaderBefore, skipWrappers, stripAnsi } from './logHeader';
+import { LEVEL_SOURCE_SERVER_ARGS, isDigit, parseHeaderBefore, skipWrappers, stripAnsi, unwrapJsonRecord } from './logHeader';
 import { POOL_USAGE_KEYS, head, parseStatFrom } from './statLine';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ export function isDrainLine(line: string): boolean {
 export function classifyLine(line: string): ClassifiedLine {
   try {
     if (typeof line !== 'string') return { kind: 'other', message: '' };
-    const s = stripAnsi(head(line));
+    const s = unwrapJsonRecord(stripAnsi(head(line)));
     const st = parseStatFrom(s);
     if (st) {
       const c: ClassifiedLine = { kind: st.stat.kind, stat: st.stat, message: s.slice(st.msgStart) };
@@ -203,7 +203,7 @@ export function isKvPressureStat(st: StatRecord): boolean {
 /** Timestamp and rank tags of any log line (stat or not), e.g. for an error line. Never throws. */
 export function lineHeader(line: string): { time: string | null; ranks: Record<string, number>; rank: string } {
   try {
-    const s = stripAnsi(head(line));
+    const s = unwrapJsonRecord(stripAnsi(head(line)));
     const h = parseHeaderBefore(s, skipWrappers(s, 0));
     return { time: h.time, ranks: h.ranks ?? {}, rank: h.label ?? '' };
   } catch {

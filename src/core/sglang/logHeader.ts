@@ -32,6 +32,18 @@ function isDateToken(s: string, a: number, b: number): boolean {
   return true;
 }
 
+/** `MM-DD` (sglang-diffusion's `[MM-DD HH:MM:SS]`, vLLM-style `INFO 04-15 17:13:10`) */
+function isShortDateToken(s: string, a: number, b: number): boolean {
+  return (
+    b - a === 5 &&
+    isDigit(s.charCodeAt(a)) &&
+    isDigit(s.charCodeAt(a + 1)) &&
+    s.charCodeAt(a + 2) === 45 &&
+    isDigit(s.charCodeAt(a + 3)) &&
+    isDigit(s.charCodeAt(a + 4))
+  );
+}
+
 /** `HH:MM:SS` optionally followed by `.mmm` / `,mmm` (any number of fraction digits). */
 function isTimeToken(s: string, a: number, b: number): boolean {
   if (b - a < 8) return false;
@@ -85,6 +97,40 @@ export function stripAnsi(line: string): string {
   return line.replace(ANSI_RE, '');
 }
 
+/** The keys a JSON log formatter (python-json-logger, a dictConfig under SGLANG_LOGGING_CONFIG_PATH) uses. */
+const JSON_MESSAGE_KEYS = ['message', 'msg'];
+const JSON_TIME_KEYS = ['asctime', 'timestamp', 'time', '@timestamp'];
+const JSON_LEVEL_KEYS = ['levelname', 'level'];
+
+/**
+ * A line written by a JSON log formatter, `{"asctime": "2026-04-15 17:13:10", "levelname": "INFO", "message":
+ * "Decode batch, …"}`, as the plain line SGLang's own formatter would print: `[time] message` (an error level kept
+ * before the message, so the line still reads as an error). Any other line is returned as it is; only lines that
+ * start with `{` (after spaces) and hold a string message are rewritten.
+ */
+export function unwrapJsonRecord(s: string): string {
+  let i = 0;
+  while (i < s.length && i < 8 && isSpace(s.charCodeAt(i))) i++;
+  if (s.charCodeAt(i) !== 123 /* { */ || s.length > 256 * 1024) return s;
+  let o: unknown;
+  try {
+    o = JSON.parse(s);
+  } catch {
+    return s;
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return s;
+  const r = o as Record<string, unknown>;
+  const pick = (keys: string[]) => keys.map((k) => r[k]).find((v): v is string => typeof v === 'string') ?? null;
+  const message = pick(JSON_MESSAGE_KEYS);
+  if (message === null) return s;
+  const t = pick(JSON_TIME_KEYS);
+  // ISO forms (2026-04-15T17:13:10.123Z) read as SGLang's own "YYYY-MM-DD HH:MM:SS.mmm"
+  const time = t && /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d/.test(t) ? t.replace('T', ' ').replace(/(?:Z|[+-]\d\d:?\d\d)$/, '') : null;
+  const level = pick(JSON_LEVEL_KEYS);
+  const lv = level && /^(error|critical|fatal)$/i.test(level) ? `${level.toUpperCase()} ` : '';
+  return `${time ? `[${time}] ` : ''}${lv}${message}`;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Header parsing
 
@@ -124,7 +170,7 @@ function parseHeaderBracket(s: string, a: number, b: number): HeaderInfo | null 
     }
     let j = i;
     while (j < b && s.charCodeAt(j) !== 32) j++;
-    if (isDateToken(s, i, j)) {
+    if (isDateToken(s, i, j) || isShortDateToken(s, i, j)) {
       dateStart = i;
       if (rankStart >= 0) rankPartHasTime = true;
     } else if (isTimeToken(s, i, j)) {

@@ -166,6 +166,8 @@ export class ServerStateMachine {
   private readyAt: number | null = null;
   private hang: { line: string; at: number } | null = null;
   private kvAt: number | null = null;
+  /** The last `num_retracted_requests_total` seen: a rise is a retraction (kv-pressure). */
+  private retractedTotal: number | null = null;
   private kvLine: string | null = null;
   private pid: number | null = null;
   private aliveSeen = false;
@@ -332,6 +334,11 @@ export class ServerStateMachine {
     if (o.health?.health === 'healthy') this.markReady(now);
     this.deadSince = o.health?.health === 'dead' ? (this.deadSince ?? now) : null;
     if (o.metrics && (o.metrics.retractedReqs ?? 0) > 0) this.kvAt = now;
+    const rt = o.metrics?.retractedTotal ?? null;
+    if (rt !== null) {
+      if (this.retractedTotal !== null && rt > this.retractedTotal) this.kvAt = now;
+      this.retractedTotal = rt;
+    }
     this.updateImbalance(now);
   }
 

@@ -2,7 +2,17 @@
  * Scheduler stat lines ("Decode batch" / "Prefill batch"): the known-key table and the body parser.
  */
 import { StatRecord } from './logTypes';
-import { boundedIndexOf, eqAt, isDigit, isSpace, parseHeaderBefore, rankLabel, skipWrappers, stripAnsi } from './logHeader';
+import {
+  boundedIndexOf,
+  eqAt,
+  isDigit,
+  isSpace,
+  parseHeaderBefore,
+  rankLabel,
+  skipWrappers,
+  stripAnsi,
+  unwrapJsonRecord,
+} from './logHeader';
 
 // ---------------------------------------------------------------------------------------------------------
 // Stat line body
@@ -440,7 +450,7 @@ export function head(line: string): string {
 export function parseStatLine(line: string): StatRecord | null {
   try {
     if (typeof line !== 'string') return null;
-    const r = parseStatFrom(stripAnsi(head(line)));
+    const r = parseStatFrom(unwrapJsonRecord(stripAnsi(head(line))));
     return r ? r.stat : null;
   } catch {
     return null;

@@ -122,6 +122,7 @@ describe('http', () => {
         maxTokenUsage: null,
         specAcceptLength: null,
         retractedReqs: null,
+        retractedTotal: null,
         promptTokensTotal: null,
         generationTokensTotal: null,
       });

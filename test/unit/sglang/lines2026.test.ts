@@ -1,6 +1,8 @@
 /** Issue 40: 2026 lines classified (CUDA-graph capture is startup; the py-spy diagnostics go with the hang they accompany). */
 import assert from 'node:assert/strict';
-import { classifyLine } from '../../../src/core/sglang/logLines';
+import { classifyLine, lineHeader, parseStatLine } from '../../../src/core/sglang/logLines';
+import { metricsSummary, parseMetrics } from '../../../src/core/sglang/endpoints';
+import { ServerStateMachine } from '../../../src/core/sglang/serverState';
 
 describe('2026 log lines (issue 40)', () => {
   it('Capture target … CUDA graph begin/end are startup lines', () => {
@@ -22,5 +24,49 @@ describe('2026 log lines (issue 40)', () => {
       assert.equal(c.errorClass, 'hang', l);
       assert.equal(c.failure?.fatal, false, l);
     }
+  });
+
+  const DECODE =
+    'Decode batch, #running-req: 3, #token: 900, token usage: 0.10, cuda graph: True, gen throughput (token/s): 250.00, #queue-req: 2';
+
+  it('a JSON formatter line (SGLANG_LOGGING_CONFIG_PATH) has its time and every figure, its last one included', () => {
+    const st = parseStatLine(JSON.stringify({ asctime: '2026-04-15 17:13:10', levelname: 'INFO', name: 'sglang', message: DECODE }))!;
+    assert.equal(st.kind, 'decode');
+    assert.equal(st.time, '2026-04-15 17:13:10');
+    assert.equal(st.queueReqs, 2, 'not the value `2"}`');
+    assert.equal(st.genThroughput, 250);
+    const err = JSON.stringify({
+      timestamp: '2026-04-15T17:13:11.250Z',
+      level: 'ERROR',
+      message: 'torch.OutOfMemoryError: CUDA out of memory.',
+    });
+    assert.equal(classifyLine(err).kind, 'error');
+    assert.equal(lineHeader(err).time, '2026-04-15 17:13:11.250');
+    // JSON that is not a log record stays what it was
+    assert.equal(classifyLine('{"not": "a record"}').kind, 'other');
+  });
+
+  it("sglang-diffusion's [MM-DD HH:MM:SS] prefix gives the line its time", () => {
+    assert.equal(parseStatLine(`[04-15 17:13:10] ${DECODE}`)!.time, '04-15 17:13:10');
+    assert.equal(lineHeader('[04-15 17:13:10 TP1] Load weight end.').rank, 'TP1');
+  });
+
+  it('sglang:num_retracted_requests_total rising is KV pressure (the 2026 counter that replaces the gauge)', () => {
+    const expo = (n: number) =>
+      `# TYPE sglang:num_retracted_requests_total counter\nsglang:num_retracted_requests_total{model_name="m",tp_rank="0"} ${n}\n`;
+    assert.equal(metricsSummary(parseMetrics(expo(7))).retractedTotal, 7);
+    const m = new ServerStateMachine(30000);
+    const obs = (n: number) => ({
+      alive: true,
+      pid: 1,
+      health: { health: 'healthy' as const, detail: '' },
+      metrics: metricsSummary(parseMetrics(expo(n))),
+    });
+    m.observe(obs(7), 1000);
+    assert.equal(m.conditions(1000).value.kv, 'ok', 'a count since start is not pressure now');
+    m.observe(obs(7), 2000);
+    assert.equal(m.conditions(2000).value.kv, 'ok');
+    m.observe(obs(9), 3000);
+    assert.equal(m.conditions(3000).value.kv, 'kv-pressure');
   });
 });
