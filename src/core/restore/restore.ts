@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { runOperation } from '../remote/operation';
-import { shJoin } from '../remote/quote';
+import { shJoin } from '../util/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import type { SalvageManifest } from '../salvage/salvage';
 import { LaunchResult, SecretSource, launch } from '../launch/launch';

@@ -15,7 +15,7 @@ import { renderServersScript } from '../../../src/core/salvage/salvage';
 import { renderLaunchScript, validateProfile } from '../../../src/core/launch/profile';
 import { serverFromArgv } from '../../../src/core/sglang/serverArgv';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
-import { shqPrintable } from '../../../src/core/remote/quote';
+import { shqPrintable } from '../../../src/core/util/quote';
 import { commandHeads, shellCommands, shellComments } from '../../helpers/shellShape';
 
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
