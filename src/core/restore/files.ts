@@ -16,7 +16,7 @@ import { remoteHashes } from '../salvage/transfer';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { FolderMap, mapOf, mapPath, resolveMaps } from './mapping';
 import { includedByUser, protectedReason, refusedLink, refusedPatch, refusedPath, resolveIncludes, safeMode } from './targets';
-import type { RestoreCapture } from './capture';
+import type { RestoreCapture } from '../salvage/restoreCapture';
 import {
   GitRestoreState,
   TargetState,

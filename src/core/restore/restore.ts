@@ -13,7 +13,7 @@ import type { SalvageManifest } from '../salvage/salvage';
 import { LaunchResult, SecretSource, launch } from '../launch/launch';
 import { LaunchProfile, validateProfile } from '../launch/profile';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import type { RestoreCapture } from './capture';
+import type { RestoreCapture } from '../salvage/restoreCapture';
 import { ClientResume, clientResume, startClientOperation } from './client';
 import { FilesResult, LocalPlan, applyFiles, buildLocalPlan, checkWritable } from './files';
 import { adaptProfile } from './launchAdapt';

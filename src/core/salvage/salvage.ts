@@ -277,7 +277,7 @@ export class Salvager implements SalvageRun {
   /** Before the final pass (servers still running): what restore needs; never fails the salvage. @internal */
   async recordForRestore(): Promise<void> {
     if (!this.listing) return;
-    const { captureForRestore } = await import('../restore/capture');
+    const { captureForRestore } = await import('./restoreCapture');
     const paths = this.manifest.items.filter((i) => i.selected && isFileItem(i)).map((i) => i.remotePath);
     this.manifest.restore = await captureForRestore(this.o.transport, this.listing, paths, { signal: this.o.signal, log: this.log });
     this.save(); // the final pass, next, saves forced
