@@ -5,7 +5,7 @@
  * servers stopped (core/flows/release.ts). Exit: the salvage's (0 safe, 5 unsafe); 0 for --dry-run.
  * The gateways are never stopped.
  */
-import { Salvager } from '../core/salvage/salvage';
+import { Salvager } from '../core/flows/salvage';
 import type { NodeSpec } from '../core/ssh/config';
 import type { ConnectionPool } from '../core/ssh/pool';
 import type { Transport } from '../core/ssh/transport';

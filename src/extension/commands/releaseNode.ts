@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ReleaseFleetNode } from '../../core/flows/release';
 import { routingLines } from '../../core/gateway/rotation';
-import type { SalvageManifest } from '../../core/salvage/salvage';
+import type { SalvageManifest } from '../../core/flows/salvage';
 import type { NodeSpec } from '../../core/ssh/config';
 import type { Transport } from '../../core/ssh/transport';
 import { GpuSessionsError, errorMessage } from '../../core/util/errors';
@@ -108,7 +108,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
     [target.name, target.transport],
     ...via.map((v) => [v.name, v.transport] as [string, Transport]),
   ]);
-  const { Salvager } = await import('../../core/salvage/salvage');
+  const { Salvager } = await import('../../core/flows/salvage');
   let manifest: SalvageManifest | null = null;
   let salvaging = false;
   const refreshAll = () => {

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { renderServersScript } from '../../../src/core/salvage/salvage';
+import { renderServersScript } from '../../../src/core/flows/salvage';
 import { renderLaunchScript, validateProfile } from '../../../src/core/launch/profile';
 import { serverFromArgv } from '../../../src/core/sglang/serverArgv';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
