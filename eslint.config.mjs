@@ -1,10 +1,13 @@
-// Lint: typescript-eslint's recommended rules, plus the architecture rules that used to be prose:
-// no `vscode` in src/core or src/cli, no import cycles. Run by `npm run lint` (part of `npm test`).
+// Lint: typescript-eslint's recommended rules, plus the architecture rules that used to be prose: no file import
+// cycles, and the layer order of src (`local/layers`, written once in scripts/eslint-layers.mjs: src/core's rooms
+// import only lower rooms, the core nothing of its faces, only src/extension imports `vscode`).
+// Run by `npm run lint` (part of `npm test`).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 import globals from 'globals';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import layers from './scripts/eslint-layers.mjs';
 
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', '.tmp/**', 'test-results/**', 'media/**', 'src/sim/python/**', 'src/sim/bin/**'] },
@@ -40,13 +43,5 @@ export default tseslint.config(
   },
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { ...globals.node } } },
   { files: ['**/*.ts'], rules: { 'no-undef': 'off' } },
-  {
-    files: ['src/core/**/*.ts', 'src/cli/**/*.ts', 'src/sim/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { paths: [{ name: 'vscode', message: 'src/core, src/cli and src/sim must not depend on VS Code: put UI code in src/extension.' }] },
-      ],
-    },
-  },
+  { files: ['src/**/*.ts'], plugins: { local: layers }, rules: { 'local/layers': 'error' } },
 );

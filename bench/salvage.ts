@@ -17,7 +17,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { KnownHostsStore } from '../src/core/ssh/knownHosts';
 import { listNodes } from '../src/core/ssh/nodes';
 import { ConnectionPool } from '../src/core/ssh/pool';
-import { Salvager } from '../src/core/salvage/salvage';
+import { Salvager } from '../src/core/flows/salvage';
 import { startSimNode } from '../test/helpers/simnode';
 import { median, startRelay } from './lib';
 

@@ -11,7 +11,7 @@
 import { runOperation } from '../core/remote/operation';
 import { formatBytes } from '../core/util/format';
 import { GuardStatus, guardStatusOperation, guardStopOperation } from '../core/guard/operations';
-import { GuardStartOptions, guardStart } from '../core/guard/flow';
+import { GuardStartOptions, guardStart } from '../core/flows/guard';
 import { awaySummary } from '../core/guard/summary';
 import type { Transport } from '../core/ssh/transport';
 import type { CliIo } from './cliNode';

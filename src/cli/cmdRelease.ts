@@ -2,16 +2,16 @@
  * `gpu-sessions release NODE [--via NODE...] [--drain-timeout S] [--dest DIR] [--dry-run] [--yes] [--json]`:
  * give a node back without dropping a request — take its servers out of every gateway that routes to them
  * (gateways on NODE and on the --via nodes), wait for their running requests to reach 0, then salvage it with the
- * servers stopped (core/gateway/release.ts). Exit: the salvage's (0 safe, 5 unsafe); 0 for --dry-run.
+ * servers stopped (core/flows/release.ts). Exit: the salvage's (0 safe, 5 unsafe); 0 for --dry-run.
  * The gateways are never stopped.
  */
-import { Salvager } from '../core/salvage/salvage';
+import { Salvager } from '../core/flows/salvage';
 import type { NodeSpec } from '../core/ssh/config';
 import type { ConnectionPool } from '../core/ssh/pool';
 import type { Transport } from '../core/ssh/transport';
 import { visible } from '../core/util/terminal';
 import { routingLines } from '../core/gateway/rotation';
-import { ReleaseFleetNode, executeRelease, multiNodeWarnings, planRelease, releaseJson } from '../core/gateway/release';
+import { ReleaseFleetNode, executeRelease, multiNodeWarnings, planRelease, releaseJson } from '../core/flows/release';
 
 export interface ReleaseCliOptions {
   via: string[];

@@ -8,8 +8,8 @@
  * 7 a server did not become ready, 1 files failed, 2 usage.
  */
 import type { Transport } from '../core/ssh/transport';
-import { readRun, resolveRunDir, restoreRun } from '../core/restore/restore';
-import { renderRestore, restoreJson } from '../core/restore/render';
+import { readRun, resolveRunDir, restoreRun } from '../core/flows/restore';
+import { renderRestore, restoreJson } from '../core/flows/restoreRender';
 
 export { renderRestore, restoreJson };
 import type { FolderMap } from '../core/restore/mapping';

@@ -7,10 +7,10 @@ import { GpuSessionsError } from '../core/util/errors';
 import { runOperation } from '../core/remote/operation';
 import { probeOperation } from '../core/node/probe';
 import { parseS3Url } from '../core/salvage/s3';
-import { SalvageItem, SalvageManifest, Salvager, STEPS } from '../core/salvage/salvage';
+import { SalvageItem, SalvageManifest, Salvager, STEPS } from '../core/flows/salvage';
 import type { Transport } from '../core/ssh/transport';
 import { bytes } from './format';
-import { keepSalvaged } from '../core/salvage/watch';
+import { keepSalvaged } from '../core/flows/keepSalvaged';
 import { PhaseTimer, connectNow, formatTimings } from '../core/salvage/timings';
 
 export interface SalvageCliOptions {
@@ -223,7 +223,7 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
   return m.verdict === 'safe' ? 0 : 5;
 }
 
-/** `--watch`: the core loop (core/salvage/watch.ts), its syncs on stderr, the final state on stdout. */
+/** `--watch`: the core loop (core/flows/keepSalvaged.ts), its syncs on stderr, the final state on stdout. */
 async function watchLoop(salvager: Salvager, o: SalvageCliOptions, io: Io, signal?: AbortSignal): Promise<number> {
   const m = salvager.manifest;
   const intervalS = o.intervalS ?? 60;

@@ -474,7 +474,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
           usageError('guard takes NODE and start, status or stop (gpu-sessions guard NODE start --to DIR_ON_NODE).');
         const G = await import('./cmdGuard');
         if (sub === 'start') {
-          const o = (await import('../core/guard/flow')).guardStartOptions(v, g.json, usageError);
+          const o = (await import('../core/flows/guard')).guardStartOptions(v, g.json, usageError);
           return await withNode(rest[0], g, io, (t, node, signal) =>
             G.cmdGuardStart(t, node.name, { ...o, roots: node.roots }, io, signal),
           );

@@ -29,7 +29,7 @@ import { nodeReadRefusal } from '../core/security/nodePaths';
 import { boundedResult, MCP_RESULT_MAX_BYTES } from './mcpResult';
 import { ProbeResult, probeOperation } from '../core/node/probe';
 import { LogSummarizer, parseStatLine, toJsonRecord } from '../core/sglang/logLines';
-import { Salvager, safeNodeName, SalvageManifest } from '../core/salvage/salvage';
+import { Salvager, safeNodeName, SalvageManifest } from '../core/flows/salvage';
 import { registerRestoreTools } from './mcpRestore';
 import { registerGuardTools } from './mcpGuard';
 

@@ -9,7 +9,7 @@ import type { Transport } from '../core/ssh/transport';
 import type { NodeSpec } from '../core/ssh/config';
 import { GpuSessionsError } from '../core/util/errors';
 import { runOperation } from '../core/remote/operation';
-import { guardStart, guardStartOptions } from '../core/guard/flow';
+import { guardStart, guardStartOptions } from '../core/flows/guard';
 import { guardStatusOperation, guardStopOperation } from '../core/guard/operations';
 import { guardStatusJson } from './cmdGuard';
 

@@ -9,8 +9,8 @@ import type { Transport } from '../core/ssh/transport';
 import type { NodeSpec } from '../core/ssh/config';
 import { GpuSessionsError } from '../core/util/errors';
 import { parseMapOption } from '../core/restore/mapping';
-import { restoreRun } from '../core/restore/restore';
-import { restoreJson } from '../core/restore/render';
+import { restoreRun } from '../core/flows/restore';
+import { restoreJson } from '../core/flows/restoreRender';
 
 export interface RestoreToolDeps {
   node: z.ZodString;

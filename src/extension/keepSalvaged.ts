@@ -1,13 +1,13 @@
 /**
  * Keep Node Salvaged in VS Code: per node, one full salvage (everything of value, no review), then the
- * core watch loop (core/salvage/watch.ts, the one `gpu-sessions salvage --watch` runs) until it is turned
+ * core watch loop (core/flows/keepSalvaged.ts, the one `gpu-sessions salvage --watch` runs) until it is turned
  * off or the node vanishes. Its state lives in SalvageVerdicts (the tree's row reads it there); the rows
  * are re-rendered in place after each sync and every few seconds ("synced 40 s ago"). Disposing stops
  * every watch and the ticker.
  */
 import * as vscode from 'vscode';
-import type { Salvager, SalvageManifest, SalvageProgress } from '../core/salvage/salvage';
-import { keepSalvaged } from '../core/salvage/watch';
+import type { Salvager, SalvageManifest, SalvageProgress } from '../core/flows/salvage';
+import { keepSalvaged } from '../core/flows/keepSalvaged';
 import { errorMessage } from '../core/util/errors';
 import type { Logger } from '../core/util/logger';
 import type { KeepStatus, SalvageVerdicts } from './salvageVerdicts';

@@ -13,7 +13,7 @@ import { listNodes } from '../../src/core/ssh/nodes';
 import { runOperation } from '../../src/core/remote/operation';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { probeOperation } from '../../src/core/node/probe';
-import { Salvager } from '../../src/core/salvage/salvage';
+import { Salvager } from '../../src/core/flows/salvage';
 import type { NodeSpec } from '../../src/core/ssh/config';
 import type { SshTransport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode } from '../helpers/simnode';

@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { addBackToGateways } from '../../src/core/gateway/addBack';
 import { gatewayRef, listWorkerUrls } from '../../src/core/gateway/client';
-import { removeFromGateways } from '../../src/core/gateway/release';
+import { removeFromGateways } from '../../src/core/flows/release';
 import { routingTo } from '../../src/core/gateway/rotation';
 import { probeOperation } from '../../src/core/node/probe';
 import { runOperation } from '../../src/core/remote/operation';

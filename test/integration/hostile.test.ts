@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
 import { listNodes } from '../../src/core/ssh/nodes';
 import { ConnectionPool } from '../../src/core/ssh/pool';
-import { SalvageManifest, Salvager } from '../../src/core/salvage/salvage';
+import { SalvageManifest, Salvager } from '../../src/core/flows/salvage';
 import { entryLimit } from '../../src/core/salvage/transfer';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';

@@ -23,7 +23,7 @@ import { execFileSync } from 'node:child_process';
 import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
 import { listNodes } from '../../src/core/ssh/nodes';
 import { ConnectionPool } from '../../src/core/ssh/pool';
-import { Salvager } from '../../src/core/salvage/salvage';
+import { Salvager } from '../../src/core/flows/salvage';
 import type { SshTransport } from '../../src/core/ssh/transport';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
 import { listNodes } from '../../src/core/ssh/nodes';
 import { ConnectionPool } from '../../src/core/ssh/pool';
-import { Salvager } from '../../src/core/salvage/salvage';
+import { Salvager } from '../../src/core/flows/salvage';
 import type { Transport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { walk } from '../helpers/walk';

@@ -3,7 +3,7 @@
  */
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { RemoteOperation, runOperation } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { AbortLike, Transport } from '../ssh/transport';
 import { LaunchProfile, RenderedInstance, SECRETS_DIR, renderProfileScript } from './profile';
 import { rememberSecret } from '../util/redact';

@@ -3,7 +3,7 @@
  */
 import { GpuSessionsError } from '../util/errors';
 import { RemoteOperation, runOperation } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { AbortLike, ExecResult, Transport } from '../ssh/transport';
 import { LaunchProfile, profileName } from './profile';
 import { LAUNCH_DIR } from './launchCommon';

@@ -4,7 +4,7 @@
 import { errorMessage } from '../util/errors';
 import { RemoteOperation, runOperation } from '../remote/operation';
 import { sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { AbortLike, Transport } from '../ssh/transport';
 import { DEFAULT_PYTHON, LaunchProfile, planInstances, remotePathExpr, renderPreamble } from './profile';
 import { nonce } from './launchCommon';

@@ -2,7 +2,7 @@
  * Launch profile rendering: the deterministic POSIX sh launch script (one server per GPU, or one server
  * with TP/DP), secrets read from files on the node.
  */
-import { shComment, shq } from '../remote/quote';
+import { shComment, shq } from '../util/quote';
 import { canonicalFlag } from '../sglang/flags';
 import {
   ArgValue,

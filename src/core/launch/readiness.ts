@@ -6,7 +6,7 @@ import { checkHealth } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { RemoteOperation, runOperation } from '../remote/operation';
 import { sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { AbortLike, Transport } from '../ssh/transport';
 import { RenderedInstance, remotePathExpr } from './profile';
 import { READY_TEXT, nonce, sleep } from './launchCommon';

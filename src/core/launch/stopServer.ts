@@ -4,7 +4,7 @@
 import { authHeaders, fetchMetrics, httpGet } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { RemoteOperation, runOperation } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { AbortLike, ExecResult, Transport } from '../ssh/transport';
 import { sleep } from './launchCommon';
 import { scanServers } from './serverScan';

@@ -4,7 +4,7 @@
  * did not write is ever part of a command line unquoted. Output sections are delimited by markers
  * that carry a per-probe nonce, so no file name can forge a section.
  */
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { firstLine, sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 
 export { splitSections };

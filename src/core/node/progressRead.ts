@@ -3,7 +3,7 @@
  * (count, lowest, highest) — as a shell fragment that the probe embeds in its exec or that runs alone
  * (progressOperation in monitor.ts), and its parser.
  */
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { ProgressInfo, parseProgressJson } from './jobProgress';
 
 export interface DoneIndicesSummary {

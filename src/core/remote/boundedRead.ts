@@ -6,7 +6,7 @@
  */
 import type { ExecResult } from '../ssh/transport';
 import type { RemoteOperation } from './operation';
-import { shq } from './quote';
+import { shq } from '../util/quote';
 
 /** Bytes kept of one line (follow mode cuts at the same length). */
 export const LINE_CUT = 64 * 1024;

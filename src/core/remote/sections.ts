@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RemoteOperation, incomplete, stderrTail } from './operation';
-import { shq } from './quote';
+import { shq } from '../util/quote';
 import type { ExecResult } from '../ssh/transport';
 
 export function newNonce(): string {

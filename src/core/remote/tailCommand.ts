@@ -3,7 +3,7 @@
  * sentinel, GNU tail -F) and the one-shot last-lines operation.
  */
 import { RemoteOperation } from './operation';
-import { shq } from './quote';
+import { shq } from '../util/quote';
 import { boundedTailOperation } from './boundedRead';
 import type { ExecResult } from '../ssh/transport';
 

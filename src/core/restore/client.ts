@@ -5,9 +5,9 @@
  * were restored byte-exact.
  */
 import { RemoteOperation, stderrTail } from '../remote/operation';
-import { shJoin, shq } from '../remote/quote';
+import { shJoin, shq } from '../util/quote';
 import { REDACTED, isSecretName } from '../util/redact';
-import type { RestoreCapture } from './capture';
+import type { RestoreCapture } from '../salvage/restoreCapture';
 import { FolderMap, mapPath } from './mapping';
 
 export interface ClientResume {

@@ -3,7 +3,7 @@
  * travel NUL-separated on stdin or inside a tar stream, or as single-quoted arguments; never built into a script.
  */
 import { RemoteOperation, incomplete, stderrTail } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { parseListenPorts } from '../launch/launch';
 import { safeMode } from './targets';

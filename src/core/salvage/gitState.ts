@@ -3,7 +3,7 @@
  * of tracked changes — one sectioned run (per-run nonce: a branch or file name cannot forge a marker).
  */
 import { RemoteOperation, incomplete, stderrTail } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
 
 export type GitState = { ok: true; status: string; diff: string } | { ok: false; reason: string };

@@ -18,7 +18,7 @@ export { isUnder };
 import type { RemoteOperation } from '../remote/operation';
 import { ArtifactKind, DEFAULT_VOLUMES, SIM_SCOPE_VAR, classifyArtifact, remoteRootExpr, scopeServers } from '../node/probe';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { SglangServer, findServers } from '../sglang/serverArgv';
 
 export type SalvageKind = ArtifactKind | 'data' | 'model' | 'symlink' | 'other' | 'cache';

@@ -18,7 +18,7 @@ import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { openStream, streamExitReason } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { KnownHostsStore } from '../ssh/knownHosts';
 import { SshTransport } from '../ssh/transport';
 import { BatchFiles } from './batchWriter';

@@ -1,6 +1,6 @@
 /**
  * What a salvage phase (plan, resume, transfer, final pass, git, deadline, S3, verdict) reads and changes
- * of the run: the state `Salvager` (salvage.ts) holds. The phases take this interface, not the class, so
+ * of the run: the state `Salvager` (flows/salvage.ts) holds. The phases take this interface, not the class, so
  * the orchestrator imports its phases and no phase imports the orchestrator.
  */
 import type { Logger } from '../util/logger';

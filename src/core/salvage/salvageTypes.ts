@@ -110,7 +110,7 @@ export interface SalvageManifest {
   /** The data verdict of each generation output file (core/data): informs, never changes the verdict. */
   data?: SalvageDataRecord | null;
   /** What `restore` needs to carry the job to another node (launch profile, client, old home, modes). */
-  restore?: import('../restore/capture').RestoreCapture | null;
+  restore?: import('./restoreCapture').RestoreCapture | null;
 }
 
 export interface SalvageProgress {

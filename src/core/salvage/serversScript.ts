@@ -2,7 +2,7 @@
  * running-servers.sh: a launch script that reproduces the running SGLang servers.
  */
 import { SglangServer } from '../sglang/serverArgv';
-import { shComment, shJoinPrintable, shqPrintable } from '../remote/quote';
+import { shComment, shJoinPrintable, shqPrintable } from '../util/quote';
 import { redactArgv } from '../util/redact';
 
 /** A launch script that reproduces the running servers (argv redacted). */

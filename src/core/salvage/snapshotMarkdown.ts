@@ -2,7 +2,7 @@
  * The snapshot as Markdown (ENVIRONMENT.md): tables, exact command lines, notable environment.
  */
 import { metricsSummary, parseMetrics } from '../sglang/endpoints';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { REDACTED, redactText } from '../util/redact';
 import { mdFence, mdText } from '../util/terminal';
 import { EnvSnapshot, KEY_PACKAGES } from './snapshotTypes';

@@ -3,7 +3,7 @@
  */
 import { hostFactsScript } from '../node/hostFacts';
 import { sectionPrologue } from '../remote/sections';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { SNAPSHOT_LIMITS } from './snapshotTypes';
 
 const PY_INFO = String.raw`

@@ -9,7 +9,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { RemoteOperation, StreamOperation, openStream, runOperation, streamExitReason } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import type { AbortLike, ExecStream, Transport } from '../ssh/transport';
 import { TarReader } from '../remote/tar';
 import { insideDest } from './paths';

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { RemoteOperation, runOperation } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import type { S3Target } from './s3';
 

@@ -15,7 +15,7 @@ import * as os from 'node:os';
 import type { Duplex, Readable } from 'node:stream';
 import type { Client, ClientChannel, ConnectConfig } from 'ssh2';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import { KnownHostsStore, fingerprintSha256, keyTypeOfBlob } from './knownHosts';
 import { HostKeyGate, HostKeyPrompt } from './hostKeyGate';
 import { authHandler, identityFiles } from './auth';

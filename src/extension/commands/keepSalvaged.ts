@@ -40,7 +40,7 @@ async function keepSalvagedCommand(deps: Services, arg: unknown, opts: KeepOpts 
   const intervalS = opts.intervalS ?? cfg<number>('salvage.keepIntervalSeconds', 60);
   try {
     const m = await deps.keepSalvaged.start(node.name, intervalS, async (signal, onProgress) => {
-      const { Salvager } = await import('../../core/salvage/salvage');
+      const { Salvager } = await import('../../core/flows/salvage');
       const probe =
         deps.fleet.status(node.name).probe ??
         (await runOperation(settings.transport, probeOperation(node.name, { roots: node.roots }), signal));

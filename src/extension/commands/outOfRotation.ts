@@ -1,7 +1,7 @@
 /**
  * Before Stop Server / Restart Server: when a gateway of the fleet routes to that server (from the probes the tree
  * already has: core/gateway/rotation.ts), offer "Take It Out of Rotation First" — remove its worker from every such
- * gateway and wait until none lists it (core/gateway/release.ts removeFromGateways, the release's own step), then go
+ * gateway and wait until none lists it (core/flows/release.ts removeFromGateways, the release's own step), then go
  * on — "Stop Anyway", or Cancel.
  */
 import * as vscode from 'vscode';
@@ -59,7 +59,7 @@ export async function offerOutOfRotation(
           );
   if (a === anyway) return { removed: [] };
   if (a !== take) return false;
-  const { removeFromGateways } = await import('../../core/gateway/release');
+  const { removeFromGateways } = await import('../../core/flows/release');
   const done = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: port ${port} of ${node} out of rotation`, cancellable: true },
     async (progress, token) => {

@@ -1,6 +1,6 @@
 /**
  * gpuSessions.releaseNode — "Release Node…": give a node back without dropping a request, through the same core flow
- * as `gpu-sessions release` (core/gateway/release.ts planRelease → executeRelease). The gateways looked at: those on
+ * as `gpu-sessions release` (core/flows/release.ts planRelease → executeRelease). The gateways looked at: those on
  * every node of the tree that answers (a node never reached is not asked — no host-key or passphrase prompt for it).
  * A modal review names the gateways and worker URLs to remove, the servers to drain then stop and the salvage folder;
  * the progress notification (cancellable) says each removal and drain, then the salvage; its verdict is shown as
@@ -9,9 +9,9 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ReleaseFleetNode } from '../../core/gateway/release';
+import type { ReleaseFleetNode } from '../../core/flows/release';
 import { routingLines } from '../../core/gateway/rotation';
-import type { SalvageManifest } from '../../core/salvage/salvage';
+import type { SalvageManifest } from '../../core/flows/salvage';
 import type { NodeSpec } from '../../core/ssh/config';
 import type { Transport } from '../../core/ssh/transport';
 import { GpuSessionsError, errorMessage } from '../../core/util/errors';
@@ -44,8 +44,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
   if (!requireTrust('Releasing nodes')) return undefined;
   const settings = await salvageSettings(s, node);
   if (!settings) return undefined;
-  const { planRelease, executeRelease, multiNodeWarnings, releaseJson, DEFAULT_DRAIN_TIMEOUT_S } =
-    await import('../../core/gateway/release');
+  const { planRelease, executeRelease, multiNodeWarnings, releaseJson, DEFAULT_DRAIN_TIMEOUT_S } = await import('../../core/flows/release');
   const drainS = opts.drainTimeoutS ?? DEFAULT_DRAIN_TIMEOUT_S;
 
   const fleetNode = (n: NodeSpec): ReleaseFleetNode => ({ name: n.name, host: n.host, transport: s.transportFor(n) });
@@ -109,7 +108,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
     [target.name, target.transport],
     ...via.map((v) => [v.name, v.transport] as [string, Transport]),
   ]);
-  const { Salvager } = await import('../../core/salvage/salvage');
+  const { Salvager } = await import('../../core/flows/salvage');
   let manifest: SalvageManifest | null = null;
   let salvaging = false;
   const refreshAll = () => {

@@ -10,7 +10,7 @@ import { errorMessage } from '../../core/util/errors';
 import { formatBytes as formatSize } from '../../core/util/format';
 import { runOperation } from '../../core/remote/operation';
 import { probeOperation } from '../../core/node/probe';
-import type { SalvageItem, SalvageManifest, SalvageOptions, WriterInfo } from '../../core/salvage/salvage';
+import type { SalvageItem, SalvageManifest, SalvageOptions, WriterInfo } from '../../core/flows/salvage';
 import type { NodeSpec } from '../../core/ssh/config';
 import type { RootInfo } from '../../core/salvage/listing';
 import { cfg } from '../config';
@@ -38,7 +38,7 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
   const settings = await salvageSettings(deps, node);
   if (!settings) return undefined;
   const t = settings.transport;
-  const { Salvager } = await import('../../core/salvage/salvage');
+  const { Salvager } = await import('../../core/flows/salvage');
 
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Salvaging ${node.name}`, cancellable: true },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { GatewayWorker } from '../../../src/core/gateway/api';
 import type { Gateway } from '../../../src/core/gateway/discover';
-import { cancelledMessage, executeRelease, ReleasePlan } from '../../../src/core/gateway/release';
+import { cancelledMessage, executeRelease, ReleasePlan } from '../../../src/core/flows/release';
 import { RotationNode, routingLines, routingTo } from '../../../src/core/gateway/rotation';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
 import { GpuSessionsError } from '../../../src/core/util/errors';

@@ -11,11 +11,11 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { renderServersScript } from '../../../src/core/salvage/salvage';
+import { renderServersScript } from '../../../src/core/flows/salvage';
 import { renderLaunchScript, validateProfile } from '../../../src/core/launch/profile';
 import { serverFromArgv } from '../../../src/core/sglang/serverArgv';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
-import { shqPrintable } from '../../../src/core/remote/quote';
+import { shqPrintable } from '../../../src/core/util/quote';
 import { commandHeads, shellCommands, shellComments } from '../../helpers/shellShape';
 
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;

@@ -12,7 +12,7 @@ import {
   splitSections,
 } from '../../../src/core/remote/sections';
 import { runOperation } from '../../../src/core/remote/operation';
-import { shq } from '../../../src/core/remote/quote';
+import { shq } from '../../../src/core/util/quote';
 import { LocalTransport } from '../../../src/core/ssh/transport';
 import { GpuSessionsError } from '../../../src/core/util/errors';
 import { ExecFakeTransport, execResult } from '../../helpers/fakeTransport';

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { clientResume, startClientOperation } from '../../../src/core/restore/client';
-import { findClient } from '../../../src/core/restore/capture';
-import type { RestoreCapture } from '../../../src/core/restore/capture';
+import { findClient } from '../../../src/core/salvage/restoreCapture';
+import type { RestoreCapture } from '../../../src/core/salvage/restoreCapture';
 
 const cap = (argv: string[], envNames = ['PATH', 'HF_TOKEN', 'VIRTUAL_ENV']): RestoreCapture => ({
   version: 1,

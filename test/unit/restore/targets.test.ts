@@ -113,7 +113,7 @@ describe('restore targets: what restore may write (issue 39)', () => {
 
 describe('restore reads the run folder as data (issue 39, R7, R8)', () => {
   it('a captured profile with a string basePort (a newline and a command) is refused, naming the field', async () => {
-    const { profileGroups } = await import('../../../src/core/restore/restore');
+    const { profileGroups } = await import('../../../src/core/flows/restore');
     const evil = [{ modelPath: '/models/m', gpus: [0], basePort: '33005\ntouch /tmp/PWNED' }];
     assert.throws(() => profileGroups(evil), /basePort/);
     assert.throws(() => profileGroups([{ modelPath: '/models/m', gpus: [0], basePort: 30000, name: 'x; rm -rf ~' }]), /name/);

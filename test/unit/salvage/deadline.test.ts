@@ -1,6 +1,6 @@
-/** The deadline-aware transfer order of salvage (core/salvage/salvage: byValuePerByte, planAgainstDeadline). */
+/** The deadline-aware transfer order of salvage (core/flows/salvage: byValuePerByte, planAgainstDeadline). */
 import assert from 'node:assert/strict';
-import { BATCH_BYTES, BATCH_FILES, SalvageItem, byValuePerByte, planAgainstDeadline, planBatches } from '../../../src/core/salvage/salvage';
+import { BATCH_BYTES, BATCH_FILES, SalvageItem, byValuePerByte, planAgainstDeadline, planBatches } from '../../../src/core/flows/salvage';
 
 const item = (remotePath: string, kind: string, step: string, size: number) => ({ remotePath, kind, step, size }) as unknown as SalvageItem;
 

@@ -16,7 +16,7 @@ import {
   isSystemDir,
   parseListing,
 } from '../../../src/core/salvage/listing';
-import { classifyFile } from '../../../src/core/salvage/salvage';
+import { classifyFile } from '../../../src/core/flows/salvage';
 import { planted } from '../../helpers/planted';
 
 const HF_PLANTED = planted('hf_', 'AbCdEfGhIjKlMnOpQrStUvWxYz012345');

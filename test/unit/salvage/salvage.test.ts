@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { stepOf } from '../../../src/core/salvage/salvage';
+import { stepOf } from '../../../src/core/flows/salvage';
 import { classifySalvage } from '../../../src/core/salvage/listing';
 
 describe('salvage building blocks', () => {

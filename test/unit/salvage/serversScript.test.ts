@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { shq } from '../../../src/core/remote/quote';
+import { shq } from '../../../src/core/util/quote';
 import { renderServersScript } from '../../../src/core/salvage/serversScript';
 import { planted } from '../../helpers/planted';
 import { server } from '../../helpers/sglangServer';

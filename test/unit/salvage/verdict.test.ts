@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Salvager } from '../../../src/core/salvage/salvage';
+import { Salvager } from '../../../src/core/flows/salvage';
 import { finish } from '../../../src/core/salvage/verdict';
 import { ExecFakeTransport, execResult } from '../../helpers/fakeTransport';
 import { itemOf } from '../../helpers/salvageManifest';

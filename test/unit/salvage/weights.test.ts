@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { classifyFile } from '../../../src/core/salvage/salvage';
+import { classifyFile } from '../../../src/core/flows/salvage';
 import {
   downloadMetadataScript,
   hubCacheOrigin,

@@ -1,5 +1,5 @@
 /** Keep Node Salvaged's row under a node: "synced 40 s ago · 1.2 MiB at risk" (a live row, re-rendered in place). */
-import { atRiskBytes } from '../../../core/salvage/watch';
+import { atRiskBytes } from '../../../core/flows/keepSalvaged';
 import { formatBytes, formatDuration } from '../../../core/util/format';
 import type { TreeContext, TreeNode } from '../types';
 

@@ -1,6 +1,6 @@
 /** The guard's start options from flags (core/guard/flow): exactly one target, bounded numbers, an ISO --until in the future. */
 import assert from 'node:assert/strict';
-import { guardStartOptions } from '../../../src/core/guard/flow';
+import { guardStartOptions } from '../../../src/core/flows/guard';
 
 const usage = (m: string): never => {
   throw new Error(m);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { shJoin, shJoinPrintable, shq, shqPrintable } from '../../../src/core/remote/quote';
+import { shJoin, shJoinPrintable, shq, shqPrintable } from '../../../src/core/util/quote';
 
 describe('shell quoting', () => {
   const hostile = [

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Salvager, SalvageManifest } from '../../../src/core/salvage/salvage';
-import { WatchState, atRiskBytes, keepSalvaged } from '../../../src/core/salvage/watch';
+import type { Salvager, SalvageManifest } from '../../../src/core/flows/salvage';
+import { WatchState, atRiskBytes, keepSalvaged } from '../../../src/core/flows/keepSalvaged';
 
 /** A Salvager stand-in: each sync() takes the next outcome (bytes that had changed, or an error). */
 function fakeSalvager(outcomes: Array<number | Error>) {

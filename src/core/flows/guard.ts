@@ -6,8 +6,8 @@ import { runOperation } from '../remote/operation';
 import { parseS3Url, resolveRegion, s3ClientFor } from '../salvage/s3';
 import { DEFAULT_THRESHOLDS, parseThresholds } from '../data/verdict';
 import type { Transport } from '../ssh/transport';
-import { GuardSettings, GuardStartAnswer, WhenDone, guardStartOperation } from './operations';
-import { MAX_POLICY_S, presignPost } from './s3Post';
+import { GuardSettings, GuardStartAnswer, WhenDone, guardStartOperation } from '../guard/operations';
+import { MAX_POLICY_S, presignPost } from '../guard/s3Post';
 
 export interface GuardStartOptions {
   s3?: string;

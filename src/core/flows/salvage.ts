@@ -15,39 +15,48 @@
  * the reason `still-running`, however quiet their logs happen to be. `stopServers` / `stopWriters` stop
  * them first (after writing the servers' command lines), then a final pass fetches what changed.
  */
-export * from './salvageTypes';
-export * from './deadline';
-export * from './stepOf';
-export * from './runDir';
-export * from './serversScript';
-export * from './classify';
-export * from './report';
-export { isFileItem } from './salvageUtil';
-export type { SalvageRun } from './salvageRun';
+export * from '../salvage/salvageTypes';
+export * from '../salvage/deadline';
+export * from '../salvage/stepOf';
+export * from '../salvage/runDir';
+export * from '../salvage/serversScript';
+export * from '../salvage/classify';
+export * from '../salvage/report';
+export { isFileItem } from '../salvage/salvageUtil';
+export type { SalvageRun } from '../salvage/salvageRun';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { Logger, nullLogger } from '../util/logger';
 import { SglangServer } from '../sglang/serverArgv';
 import { outputFilesOf, recordDataQuality } from '../data/salvageRecord';
 import { redactText } from '../util/redact';
-import { SalvageListing } from './listing';
-import { LocalNames, insideDest } from './paths';
-import { BatchWriter } from './batchWriter';
-import { PhaseTimer } from './timings';
-import { Settled, startEarly, unwrap } from './early';
-import { S3Inventory } from './s3';
-import { LEFT_REASON_TEXT, STEPS, SalvageItem, SalvageManifest, SalvageOptions, SalvageProgress, StepId, StepStatus } from './salvageTypes';
-import { byValuePerByte } from './deadline';
-import { chooseRunDir, writeAtomic } from './runDir';
-import { planNow } from './plan';
-import { resumeFromPrevious } from './resume';
-import { catchUp, finalPass } from './finalPass';
-import { closeBatchWriter, runFileStep } from './transferPhase';
-import { planDeadline } from './deadlineStep';
-import { runS3Step, runUploadStep } from './s3Step';
-import { finish } from './verdict';
-import type { SalvageRun } from './salvageRun';
-import { LocalBase, SnapshotResult, defaultSnapshot, isFileItem } from './salvageUtil';
+import { SalvageListing } from '../salvage/listing';
+import { LocalNames, insideDest } from '../salvage/paths';
+import { BatchWriter } from '../salvage/batchWriter';
+import { PhaseTimer } from '../salvage/timings';
+import { Settled, startEarly, unwrap } from '../salvage/early';
+import { S3Inventory } from '../salvage/s3';
+import {
+  LEFT_REASON_TEXT,
+  STEPS,
+  SalvageItem,
+  SalvageManifest,
+  SalvageOptions,
+  SalvageProgress,
+  StepId,
+  StepStatus,
+} from '../salvage/salvageTypes';
+import { byValuePerByte } from '../salvage/deadline';
+import { chooseRunDir, writeAtomic } from '../salvage/runDir';
+import { planNow } from '../salvage/plan';
+import { resumeFromPrevious } from '../salvage/resume';
+import { catchUp, finalPass } from '../salvage/finalPass';
+import { closeBatchWriter, runFileStep } from '../salvage/transferPhase';
+import { planDeadline } from '../salvage/deadlineStep';
+import { runS3Step, runUploadStep } from '../salvage/s3Step';
+import { finish } from '../salvage/verdict';
+import type { SalvageRun } from '../salvage/salvageRun';
+import { LocalBase, SnapshotResult, defaultSnapshot, isFileItem } from '../salvage/salvageUtil';
 
 export class Salvager implements SalvageRun {
   readonly manifest: SalvageManifest;
@@ -277,7 +286,7 @@ export class Salvager implements SalvageRun {
   /** Before the final pass (servers still running): what restore needs; never fails the salvage. @internal */
   async recordForRestore(): Promise<void> {
     if (!this.listing) return;
-    const { captureForRestore } = await import('../restore/capture');
+    const { captureForRestore } = await import('../salvage/restoreCapture');
     const paths = this.manifest.items.filter((i) => i.selected && isFileItem(i)).map((i) => i.remotePath);
     this.manifest.restore = await captureForRestore(this.o.transport, this.listing, paths, { signal: this.o.signal, log: this.log });
     this.save(); // the final pass, next, saves forced
@@ -344,7 +353,7 @@ export class Salvager implements SalvageRun {
     const s3 = this.o.s3;
     if (s3)
       this.early.s3 = startEarly(this.timer, 's3', async () =>
-        (await import('./s3')).inventoryS3(s3, { signal: this.o.signal as AbortSignal | undefined }),
+        (await import('../salvage/s3')).inventoryS3(s3, { signal: this.o.signal as AbortSignal | undefined }),
       );
   }
 

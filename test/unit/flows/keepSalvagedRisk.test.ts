@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { unsavedBytes } from '../../../src/core/salvage/watch';
+import { unsavedBytes } from '../../../src/core/flows/keepSalvaged';
 import type { SalvageItem } from '../../../src/core/salvage/salvageTypes';
 
 const item = (o: Partial<SalvageItem>): SalvageItem =>

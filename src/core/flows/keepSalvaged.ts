@@ -7,7 +7,7 @@
  */
 import { errorMessage } from '../util/errors';
 import type { Salvager } from './salvage';
-import type { SalvageItem } from './salvageTypes';
+import type { SalvageItem } from '../salvage/salvageTypes';
 
 export interface WatchSync {
   listedAt: string;

@@ -7,18 +7,18 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { runOperation } from '../remote/operation';
-import { shJoin } from '../remote/quote';
+import { shJoin } from '../util/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
-import type { SalvageManifest } from '../salvage/salvage';
+import type { SalvageManifest } from './salvage';
 import { LaunchResult, SecretSource, launch } from '../launch/launch';
 import { LaunchProfile, validateProfile } from '../launch/profile';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import type { RestoreCapture } from './capture';
-import { ClientResume, clientResume, startClientOperation } from './client';
-import { FilesResult, LocalPlan, applyFiles, buildLocalPlan, checkWritable } from './files';
-import { adaptProfile } from './launchAdapt';
-import { FolderMap } from './mapping';
-import { NodeFacts, nodeFactsOperation } from './nodeOps';
+import type { RestoreCapture } from '../salvage/restoreCapture';
+import { ClientResume, clientResume, startClientOperation } from '../restore/client';
+import { FilesResult, LocalPlan, applyFiles, buildLocalPlan, checkWritable } from '../restore/files';
+import { adaptProfile } from '../restore/launchAdapt';
+import { FolderMap } from '../restore/mapping';
+import { NodeFacts, nodeFactsOperation } from '../restore/nodeOps';
 
 export type RestoreManifest = SalvageManifest & { restore?: RestoreCapture | null };
 

@@ -13,9 +13,9 @@ import { ProbeResult, probeOperation } from '../node/probe';
 import type { SglangServer } from '../sglang/serverArgv';
 import type { Transport } from '../ssh/transport';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { gatewayRef, removeWorker, waitRemoved } from './client';
-import { isSecondaryRank, nodeRank, distInitAddr } from './multinode';
-import { RotationNode, Routing, routingTo } from './rotation';
+import { gatewayRef, removeWorker, waitRemoved } from '../gateway/client';
+import { isSecondaryRank, nodeRank, distInitAddr } from '../gateway/multinode';
+import { RotationNode, Routing, routingTo } from '../gateway/rotation';
 
 export interface ReleaseFleetNode {
   name: string;

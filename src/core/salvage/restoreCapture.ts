@@ -6,7 +6,7 @@
  */
 import { runOperation, RemoteOperation } from '../remote/operation';
 import type { AbortLike, Transport } from '../ssh/transport';
-import type { ListedProcess, SalvageListing } from '../salvage/listing';
+import type { ListedProcess, SalvageListing } from './listing';
 import type { LaunchProfile } from '../launch/profile';
 import { errorMessage } from '../util/errors';
 import { isSecretName, redactArgv } from '../util/redact';

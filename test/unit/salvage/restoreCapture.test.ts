@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { modesOperation } from '../../../src/core/restore/capture';
+import { modesOperation } from '../../../src/core/salvage/restoreCapture';
 
 describe('restore capture: file modes', () => {
   it('one stat for many files, matched by name: odd names, a missing file, exec bits', () => {

@@ -1,4 +1,4 @@
-import { visible } from '../util/terminal';
+import { visible } from './terminal';
 
 /**
  * POSIX shell quoting. Every argument we put into a remote command line goes through `shq`,
