@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
 import { listNodes } from '../../src/core/ssh/nodes';
 import { ConnectionPool } from '../../src/core/ssh/pool';
-import { Salvager } from '../../src/core/salvage/salvage';
+import { Salvager } from '../../src/core/flows/salvage';
 import type { SshTransport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { cli } from '../helpers/cli';
