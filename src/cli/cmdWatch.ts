@@ -17,6 +17,7 @@
  * --until: exit 0 when that happens on any watched node (any = any transition into trouble), 8 if a node
  * becomes unreachable first, 130 on Ctrl-C. Without --until it runs until Ctrl-C (exit 130).
  */
+import { GuardFollow, formatGuardLine } from './watchGuard';
 import { formatCount } from '../core/util/format';
 import { errorMessage } from '../core/util/errors';
 import { GuardSample, GuardTransition, NodeGuard, isOkValue } from '../core/node/guard';
@@ -149,6 +150,8 @@ interface Watched {
   /** The last probe that answered (null while unreachable): the fleet's view of multi-node servers. */
   lastProbe: ProbeResult | null;
   data: DataWatch | null;
+  /** The node's own guard: what it did, then its new events (./watchGuard). */
+  guardFollow: GuardFollow;
 }
 
 export async function cmdWatch(
@@ -181,7 +184,7 @@ export async function cmdWatch(
     guard.onTransition(onTr);
     const data = opts.data ? new DataWatch(spec.name, { paths: opts.data.paths, roots: opts.data.roots ?? spec.roots }) : null;
     data?.onTransition(onTr);
-    return { spec, monitor, guard, economics, history, firstProbe: null, lastProbe: null, data };
+    return { spec, monitor, guard, economics, history, firstProbe: null, lastProbe: null, data, guardFollow: new GuardFollow(spec.name) };
   });
 
   const pollOne = async (w: Watched, first: boolean): Promise<void> => {
@@ -221,6 +224,7 @@ export async function cmdWatch(
     w.lastProbe = probe;
     w.guard.update(probe);
     if (w.data) await w.data.poll(t, signal);
+    for (const l of await w.guardFollow.poll(t, signal)) print(l, formatGuardLine(l));
     if (opts.until && result === null) {
       for (const [k, v] of w.guard.states()) {
         if (k === 'node') continue;

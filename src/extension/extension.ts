@@ -19,6 +19,7 @@ import { DataGuards } from './dataGuards';
 import { RecentLines, channelLogger } from './log';
 import { LogViews } from './logView';
 import { NodeList, fleetOptions } from './nodeList';
+import { NodeGuards } from './nodeGuards';
 import { NodeResolver } from './resolve';
 import { SalvageVerdicts } from './salvageVerdicts';
 import { VerdictFreshness } from './verdictFreshness';
@@ -92,6 +93,16 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const keepSalvaged = store.add(
     new KeepSalvaged({ verdicts, refresh: (n) => tree.refreshLive(n), log, onVanished: (n, m) => announceVanished(n, m.dest) }),
   );
+  const guards = store.add(
+    new NodeGuards({
+      fleet,
+      transportFor: (n) => (fleet.node(n) ? transportFor(n) : undefined),
+      memento: context.globalState,
+      refresh: (n) => tree.refreshLive(n),
+      log,
+    }),
+  );
+  tree.guardFor = (n) => guards.statusOf(n);
   const resolver = new NodeResolver(fleet);
   const services: Services = {
     context,
@@ -108,6 +119,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     live,
     dashboards,
     keepSalvaged,
+    guards,
     transportFor,
   };
   const docs = store.add(new ScriptDocuments());

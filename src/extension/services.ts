@@ -14,6 +14,7 @@ import type { NodeList } from './nodeList';
 import type { NodeResolver } from './resolve';
 import type { SalvageVerdicts } from './salvageVerdicts';
 import type { NodesTreeProvider } from './tree';
+import type { NodeGuards } from './nodeGuards';
 
 export interface Services {
   readonly context: vscode.ExtensionContext;
@@ -32,6 +33,8 @@ export interface Services {
   readonly dashboards: Dashboards;
   /** Keep Node Salvaged: the watches running per node. */
   readonly keepSalvaged: KeepSalvaged;
+  /** The nodes' own guards (gpu-sessions guard), as last read. */
+  readonly guards: NodeGuards;
   /** The pooled transport of a node of the fleet. */
   transportFor(node: NodeSpec | string): Transport;
 }

@@ -5,6 +5,7 @@
  * final sync → safe → the provider stand-in (a fake runpodctl) records exactly one stop; SIGTERM → last-gasp
  * sync; --until stops it; status after reconnecting shows all of it.
  */
+import { Watch } from '../helpers/watchCli';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -102,6 +103,19 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
     const dir = path.join(sim.home, '.gpu-sessions/guard');
     assert.equal(execFileSync('stat', ['-c', '%a', dir], { encoding: 'utf8' }).trim(), '700');
     assert.equal(execFileSync('stat', ['-c', '%a', path.join(dir, 'config.json')], { encoding: 'utf8' }).trim(), '600');
+    // `watch` reports the guard: what it did so far, in one line (issue 47, laptop side)
+    const w = new Watch(sim, ['--interval', '1'], {});
+    try {
+      const line = await waitFor(
+        'a guard-summary line from watch',
+        () => w.lines.find((l) => (l.type as string) === 'guard-summary'),
+        30_000,
+      );
+      assert.equal((line as unknown as { running: boolean }).running, true);
+      assert.match(String((line as unknown as { summary: string }).summary), /files? copied, verified/);
+    } finally {
+      await w.stop();
+    }
     const stop = await guard('stop');
     assert.equal(stop.code, 0);
     assert.equal(stop.out.wasRunning, true);

@@ -11,6 +11,7 @@ import { copyPath } from './copyPath';
 import { openDashboard, setRentalDeadline } from './dashboard';
 import { startDemoNode, stopDemoNode } from './demo';
 import { forgetPassphrases } from './forgetPassphrases';
+import { startGuard, stopGuard } from './guard';
 import { keepSalvaged } from './keepSalvaged';
 import { launchProfile } from './launchProfile';
 import { moveJob } from './moveJob';
@@ -41,6 +42,8 @@ export function allCommands(docs: ScriptDocuments): Command[] {
     salvageNode,
     keepSalvaged,
     releaseNode,
+    startGuard,
+    stopGuard,
     launchProfile(docs),
     captureProfile,
     moveJob,

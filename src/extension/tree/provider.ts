@@ -2,6 +2,7 @@
  * The Nodes tree provider: dispatches each element to its item file (tree/items/<type>.ts) and
  * re-renders a node when the fleet, its live figures or its salvage verdict change.
  */
+import type { GuardStatus } from '../../core/guard/operations';
 import * as vscode from 'vscode';
 import type { Fleet } from '../../core/node/fleet';
 import type { NodeLive } from '../../core/node/monitor';
@@ -50,6 +51,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   deadlineFor: (node: string) => { deadline: Deadline; leadS: number } | undefined = () => undefined;
   /** The data guard's files per node (DataGuards.filesOf), supplied by the extension. */
   dataFor: (node: string) => DataSampleFile[] | undefined = () => undefined;
+  /** The node's own guard (NodeGuards.statusOf), supplied by the extension. */
+  guardFor: (node: string) => GuardStatus | undefined = () => undefined;
   /** How the top level is grouped (setting gpuSessions.tree.grouping), supplied by the extension; flat until then. */
   groupsFor: (nodes: NodeSpec[]) => GroupedNodes = (nodes) => ({ top: nodes, groups: [] });
 

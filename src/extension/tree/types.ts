@@ -9,6 +9,7 @@ import type { Fleet } from '../../core/node/fleet';
 import type { SalvageVerdicts } from '../salvageVerdicts';
 import type { DataSampleFile } from '../../core/data/watch';
 import type { Gateway } from '../../core/gateway/discover';
+import type { GuardStatus } from '../../core/guard/operations';
 
 export type TreeNode =
   /** Nodes of one Included ssh config file or one gpuSessions.nodes[].group (core/ssh/groups.ts). */
@@ -25,7 +26,7 @@ export type TreeNode =
       /** a theme colour id for the icon */
       color?: string;
       tooltip?: string;
-      live?: 'progress' | 'done' | 'deadline' | 'salvage' | 'data';
+      live?: 'progress' | 'done' | 'deadline' | 'salvage' | 'data' | 'guard';
     }
   | { type: 'group'; node: string; group: 'gpus' | 'servers' | 'artifacts' }
   | { type: 'gpu'; node: string; gpu: GpuInfo }
@@ -49,6 +50,8 @@ export interface TreeContext {
   deadlineFor(node: string): { deadline: Deadline; leadS: number } | undefined;
   /** The data guard's latest files of the node (core/data), when judged. */
   dataFor?(node: string): DataSampleFile[] | undefined;
+  /** The node's own guard (gpu-sessions guard), as last read; undefined when it never ran one. */
+  guardFor?(node: string): GuardStatus | undefined;
   /** The id of an argument-free command that tails `file` of `node` (tree/clickCommands.ts). */
   tailCommand?(node: string, file: string): string;
 }

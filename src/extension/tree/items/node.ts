@@ -1,6 +1,7 @@
 /** A node: its summary, tooltip with the machine's facts, salvage verdict; children: live progress and the groups. */
 import { dataRowText } from '../../dataGuards';
 import * as vscode from 'vscode';
+import { guardRowText } from '../../../core/guard/summary';
 import { visible } from '../../../core/util/terminal';
 import { isCodeHost } from '../../../core/ssh/groups';
 import { connectsTo } from '../../../core/ssh/resolveView';
@@ -184,6 +185,7 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
       icon: 'debug-stop',
     });
   out.push(...deadlineRows(name, ctx));
+  out.push(...guardRows(name, ctx));
   out.push(...dataRows(name, ctx));
   const pr = live?.progress?.progress;
   const di = live?.progress?.doneIndices;
@@ -213,6 +215,25 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
     });
   out.push(...keepSalvagedRows(name, ctx));
   return out;
+}
+
+/** The Guard row: the node's own guard (issue 47), running or not, its last verified sync and what is at risk. */
+function guardRows(name: string, ctx: TreeContext): TreeNode[] {
+  const g = ctx.guardFor?.(name);
+  if (!g) return [];
+  const r = guardRowText(g);
+  return [
+    {
+      type: 'info',
+      node: name,
+      live: 'guard',
+      label: r.label,
+      detail: r.detail,
+      tooltip: r.tooltip,
+      icon: r.ok ? 'shield' : 'warning',
+      color: r.ok ? undefined : 'list.warningForeground',
+    },
+  ];
 }
 
 /** The Data row (core/data via DataGuards): "902,087 rows · 0.4 % empty · 3 % cut at length", warning colours when bad. */
