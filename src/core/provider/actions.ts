@@ -78,3 +78,46 @@ export function actionOperation(
     parse: (r: ExecResult) => ({ code: r.code, said: text(r.stdout).trim().slice(0, 2000) }),
   };
 }
+
+export interface EndCallResult {
+  code: number | null;
+  said: string;
+  /** The provider's status read in the same exec right after the call (a stopped pod's container dies soon). */
+  status: InstanceStatus | null;
+}
+
+const ACTION_RC = /\n@@action-rc=(\d*)@@\n/;
+
+/**
+ * The one provider call of end-rental and, in the same exec, the provider's status right after it (providers.md
+ * §1.3: once stopped, nothing can run on the node any more). `shutdown` reads no status.
+ */
+export function endOperation(p: ProviderInfo & { instanceId: string | null }, action: ProviderAction): RemoteOperation<EndCallResult> {
+  const withStatus = action !== 'shutdown' && p.instanceId !== null && (p.name === 'runpod' || p.name === 'vast');
+  const env = action === 'shutdown' ? '' : p.name === 'runpod' ? RP_ENV : VAST_ENV;
+  const call =
+    action === 'shutdown'
+      ? actionCommand({ ...p, instanceId: '' }, 'shutdown')
+      : actionCommand(p as ProviderInfo & { instanceId: string }, action);
+  const f = '"${TMPDIR:-/tmp}/gs-end.$$"';
+  const status = withStatus ? String(statusOperation(p as ProviderInfo & { instanceId: string }).stdin) : '';
+  return {
+    name: `${p.name}-${action}`,
+    command: 'sh -s',
+    stdin: `${env}\n${call} </dev/null >${f} 2>&1; rc=$?\nhead -c 4096 ${f}; rm -f ${f}\nprintf '\\n@@action-rc=%s@@\\n' "$rc"\n${status}\n`,
+    timeoutMs: 90_000,
+    maxOutputBytes: OUT,
+    parse: (r: ExecResult) => {
+      const out = text(r.stdout);
+      const m = ACTION_RC.exec(out);
+      if (!m) return { code: r.code, said: out.trim().slice(0, 2000), status: null };
+      const said = out.slice(0, m.index).trim().slice(0, 2000);
+      const rest = out.slice(m.index + m[0].length);
+      return {
+        code: m[1] === '' ? null : Number(m[1]),
+        said,
+        status: withStatus ? parseStatusOutput(p.name, p.instanceId as string, rest) : null,
+      };
+    },
+  };
+}
