@@ -296,6 +296,10 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         timeout: { type: 'string' },
         to: { type: 'string' },
         'when-done': { type: 'string' },
+        stop: { type: 'boolean' },
+        terminate: { type: 'boolean' },
+        shutdown: { type: 'boolean' },
+        'verify-timeout': { type: 'string' },
         idle: { type: 'string' },
         'stop-client-on-bad-data': { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
@@ -510,6 +514,38 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
             {
               via: via.map((x) => x.name),
               drainTimeoutS: drainS,
+              dest: path.resolve(v.dest ?? 'salvage'),
+              dryRun: Boolean(v['dry-run']),
+              yes: Boolean(v.yes),
+              json: g.json,
+            },
+            io,
+            ac.signal,
+          );
+        } finally {
+          process.off('SIGINT', onSig);
+          pool.dispose();
+        }
+      }
+      case 'end-rental': {
+        if (rest.length !== 1) usageError('end-rental takes exactly one NODE.');
+        const E = await import('./cmdEndRental');
+        const { action, verifyTimeoutS } = E.endRentalAction(v, usageError);
+        const node = nodeFor(rest[0], g);
+        const pool = makePool(g, io, node);
+        const ac = new AbortController();
+        const onSig = () => ac.abort();
+        process.once('SIGINT', onSig);
+        // each check of "does SSH still let a session in" is a new connection (its own pool; the flow disposes it)
+        const fresh = () => makePool({ ...g, acceptNew: false }, { ...io, isTTY: false }, node).get(node);
+        try {
+          return await E.cmdEndRental(
+            node,
+            pool,
+            fresh,
+            {
+              action,
+              verifyTimeoutS,
               dest: path.resolve(v.dest ?? 'salvage'),
               dryRun: Boolean(v['dry-run']),
               yes: Boolean(v.yes),
