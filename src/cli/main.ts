@@ -131,6 +131,7 @@ async function cmdMcp(g: GlobalOpts, io: CliIo, destRoots: string[] = []): Promi
       nodeFor: (name) => nodeFor(name, g),
       destRoots,
       pool,
+      freshTransport: (node) => makePool({ ...g, acceptNew: false }, quiet, node).get(node),
       probeJson,
       version: '0.1.0',
       watch: (node, intervalS, signal, out) =>

@@ -133,6 +133,35 @@ describe('end-rental over a real OpenSSH sshd (simulated RunPod pod)', function 
     assert.equal(readSimPod(sim.home)!.desiredStatus, 'RUNNING');
   });
 
+  it('MCP end_rental: refused without confirm: true; dryRun says the command and ends nothing', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const CLI = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
+    const client = new Client({ name: 'gs-end-rental-test', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [CLI, ...g(), 'mcp', '--mcp-dest', work], stderr: 'ignore' }),
+    );
+    type R = { isError?: boolean; structuredContent?: Record<string, unknown> };
+    const call = async (a: Record<string, unknown>) =>
+      (await client.callTool({ name: 'end_rental', arguments: { node: 'simnode', dest: dest(), ...a } }, undefined, {
+        timeout: 60_000,
+      })) as R;
+    try {
+      const refused = await call({ action: 'stop', confirm: false });
+      assert.equal(refused.isError, true);
+      assert.match(String(refused.structuredContent?.error), /confirm: true/);
+      const dry = await call({ action: 'stop', dryRun: true, confirm: false });
+      assert.ok(!dry.isError, JSON.stringify(dry));
+      assert.equal(dry.structuredContent?.exitCode, 0);
+      assert.equal(dry.structuredContent?.command, `runpodctl pod stop ${sim.layout.provider!.instanceId}`);
+      const outside = await call({ action: 'stop', dest: '/etc', dryRun: true, confirm: false });
+      assert.equal(outside.isError, true);
+    } finally {
+      await client.close();
+    }
+    assert.deepEqual(calls(), []);
+  });
+
   it('a stop that "succeeds" while the pod stays RUNNING is exit 1, never reported as ended', async () => {
     setSimPodKnobs(sim.home, { stopKeepsRunning: true });
     assert.equal((await salvage(dest())).verdict, 'safe');
