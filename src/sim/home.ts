@@ -57,9 +57,10 @@ export interface SimNodeOptions {
   workspace?: string;
   /**
    * The provider the node plays (issue 46): 'runpod' puts RUNPOD_POD_ID and a pod-scoped RUNPOD_API_KEY in its
-   * environment and the `runpodctl` stand-in on its PATH (src/sim/provider.ts). Default none (the demo node: runpod).
+   * environment and the `runpodctl` stand-in on its PATH, 'vast' CONTAINER_ID, VAST_CONTAINERLABEL, CONTAINER_API_KEY
+   * and `vastai` (src/sim/provider.ts). Default none (the demo node: runpod).
    */
-  provider?: 'runpod' | null;
+  provider?: 'runpod' | 'vast' | null;
 }
 
 export interface SimNodeLayout {
@@ -194,8 +195,8 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
   w.file('venv/bin/activate', activateScript(), 0o644);
   w.file('venv/pyvenv.cfg', 'home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.7\n');
 
-  const provider = opts.provider === 'runpod' ? writeSimProvider(w, assets, gpuCount) : null;
-  if (!provider) for (const f of ['bin/runpodctl', '.sim/provider']) rmSync(path.join(home, f), { recursive: true, force: true });
+  for (const f of ['bin/runpodctl', 'bin/vastai', '.sim/provider']) rmSync(path.join(home, f), { recursive: true, force: true });
+  const provider = opts.provider ? writeSimProvider(w, assets, gpuCount, opts.provider) : null;
 
   // sshd with PermitUserEnvironment reads this: login shells get the same PATH and PYTHONPATH.
   w.mkdir('.ssh', 0o700);

@@ -11,7 +11,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readSimPod, setSimPodKnobs } from '../../src/sim/provider';
+import { readSimPod, readSimVast, setSimPodKnobs } from '../../src/sim/provider';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { waitFor } from '../helpers/wait';
@@ -213,5 +213,49 @@ describe('end-rental over a real OpenSSH sshd (simulated RunPod pod)', function 
     await waitFor('the container to end', () => readSimPod(sim.home)!.containerDead || null, 10_000);
     const grep = spawnSync('grep', ['-rl', USER_KEY, sim.home], { encoding: 'utf8' });
     assert.equal(grep.status, 1, grep.stdout);
+  });
+});
+
+describe('end-rental --terminate over a real OpenSSH sshd (simulated Vast.ai instance)', function () {
+  this.timeout(300_000);
+  let sim: SimNode;
+  let work: string;
+  const g = () => ['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile];
+
+  before(async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    work = mkdtempSync(path.join(os.tmpdir(), 'gs-endrental-vast-'));
+    sim = await startSimNode({ user: 'gs46vast', gpuCount: 1, provider: 'vast' });
+    setSimPodKnobs(sim.home, { dieAfterS: 1 });
+  });
+  after(async () => {
+    await sim?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('probe detects the Vast instance; after a safe salvage --terminate destroys it once (-y, the instance key), verified gone', async () => {
+    const p = JSON.parse((await cli([...g(), 'probe', 'simnode', '--json'])).stdout).provider;
+    assert.deepEqual([p.name, p.instanceId, p.actions], ['vast', sim.layout.provider!.instanceId, ['stop', 'terminate']]);
+    assert.ok(p.evidence.includes('vastai on PATH'), p.evidence.join('; '));
+    const dest = path.join(work, 'salvage');
+    const s = await cli([...g(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--stop-servers'], { timeoutMs: 180_000 });
+    assert.equal(s.code, 0, s.stderr + s.stdout.slice(0, 1500));
+    const r = await cli([...g(), 'end-rental', 'simnode', '--terminate', '--yes', '--json', '--dest', dest, '--verify-timeout', '60'], {
+      timeoutMs: 120_000,
+      env: { VAST_API_KEY: 'users-own-vast-key-0123456789abcdef' },
+    });
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const j = JSON.parse(r.stdout);
+    assert.deepEqual([j.provider, j.action, j.outcome, j.verified], ['vast', 'terminate', 'ended', true]);
+    assert.equal(j.command, `VAST_API_KEY="$CONTAINER_API_KEY" vastai destroy instance ${sim.layout.provider!.instanceId} -y`);
+    assert.ok(
+      j.evidence.some((e: string) => /status right after the call: gone \(terminated\)/.test(e)),
+      j.evidence.join('\n'),
+    );
+    assert.deepEqual(
+      readSimVast(sim.home)!.calls.map((c) => [c.verb, c.key]),
+      [['delete', 'instance']],
+    );
+    assert.equal(spawnSync('grep', ['-rl', 'users-own-vast-key', sim.home]).status, 1, 'the user key never reached the node');
   });
 });

@@ -12,7 +12,7 @@ import { endOperation, parseStatusOutput, statusOperation } from '../../../src/c
 import type { ProviderInfo } from '../../../src/core/provider/detect';
 import { actionVerified, parseRunpodLegacyTable, parseRunpodPodGet } from '../../../src/core/provider/status';
 import { buildSimHome, SimNodeLayout } from '../../../src/sim/home';
-import { readSimPod, setSimPodKnobs, simContainerDead } from '../../../src/sim/provider';
+import { readSimPod, readSimVast, setSimPodKnobs, simContainerDead } from '../../../src/sim/provider';
 import { waitFor } from '../../helpers/wait';
 
 describe('simulated RunPod pod (runpodctl stand-in)', function () {
@@ -97,5 +97,39 @@ describe('simulated RunPod pod (runpodctl stand-in)', function () {
     assert.equal(plain.provider, null);
     assert.equal(plain.env.RUNPOD_POD_ID, undefined);
     assert.equal(readSimPod(L.home), null);
+  });
+
+  it('a Vast instance: show instance --raw (VAST_API_KEY from CONTAINER_API_KEY), destroy -y, then gone; no -y aborts', async () => {
+    const V = buildSimHome(path.join(dir, 'vast'), { gpuCount: 2, provider: 'vast' });
+    setSimPodKnobs(V.home, { dieAfterS: 0.1 });
+    const vast: ProviderInfo & { instanceId: string } = {
+      name: 'vast',
+      instanceId: V.provider!.instanceId,
+      evidence: [],
+      actions: ['stop'],
+    };
+    assert.equal(V.env.VAST_CONTAINERLABEL, `C.${V.provider!.instanceId}`);
+    const run = (stdin: string) =>
+      execFileSync('sh', ['-s'], { input: stdin, env: { PATH: V.env.PATH, HOME: V.home, ...V.provider!.env } }).toString();
+    const st = parseStatusOutput('vast', vast.instanceId, run(String(statusOperation(vast).stdin)));
+    assert.deepEqual([st.state, st.pricePerHour], ['running', 6.82]);
+    assert.match(st.endsAt ?? '', /^\d{4}-/);
+    const aborted = spawnSync(path.join(V.home, 'bin', 'vastai'), ['destroy', 'instance', vast.instanceId], {
+      env: { PATH: V.env.PATH, HOME: V.home, VAST_API_KEY: V.provider!.apiKey },
+      input: '',
+      encoding: 'utf8',
+    });
+    assert.equal(aborted.status, 0);
+    assert.match(aborted.stdout, /\[y\/N\] Aborted\.\n$/);
+    assert.equal(readSimVast(V.home)!.cur_state, 'running');
+    const op = endOperation(vast, 'terminate');
+    const res = op.parse({ stdout: Buffer.from(run(String(op.stdin))), stderr: Buffer.alloc(0), code: 0, truncated: false });
+    assert.equal(res.said, `destroying instance ${vast.instanceId}.`);
+    assert.equal(res.status?.state, 'terminated');
+    assert.deepEqual(
+      readSimVast(V.home)!.calls.map((c) => [c.verb, c.key]),
+      [['delete', 'instance']],
+    );
+    await waitFor('the container to end', () => simContainerDead(V.home), 10_000);
   });
 });
