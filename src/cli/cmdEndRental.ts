@@ -65,6 +65,18 @@ export async function cmdEndRental(
     verifyTimeoutMs: o.verifyTimeoutS * 1000,
     signal,
     onProgress: say,
+    // once the node no longer answers: the provider's status on this machine with the user's own key, if any
+    localStatus: async (p) => {
+      const { LocalTransport } = await import('../core/ssh/transport');
+      const { localStatusOperation } = await import('../core/provider/actions');
+      const { runOperation } = await import('../core/remote/operation');
+      const t = new LocalTransport();
+      try {
+        return await runOperation(t, localStatusOperation(p), signal);
+      } finally {
+        t.dispose();
+      }
+    },
     confirm:
       o.yes || !io.ask
         ? undefined

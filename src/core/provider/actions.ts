@@ -121,3 +121,32 @@ export function endOperation(p: ProviderInfo & { instanceId: string | null }, ac
     },
   };
 }
+
+/**
+ * The provider's status read on THIS machine with the user's own key (RUNPOD_API_KEY / VAST_API_KEY in the local
+ * environment) and the provider's CLI on the local PATH: verification once the node no longer answers. It runs
+ * only locally; the user's key is never part of anything sent to the node. Prints nothing when no key or CLI is here.
+ */
+export function localStatusOperation(p: ProviderInfo & { instanceId: string }): RemoteOperation<InstanceStatus | null> {
+  const id = shq(p.instanceId);
+  const script =
+    p.name === 'runpod'
+      ? `[ -n "\${RUNPOD_API_KEY:-}" ] && command -v runpodctl >/dev/null 2>&1 || exit 0
+f="\${TMPDIR:-/tmp}/gs-rpl.$$"; printf '@@local@@\\n'; runpodctl pod get ${id} 2>"$f"; rc=$?; e=$(head -c 4096 "$f"); rm -f "$f"
+case "$e" in *'unknown command "pod"'*) printf '\\n@@legacy@@\\n'; runpodctl get pod ${id} -a 2>/dev/null ;; *) printf '\\n@@rc=%s@@\\n%s' "$rc" "$e" ;; esac`
+      : `[ -n "\${VAST_API_KEY:-}" ] && command -v vastai >/dev/null 2>&1 || exit 0
+printf '@@local@@\\n'; vastai show instance ${id} --raw 2>&1`;
+  return {
+    name: `${p.name}-status-local`,
+    command: 'sh -s',
+    stdin: script,
+    timeoutMs: 30_000,
+    maxOutputBytes: OUT,
+    idempotent: true,
+    parse: (r: ExecResult) => {
+      const out = text(r.stdout);
+      if (!out.startsWith('@@local@@\n')) return null;
+      return parseStatusOutput(p.name, p.instanceId, out.slice(10));
+    },
+  };
+}

@@ -38,6 +38,11 @@ export interface EndRentalOptions {
   confirm?: (command: string, provider: ProviderInfo) => Promise<boolean>;
   onProgress?: (message: string) => void;
   signal?: AbortSignal;
+  /**
+   * The provider's status read on this machine with the user's own key (actions.ts localStatusOperation), for when
+   * the node no longer answers; null: no key or CLI here. Never runs anything on the node.
+   */
+  localStatus?: (p: ProviderInfo & { instanceId: string }) => Promise<InstanceStatus | null>;
 }
 
 export type EndOutcome = 'refused' | 'dry-run' | 'declined' | 'ended' | 'not-verified';
@@ -193,6 +198,10 @@ async function verify(o: EndRentalOptions, r: EndRentalResult, p: ProviderInfo, 
         nodeAnswers = false;
         r.evidence.push(`the node no longer runs commands (${errorMessage(e).slice(0, 160)}); its status cannot be read there`);
       }
+    }
+    if (!statusOk && !nodeAnswers && withStatus && o.localStatus) {
+      const st = await o.localStatus({ ...p, instanceId: p.instanceId! }).catch(() => null);
+      if (st) seen(st, 'read here with your own key');
     }
     if (!sshGone) sshGone = await sshRefused(o, r);
     if ((statusOk && sshGone) || Date.now() >= deadline || o.signal?.aborted) break;

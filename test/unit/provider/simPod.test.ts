@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { endOperation, parseStatusOutput, statusOperation } from '../../../src/core/provider/actions';
+import { endOperation, localStatusOperation, parseStatusOutput, statusOperation } from '../../../src/core/provider/actions';
 import type { ProviderInfo } from '../../../src/core/provider/detect';
 import { actionVerified, parseRunpodLegacyTable, parseRunpodPodGet } from '../../../src/core/provider/status';
 import { buildSimHome, SimNodeLayout } from '../../../src/sim/home';
@@ -131,5 +131,15 @@ describe('simulated RunPod pod (runpodctl stand-in)', function () {
       [['delete', 'instance']],
     );
     await waitFor('the container to end', () => simContainerDead(V.home), 10_000);
+  });
+
+  it("verification from this machine: the user's own key and a local runpodctl read the status; no key, no reading", () => {
+    const op = localStatusOperation(rp);
+    const parse = (out: string) => op.parse({ stdout: Buffer.from(out), stderr: Buffer.alloc(0), code: 0, truncated: false });
+    assert.equal(parse(sh(String(op.stdin), { RUNPOD_API_KEY: 'rpa_USERS_OWN' }))?.state, 'running');
+    assert.equal(parse(sh(String(op.stdin), {})), null);
+    assert.equal(parse(sh(String(op.stdin), { RUNPOD_API_KEY: 'k', PATH: '/usr/bin:/bin' })), null);
+    ctl(['pod', 'delete', rp.instanceId]);
+    assert.equal(parse(sh(String(op.stdin), { RUNPOD_API_KEY: 'rpa_USERS_OWN' }))?.state, 'terminated');
   });
 });
