@@ -10,14 +10,14 @@
  * Refusals (exit 5) name each reason; --dry-run ends nothing and says the exact command that would run.
  */
 import { runOperation } from '../remote/operation';
-import { probeOperation } from '../node/probe';
+import { type ProbeResult, probeOperation } from '../node/probe';
 import { salvageListOperation } from '../salvage/listing';
 import { isLoopback } from '../salvage/salvageUtil';
 import type { Transport } from '../ssh/transport';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { actionCommand, endOperation, statusOperation } from './actions';
 import { type ProviderAction, type ProviderInfo, type ProviderName, shutdownCaveat } from './detect';
-import { type Refusal, latestSalvage, providerRefusal, salvagedRoots, staleness, verdictRefusals } from './endCheck';
+import { type LatestSalvage, type Refusal, latestSalvage, providerRefusal, salvagedRoots, staleness, verdictRefusals } from './endCheck';
 import { type InstanceStatus, actionVerified } from './status';
 
 export const DEFAULT_VERIFY_TIMEOUT_S = 180;
@@ -109,30 +109,14 @@ export async function endRental(o: EndRentalOptions): Promise<EndRentalResult> {
   };
   // 2. the node now, before any provider command
   say(`Checking ${o.node} against its salvage verdict…`);
-  const probe = await runOperation(o.transport, probeOperation(o.node, { artifacts: false }), o.signal);
+  const { probe, stale, compared } = await nodeNow(o, s);
   const p = probe.provider;
   r.provider = p?.name ?? 'unknown';
   r.instanceId = p?.instanceId ?? null;
   if (p) r.evidence.push(...p.evidence.map((e) => `detected: ${e}`));
-  if (s && s.manifest.verdict === 'safe') {
-    const local = isLoopback(String(o.transport.describe().host ?? '')) || o.transport.describe().transport === 'local';
-    const L = await runOperation(
-      o.transport,
-      salvageListOperation({
-        roots: salvagedRoots(s.manifest),
-        previousModelDirs: (s.manifest as { modelDirs?: string[] }).modelDirs ?? [],
-        exclude: [o.dest],
-        excludePids: local ? [process.pid] : [],
-      }),
-      o.signal,
-    );
-    const stale = staleness(s, probe, L);
-    if (stale) r.reasons.push(stale);
-    else
-      r.evidence.push(
-        `nothing changed since the verdict of ${s.manifest.finishedAt}: ${L.files.length} file(s) compared, same servers and boot`,
-      );
-  }
+  if (stale) r.reasons.push(stale);
+  else if (compared !== null)
+    r.evidence.push(`nothing changed since the verdict of ${s?.manifest.finishedAt}: ${compared} file(s) compared, same servers and boot`);
   const noAction = providerRefusal(p, o.action);
   if (noAction) r.reasons.push(noAction);
   if (r.reasons.length || !p) return r;
@@ -146,10 +130,18 @@ export async function endRental(o: EndRentalOptions): Promise<EndRentalResult> {
     r.outcome = 'dry-run';
     return r;
   }
-  if (o.confirm && !(await o.confirm(r.command, p))) {
-    r.outcome = 'declined';
-    r.evidence.push('declined at the confirmation: nothing was ended');
-    return r;
+  if (o.confirm) {
+    if (!(await o.confirm(r.command, p))) {
+      r.outcome = 'declined';
+      r.evidence.push('declined at the confirmation: nothing was ended');
+      return r;
+    }
+    // a person may have taken a while to answer: the verdict must still hold now
+    const again = await nodeNow(o, s);
+    if (again.stale) {
+      r.reasons.push(again.stale);
+      return r;
+    }
   }
   if (o.signal?.aborted) throw new GpuSessionsError('cancelled', 'Cancelled before the provider call: nothing was ended.');
   // 3. the one provider call
@@ -167,6 +159,27 @@ export async function endRental(o: EndRentalOptions): Promise<EndRentalResult> {
   await verify(o, r, p, status);
   r.outcome = r.verified ? 'ended' : 'not-verified';
   return r;
+}
+
+/** The probe and, with a safe verdict, the listing of the salvaged folders compared with it (no provider command). */
+async function nodeNow(
+  o: EndRentalOptions,
+  s: LatestSalvage | null,
+): Promise<{ probe: ProbeResult; stale: Refusal | null; compared: number | null }> {
+  const probe = await runOperation(o.transport, probeOperation(o.node, { artifacts: false }), o.signal);
+  if (!s || s.manifest.verdict !== 'safe') return { probe, stale: null, compared: null };
+  const local = isLoopback(String(o.transport.describe().host ?? '')) || o.transport.describe().transport === 'local';
+  const L = await runOperation(
+    o.transport,
+    salvageListOperation({
+      roots: salvagedRoots(s.manifest),
+      previousModelDirs: (s.manifest as { modelDirs?: string[] }).modelDirs ?? [],
+      exclude: [o.dest],
+      excludePids: local ? [process.pid] : [],
+    }),
+    o.signal,
+  );
+  return { probe, stale: staleness(s, probe, L), compared: L.files.length };
 }
 
 /** 4. Until the verify timeout: the provider's own status (on the node while it answers) and a fresh SSH attempt. */
