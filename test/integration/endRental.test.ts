@@ -162,6 +162,45 @@ describe('end-rental over a real OpenSSH sshd (simulated RunPod pod)', function 
     assert.deepEqual(calls(), []);
   });
 
+  it('at a terminal: the exact command is shown and a "no" ends nothing (exit 1, declined)', async () => {
+    const { cmdEndRental } = await import('../../src/cli/cmdEndRental');
+    const { makePool, nodeFor } = await import('../../src/cli/cliNode');
+    const gl = {
+      sshConfig: sim.sshd.sshConfigFile,
+      knownHosts: sim.sshd.knownHostsFile,
+      identity: [],
+      acceptNew: false,
+      json: false,
+      verbose: false,
+    };
+    const node = nodeFor('simnode', gl);
+    const pool = makePool(gl, { out: () => undefined, err: () => undefined, isTTY: false }, node);
+    let out = '';
+    let err = '';
+    const asked: string[] = [];
+    try {
+      const code = await cmdEndRental(
+        node,
+        pool,
+        () => makePool(gl, { out: () => undefined, err: () => undefined, isTTY: false }, node).get(node),
+        { action: 'stop', dest: dest(), dryRun: false, yes: false, json: false, verifyTimeoutS: 5 },
+        {
+          out: (x) => (out += x),
+          err: (x) => (err += x),
+          isTTY: true,
+          ask: async (q) => (asked.push(q), 'n'),
+        },
+      );
+      assert.equal(code, 1, out + err);
+    } finally {
+      pool.dispose();
+    }
+    assert.deepEqual(asked, ['End the rental of simnode? [y/N] ']);
+    assert.ok(err.includes(`  runpodctl pod stop ${sim.layout.provider!.instanceId}\n`), err);
+    assert.match(out, /^Nothing ended\./);
+    assert.deepEqual(calls(), []);
+  });
+
   it('a stop that "succeeds" while the pod stays RUNNING is exit 1, never reported as ended', async () => {
     setSimPodKnobs(sim.home, { stopKeepsRunning: true });
     assert.equal((await salvage(dest())).verdict, 'safe');
