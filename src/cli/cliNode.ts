@@ -165,6 +165,10 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
       flags: s.flags,
     })),
     gateways: (p.gateways ?? []).map(gatewayJson),
+    // which provider rents the node and what it can end the rental with (issue 46); keys only ever as "set"
+    provider: p.provider
+      ? { name: p.provider.name, instanceId: p.provider.instanceId, evidence: p.provider.evidence, actions: p.provider.actions }
+      : null,
     artifacts: p.artifacts,
     artifactsTruncated: p.artifactsTruncated,
     homeDir: p.homeDir,

@@ -44,11 +44,25 @@ async function cmdProbe(args: string[], g: GlobalOpts, io: CliIo): Promise<numbe
   });
 }
 
-async function cmdDemo(args: string[], g: GlobalOpts, io: CliIo, keep: boolean, salvage: boolean, dest?: string): Promise<number> {
+async function cmdDemo(
+  args: string[],
+  g: GlobalOpts,
+  io: CliIo,
+  o: { keep: boolean; salvage: boolean; dest?: string; provider?: string },
+): Promise<number> {
+  const { keep, salvage, dest } = o;
+  const provider = o.provider ?? 'runpod';
+  if (!['runpod', 'vast', 'none'].includes(provider)) usageError(`--provider is runpod, vast or none (got "${provider}").`);
   const { startDemoNode } = await import('../sim/demoServer');
   const dir = args[0] ?? path.join(os.tmpdir(), `gpu-sessions-demo-${os.userInfo().uid}`);
-  io.err(`Starting the demo node (simulated 7x NVIDIA B200, 7 SGLang servers) in ${dir} ...\n`);
-  const demo = await startDemoNode({ dir, log: (m) => io.err(m + '\n') });
+  io.err(
+    `Starting the demo node (simulated 7x NVIDIA B200, 7 SGLang servers${provider === 'none' ? '' : `, a ${provider} rental`}) in ${dir} ...\n`,
+  );
+  const demo = await startDemoNode({
+    dir,
+    log: (m) => io.err(m + '\n'),
+    sim: { provider: provider === 'none' ? null : (provider as 'runpod' | 'vast') },
+  });
   const cleanup = async () => {
     await demo.stop();
   };
@@ -131,6 +145,7 @@ async function cmdMcp(g: GlobalOpts, io: CliIo, destRoots: string[] = []): Promi
       nodeFor: (name) => nodeFor(name, g),
       destRoots,
       pool,
+      freshTransport: (node) => makePool({ ...g, acceptNew: false }, quiet, node).get(node),
       probeJson,
       version: '0.1.0',
       watch: (node, intervalS, signal, out) =>
@@ -296,6 +311,11 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         timeout: { type: 'string' },
         to: { type: 'string' },
         'when-done': { type: 'string' },
+        stop: { type: 'boolean' },
+        terminate: { type: 'boolean' },
+        shutdown: { type: 'boolean' },
+        'verify-timeout': { type: 'string' },
+        provider: { type: 'string' },
         idle: { type: 'string' },
         'stop-client-on-bad-data': { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
@@ -346,7 +366,12 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
             dest: v.dest ? path.resolve(v.dest) : undefined,
           });
         }
-        return await cmdDemo(rest, g, io, Boolean(v.keep), !v['no-salvage'], v.dest ? path.resolve(v.dest) : undefined);
+        return await cmdDemo(rest, g, io, {
+          keep: Boolean(v.keep),
+          salvage: !v['no-salvage'],
+          dest: v.dest ? path.resolve(v.dest) : undefined,
+          provider: v.provider,
+        });
       case 'parse-log': {
         const { cmdParseLog } = await import('./cmdParseLog');
         return await cmdParseLog(rest, { json: g.json, summary: Boolean(v.summary) }, { out: io.out, err: io.err });
@@ -510,6 +535,38 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
             {
               via: via.map((x) => x.name),
               drainTimeoutS: drainS,
+              dest: path.resolve(v.dest ?? 'salvage'),
+              dryRun: Boolean(v['dry-run']),
+              yes: Boolean(v.yes),
+              json: g.json,
+            },
+            io,
+            ac.signal,
+          );
+        } finally {
+          process.off('SIGINT', onSig);
+          pool.dispose();
+        }
+      }
+      case 'end-rental': {
+        if (rest.length !== 1) usageError('end-rental takes exactly one NODE.');
+        const E = await import('./cmdEndRental');
+        const { action, verifyTimeoutS } = E.endRentalAction(v, usageError);
+        const node = nodeFor(rest[0], g);
+        const pool = makePool(g, io, node);
+        const ac = new AbortController();
+        const onSig = () => ac.abort();
+        process.once('SIGINT', onSig);
+        // each check of "does SSH still let a session in" is a new connection (its own pool; the flow disposes it)
+        const fresh = () => makePool({ ...g, acceptNew: false }, { ...io, isTTY: false }, node).get(node);
+        try {
+          return await E.cmdEndRental(
+            node,
+            pool,
+            fresh,
+            {
+              action,
+              verifyTimeoutS,
               dest: path.resolve(v.dest ?? 'salvage'),
               dryRun: Boolean(v['dry-run']),
               yes: Boolean(v.yes),

@@ -3,7 +3,8 @@
  * drives nodes through the same core as the CLI instead of improvising scp: list_nodes, probe_node,
  * tail_log (bounded), parse_log, salvage_plan, salvage_node (only with confirm: true), release_node (same),
  * salvage_status, watch_node (bounded), data_quality (the data verdict of the generation output), restore_plan,
- * restore_run (only with confirm: true), guard_status, guard_start and guard_stop (both only with confirm: true).
+ * restore_run (only with confirm: true), guard_status, guard_start and guard_stop (both only with confirm: true),
+ * end_rental (only with confirm: true; mcpEndRental.ts).
  * Inputs are zod schemas; results are structured JSON, redacted at this
  * boundary (redactOutputValue), so no secret leaves in a result, made inert (controls escaped) and bounded in
  * bytes (mcpResult.ts). tail_log reads only the node's logs, artifacts and files under its salvage roots, never
@@ -32,6 +33,7 @@ import { LogSummarizer, parseStatLine, toJsonRecord } from '../core/sglang/logLi
 import { Salvager, safeNodeName, SalvageManifest } from '../core/flows/salvage';
 import { registerRestoreTools } from './mcpRestore';
 import { registerGuardTools } from './mcpGuard';
+import { registerEndRentalTool } from './mcpEndRental';
 
 export interface McpDeps {
   /** The ssh config the CLI was given (--ssh-config), for list_nodes. */
@@ -43,6 +45,8 @@ export interface McpDeps {
   /** watch_node: cmdWatch's JSON lines for a bounded time. */
   watch(node: NodeSpec, intervalS: number, signal: AbortSignal, out: (line: string) => void): Promise<number>;
   version: string;
+  /** end_rental: a transport on a new connection (never accepting an unknown host key); without it end_rental refuses. */
+  freshTransport?: (node: NodeSpec) => Transport;
   /** salvage_node and salvage_status use only folders under these (absolute, resolved); default: the current folder. */
   destRoots?: string[];
 }
@@ -434,6 +438,14 @@ export function buildMcpServer(d: McpDeps): McpServer {
 
   registerRestoreTools(server, { node, withNode, guarded, runUnderRoots: (run) => destUnderRoots(run, destRoots) });
   registerGuardTools(server, { node, withNode, guarded });
+  registerEndRentalTool(server, {
+    node,
+    nodeFor: d.nodeFor,
+    pool: d.pool,
+    freshTransport: d.freshTransport,
+    destUnder: (dest) => destUnderRoots(dest, destRoots),
+    guarded,
+  });
 
   server.registerTool(
     'watch_node',

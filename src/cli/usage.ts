@@ -46,6 +46,13 @@ Usage:
                                               of every gateway routing to them (on NODE and the --via nodes), wait
                                               until they are idle, then salvage with the servers stopped (into
                                               --dest, default ./salvage); exit 0 safe, 5 unsafe
+  gpu-sessions end-rental NODE (--stop | --terminate | --shutdown) [--dest DIR] [--dry-run] [--yes] [--json]
+                 [--verify-timeout S]
+                                              end the rental with the provider's own action (runpodctl, vastai,
+                                              or sudo shutdown), run on the node with its own scoped key, only on a
+                                              safe salvage verdict (--dest, default ./salvage) that still holds;
+                                              verified by the provider's status and SSH going away (default 180 s);
+                                              exit 0 ended, 5 refused (reasons), 1 not verified
   gpu-sessions history NODE [--json]          the samples and transitions kept by earlier watch runs
   gpu-sessions data NODE [PATH...] [--json] [--sample N] [--response-field PTR] [--prompt-field PTR]
                  [--thresholds NAME=SHARE,...]
@@ -62,12 +69,13 @@ Usage:
                                               when the job is done, at --until or on a shutdown; exit 10 not started
   gpu-sessions mcp [--mcp-dest DIR]...        Model Context Protocol server over stdio for coding agents (tools:
                                               list_nodes, probe_node, tail_log, parse_log, salvage_plan,
-                                              salvage_node and release_node with confirm: true, salvage_status, watch_node,
+                                              salvage_node, release_node and end_rental with confirm: true, salvage_status, watch_node,
                                               data_quality, restore_plan, restore_run with confirm: true);
                                               salvage_node writes only under --mcp-dest (default: current folder)
-  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--json]
+  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--provider runpod|vast|none] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
-                                              salvage it against a local S3 (s3rver) that holds part of its data
+                                              salvage it against a local S3 (s3rver) that holds part of its data;
+                                              it plays a RunPod pod (default) or a Vast instance for end-rental
   gpu-sessions demo --fleet [DIR] [--keep] [--no-salvage] [--dest DIR] [--json]
                                               two demo nodes (gpu-demo-a, gpu-demo-b) with a gateway and a multi-node
                                               server: probe both, then release gpu-demo-b the safe way

@@ -40,6 +40,22 @@ export class Connections implements vscode.Disposable {
     return this.routing.get(node);
   }
 
+  /**
+   * A transport on a new connection, outside the pools (end-rental asks "does SSH still let a session in?"): never
+   * accepts an unknown host key and never prompts; a stored passphrase is used. The caller disposes it.
+   */
+  fresh(node: NodeSpec): Transport {
+    const { secrets, log } = this.deps;
+    return new ConnectionPool({
+      knownHosts: new KnownHostsStore(this.knownHostsFor(node)),
+      resolveHop: (spec) => this.deps.resolveHop(spec),
+      connectTimeoutMs: cfg<number>('connectTimeoutSeconds', 15) * 1000,
+      log,
+      confirmHostKey: () => Promise.resolve(false),
+      askPassphrase: async (file) => (await secrets.get(secretKey(file))) ?? undefined,
+    }).get(node);
+  }
+
   /** Drops the node's connection; `knownHostsFile`: the pool of that file (the demo's, once it is no longer the demo). */
   forget(node: NodeSpec, knownHostsFile?: string): void {
     if (knownHostsFile) this.pools.get(knownHostsFile)?.forget(node);

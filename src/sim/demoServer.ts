@@ -12,6 +12,7 @@ import type { Server } from 'ssh2';
 import { buildSimHome, SimNodeLayout, SimNodeOptions } from './home';
 import { loadSsh2 } from '../core/ssh/transport';
 import { SIM_SCOPE_VAR } from '../core/node/probe';
+import { simContainerDead } from './provider';
 
 export interface DemoNodeOptions {
   /** Folder for keys, config and the sandbox home. */
@@ -126,7 +127,8 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
   const wanted = opts.sim?.basePort ?? 20000 + 7 * Math.floor(Math.random() * 1700);
   const basePort = await findFreePortBlock(wanted, opts.sim?.gpuCount ?? 7);
   if (basePort !== wanted) log(`Ports ${wanted}+ are busy; the simulated servers use ${basePort}+.`);
-  const layout = buildSimHome(home, { ...opts.sim, basePort });
+  // The demo node plays a RunPod pod unless told otherwise (sim.provider: null): `end-rental` can end it.
+  const layout = buildSimHome(home, { ...opts.sim, provider: opts.sim?.provider === undefined ? 'runpod' : opts.sim.provider, basePort });
   const shellEnv: NodeJS.ProcessEnv = {
     ...layout.env,
     // The demo node shares this machine's process table: the probe lists only the servers running
@@ -141,7 +143,15 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
 
   const children = new Set<ChildProcess>();
   const clients = new Set<{ end(): void }>();
+  // A stopped or deleted pod's container is gone: its sshd with it. Once the stand-in says so, every session ends
+  // and new connections are closed before their handshake.
+  let podDead = false;
   const server: Server = new SshServer({ hostKeys: [hostKey.private] }, (client) => {
+    if (podDead || (layout.provider && simContainerDead(home))) {
+      client.on('error', () => undefined);
+      client.end();
+      return;
+    }
     clients.add(client);
     client.on('close', () => clients.delete(client));
     client.on('error', () => undefined);
@@ -244,6 +254,17 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
     });
   });
 
+  const deathWatch = layout.provider
+    ? setInterval(() => {
+        if (podDead || !simContainerDead(home)) return;
+        podDead = true;
+        log(`The pod ${layout.provider?.instanceId} was ended: the demo node refuses new SSH sessions.`);
+        for (const c of clients) c.end();
+        killChildren('SIGTERM');
+      }, 500)
+    : null;
+  deathWatch?.unref();
+
   const want = opts.port ?? 0;
   const port = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);
@@ -309,6 +330,7 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    if (deathWatch) clearInterval(deathWatch);
     // Exec children first (a tail -F never ends by itself), then the servers, then the listener.
     killChildren('SIGTERM');
     for (const c of clients) c.end();

@@ -17,6 +17,7 @@ import { HomeWriter, gpuUuid, isInside, shq, stripUndefined } from './homeWriter
 import { S3_UTILS, STOP_SCRIPT, TOKENIZE_SCRIPT, activateScript, generateScript, launchScript } from './homeScripts';
 import { writeArtifacts, writeModel } from './homeArtifacts';
 import { writeWorkspace } from './homeWorkspace';
+import { SimProvider, writeSimProvider } from './provider';
 
 export interface SimNodeOptions {
   /** Number of GPUs and of SGLang servers (one per GPU). Default 7. */
@@ -54,6 +55,12 @@ export interface SimNodeOptions {
    * model, a private key in `~/.ssh` and `~/.aws/credentials`.
    */
   workspace?: string;
+  /**
+   * The provider the node plays (issue 46): 'runpod' puts RUNPOD_POD_ID and a pod-scoped RUNPOD_API_KEY in its
+   * environment and the `runpodctl` stand-in on its PATH, 'vast' CONTAINER_ID, VAST_CONTAINERLABEL, CONTAINER_API_KEY
+   * and `vastai` (src/sim/provider.ts). Default none (the demo node: runpod).
+   */
+  provider?: 'runpod' | 'vast' | null;
 }
 
 export interface SimNodeLayout {
@@ -78,6 +85,8 @@ export interface SimNodeLayout {
   workspace: string | null;
   /** Files written into the work folder and the home extras, relative paths by folder. */
   workspaceFiles: string[];
+  /** The provider the node plays (its pod id, key and state file), or null. */
+  provider: SimProvider | null;
   /** `${home}/.sim/run`: `server_<port>.pid` files of the live servers. */
   runDir: string;
   /**
@@ -186,6 +195,9 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
   w.file('venv/bin/activate', activateScript(), 0o644);
   w.file('venv/pyvenv.cfg', 'home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.7\n');
 
+  for (const f of ['bin/runpodctl', 'bin/vastai', '.sim/provider']) rmSync(path.join(home, f), { recursive: true, force: true });
+  const provider = opts.provider ? writeSimProvider(w, assets, gpuCount, opts.provider) : null;
+
   // sshd with PermitUserEnvironment reads this: login shells get the same PATH and PYTHONPATH.
   w.mkdir('.ssh', 0o700);
   const sshEnv = {
@@ -193,6 +205,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     PYTHONPATH: `${home}/venv/lib/sglang-sim`,
     VIRTUAL_ENV: `${home}/venv`,
     ...knobs,
+    ...provider?.env,
   };
   w.file(
     '.ssh/environment',
@@ -262,6 +275,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     nodeJson: path.join(home, '.sim', 'node.json'),
     workspace,
     workspaceFiles,
+    provider,
     runDir: path.join(home, '.sim', 'run'),
     env: {
       HOME: home,
@@ -271,6 +285,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
       PYTHONPATH: `${home}/venv/lib/sglang-sim`,
       VIRTUAL_ENV: `${home}/venv`,
       ...knobs,
+      ...provider?.env,
     },
   };
 }

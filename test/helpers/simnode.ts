@@ -11,6 +11,7 @@ import { SimNodeLayout, SimNodeOptions, buildSimHome } from '../../src/sim/home'
 import { TestSshd, ensureUser } from './sshd';
 import { freeTestPorts } from './ports';
 import { waitFor } from './wait';
+import { simContainerDead } from '../../src/sim/provider';
 
 export const SIM_USER = 'gpusim';
 
@@ -84,12 +85,22 @@ export async function startSimNode(opts: StartSimNodeOptions = {}): Promise<SimN
     if (!r.stdout.includes('started')) throw new Error(`run_experiment failed to start (${r.status}): ${r.stderr}`);
     await waitFor('the client to write its first result', () => existsSync(path.join(ws, 'out', 'results.jsonl')), 15_000);
   }
+  // The provider's side of a pod the node plays: once the stand-in ended the container, its sshd goes with it.
+  const deathWatch = layout.provider
+    ? setInterval(() => {
+        if (simContainerDead(home)) {
+          clearInterval(deathWatch!);
+          void sshd.stop();
+        }
+      }, 300)
+    : null;
   return {
     sshd,
     layout,
     home,
     user,
     stop: async () => {
+      if (deathWatch) clearInterval(deathWatch);
       spawnSync('pkill', ['-u', user, '-f', 'sglang.launch_server']);
       spawnSync('pkill', ['-u', user, '-f', 'run_experiment']);
       await sshd.dispose();

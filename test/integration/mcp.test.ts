@@ -57,6 +57,7 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     const names = tools.map((t) => t.name).sort();
     assert.deepEqual(names, [
       'data_quality',
+      'end_rental',
       'guard_start',
       'guard_status',
       'guard_stop',
@@ -76,6 +77,8 @@ describe('gpu-sessions mcp over stdio (SDK client)', function () {
     assert.ok((salvage.inputSchema.required ?? []).includes('confirm'), JSON.stringify(salvage.inputSchema));
     const release = tools.find((t) => t.name === 'release_node')!;
     assert.ok((release.inputSchema.required ?? []).includes('confirm'), JSON.stringify(release.inputSchema));
+    const end = tools.find((t) => t.name === 'end_rental')!;
+    assert.ok((end.inputSchema.required ?? []).includes('confirm'), JSON.stringify(end.inputSchema));
   });
 
   it('list_nodes and probe_node return the node, its GPUs and servers', async () => {

@@ -24,6 +24,7 @@ import {
 } from './nvidiaSmi';
 import { NodeProgress, parseProgressSection, progressScript } from './progressRead';
 import { HostFacts, hostFactsScript, parseHostFacts } from './hostFacts';
+import { ProviderInfo, parseProviderSection, providerScript } from '../provider/detect';
 import { SglangServer, findServers, parseProcRecords, parsePsLines } from '../sglang/serverArgv';
 import { Gateway, gatewayProbeScript, parseGatewaySection } from '../gateway/discover';
 
@@ -60,6 +61,8 @@ export interface ProbeResult extends Omit<HostFacts, 'swapTotalKiB'> {
   servers: SglangServer[];
   /** SGLang Model Gateways (routers) on the node, their workers mapped to this node's servers (core/gateway/). */
   gateways: Gateway[];
+  /** Which provider rents the node and what it can end the rental with (core/provider/detect.ts, issue 46). */
+  provider?: ProviderInfo;
   /** progress.json / .done_indices read in the same exec, when ProbeOptions.progress named them. */
   progress?: NodeProgress;
   artifacts: Artifact[];
@@ -257,6 +260,7 @@ T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
 sec home; printf '%s' "$HOME"
 sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
 ${hostFactsScript()}
+${providerScript()}
 sec ps; { ps -ww -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null ||
   ps -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null ||
   ps -e -o pid=,ppid=,args= 2>/dev/null; } | cut -c 1-${PROC_ARGV_CAP} | head -c 4194304
@@ -433,6 +437,7 @@ export function parseProbeOutput(nodeName: string, text: string, nonce: string, 
     gpuProcesses,
     servers,
     gateways: parseGatewaySection(s.get('gateways') ?? '', { node: nodeName, hostname: host.hostname, servers }, s.get('scope') ?? ''),
+    provider: parseProviderSection(s.get('provider') ?? ''),
     ...(opts.progress ? { progress: { ...parseProgressSection(s.get('progress') ?? '', opts.progress, nonce), readAt: Date.now() } } : {}),
     artifacts: arts.artifacts,
     artifactsTruncated: arts.truncated,

@@ -8,6 +8,7 @@ import type { Services } from '../services';
 import { captureProfile } from './captureProfile';
 import { Command, registerCommands } from './command';
 import { copyPath } from './copyPath';
+import { endRentalCommand } from './endRental';
 import { openDashboard, setRentalDeadline } from './dashboard';
 import { startDemoNode, stopDemoNode } from './demo';
 import { forgetPassphrases } from './forgetPassphrases';
@@ -44,6 +45,7 @@ export function allCommands(docs: ScriptDocuments): Command[] {
     releaseNode,
     startGuard,
     stopGuard,
+    endRentalCommand,
     launchProfile(docs),
     captureProfile,
     moveJob,

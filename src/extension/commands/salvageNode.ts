@@ -111,14 +111,24 @@ export function showSalvageVerdict(deps: Services, node: string, m: SalvageManif
   const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
   void openReport(report);
   if (m.verdict === 'safe') {
+    // the last step of the seeds' flow: end the rental, where the node can (issue 46)
+    const canEnd = (deps.fleet.status(node).probe?.provider?.actions.length ?? 0) > 0;
     void vscode.window
       .showInformationMessage(
         `GPU Sessions: ${node} is safe to shut down — everything selected is verified locally or in S3.`,
         'Open Report',
         'Open Source',
+        ...(canEnd ? ['End Rental…'] : []),
       )
       .then(
-        (c) => void (c === 'Open Report' ? openReport(report) : c === 'Open Source' ? vscode.window.showTextDocument(report) : undefined),
+        (c) =>
+          void (c === 'Open Report'
+            ? openReport(report)
+            : c === 'Open Source'
+              ? vscode.window.showTextDocument(report)
+              : c === 'End Rental…'
+                ? vscode.commands.executeCommand('gpuSessions.endRental', node)
+                : undefined),
       );
   } else {
     const first = m.reasonDetails[0];
