@@ -16,7 +16,7 @@ export const CORE_LAYERS = [
   ['ssh'],
   ['sglang'],
   ['remote'],
-  ['gateway'],
+  ['gateway', 'provider'],
   ['node'],
   ['launch', 'data'],
   ['salvage'],

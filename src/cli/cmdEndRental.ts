@@ -1,11 +1,11 @@
 /**
  * `gpu-sessions end-rental NODE (--stop | --terminate | --shutdown) [--dest DIR] [--dry-run] [--yes] [--json]
  * [--verify-timeout S]`: end the rental with the provider's own action, run on the node with the node's own key, only
- * on a fresh safe salvage verdict (core/provider/endRental.ts), and verify it. Exit: 0 ended and verified (or a dry
+ * on a fresh safe salvage verdict (core/flows/endRental.ts), and verify it. Exit: 0 ended and verified (or a dry
  * run that would run), 5 refused (reasons[]), 1 not verified or declined.
  */
 import type { ProviderAction } from '../core/provider/detect';
-import { DEFAULT_VERIFY_TIMEOUT_S, endRental, endRentalExitCode, endRentalJson } from '../core/provider/endRental';
+import { DEFAULT_VERIFY_TIMEOUT_S, endRental, endRentalExitCode, endRentalJson } from '../core/flows/endRental';
 import type { NodeSpec } from '../core/ssh/config';
 import type { ConnectionPool } from '../core/ssh/pool';
 import type { Transport } from '../core/ssh/transport';

@@ -9,7 +9,7 @@ import type { NodeSpec } from '../core/ssh/config';
 import type { ConnectionPool } from '../core/ssh/pool';
 import type { Transport } from '../core/ssh/transport';
 import { GpuSessionsError } from '../core/util/errors';
-import { DEFAULT_VERIFY_TIMEOUT_S, endRental, endRentalExitCode, endRentalJson } from '../core/provider/endRental';
+import { DEFAULT_VERIFY_TIMEOUT_S, endRental, endRentalExitCode, endRentalJson } from '../core/flows/endRental';
 
 export interface EndRentalToolDeps {
   node: z.ZodString;

@@ -5,7 +5,7 @@
  * Exit statuses are not trusted (both CLIs exit 0 on failures): the status operation's words decide.
  */
 import type { RemoteOperation } from '../remote/operation';
-import { shq } from '../remote/quote';
+import { shq } from '../util/quote';
 import type { ExecResult } from '../ssh/transport';
 import type { ProviderAction, ProviderInfo } from './detect';
 import { InstanceStatus, parseRunpodLegacyTable, parseRunpodPodGet, parseVastShowInstance, runpodV2Missing } from './status';

@@ -1,13 +1,13 @@
 /**
  * gpuSessions.endRental — "End Rental…" (issue 46): the same core flow as `gpu-sessions end-rental`
- * (core/provider/endRental.ts). The action is picked among those the node's probe offers; the checks run first (a dry
+ * (core/flows/endRental.ts). The action is picked among those the node's probe offers; the checks run first (a dry
  * run: the latest salvage under gpuSessions.salvage.folder must say safe and still hold), and a refusal names each
  * reason. A modal then names the exact command that runs on the node; the one provider call is made and verified
  * (the provider's status, SSH going away), with progress. Refused in an untrusted workspace.
  */
 import * as vscode from 'vscode';
 import type { ProviderAction } from '../../core/provider/detect';
-import type { EndRentalResult } from '../../core/provider/endRental';
+import type { EndRentalResult } from '../../core/flows/endRental';
 import { errorMessage } from '../../core/util/errors';
 import type { Services } from '../services';
 import { requireTrust } from '../trust';
@@ -58,7 +58,7 @@ async function endRentalRun(s: Services, arg: unknown, opts: EndOpts = {}): Prom
     if (!pick) return undefined;
     action = pick.action;
   }
-  const { endRental, endRentalJson, DEFAULT_VERIFY_TIMEOUT_S } = await import('../../core/provider/endRental');
+  const { endRental, endRentalJson, DEFAULT_VERIFY_TIMEOUT_S } = await import('../../core/flows/endRental');
   const base = {
     node: node.name,
     transport: s.transportFor(node),

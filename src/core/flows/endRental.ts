@@ -15,10 +15,10 @@ import { salvageListOperation } from '../salvage/listing';
 import { isLoopback } from '../salvage/salvageUtil';
 import type { Transport } from '../ssh/transport';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { actionCommand, endOperation, statusOperation } from './actions';
-import { type ProviderAction, type ProviderInfo, type ProviderName, shutdownCaveat } from './detect';
+import { actionCommand, endOperation, statusOperation } from '../provider/actions';
+import { type ProviderAction, type ProviderInfo, type ProviderName, shutdownCaveat } from '../provider/detect';
 import { type LatestSalvage, type Refusal, latestSalvage, providerRefusal, salvagedRoots, staleness, verdictRefusals } from './endCheck';
-import { type InstanceStatus, actionVerified } from './status';
+import { type InstanceStatus, actionVerified } from '../provider/status';
 
 export const DEFAULT_VERIFY_TIMEOUT_S = 180;
 

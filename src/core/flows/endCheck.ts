@@ -11,7 +11,7 @@ import type { SalvageListing } from '../salvage/listing';
 import { chooseRunDir } from '../salvage/runDir';
 import type { SalvageItem, SalvageManifest } from '../salvage/salvageTypes';
 import type { EnvSnapshot } from '../salvage/snapshotTypes';
-import { type ProviderAction, type ProviderInfo, shutdownCaveat } from './detect';
+import { type ProviderAction, type ProviderInfo, shutdownCaveat } from '../provider/detect';
 
 export type RefusalCode =
   | 'no-safe-verdict'

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { ProbeResult } from '../../../src/core/node/probe';
 import type { ProviderInfo } from '../../../src/core/provider/detect';
-import { LatestSalvage, latestSalvage, providerRefusal, staleness, verdictRefusals } from '../../../src/core/provider/endCheck';
-import { endRentalExitCode } from '../../../src/core/provider/endRental';
+import { LatestSalvage, latestSalvage, providerRefusal, staleness, verdictRefusals } from '../../../src/core/flows/endCheck';
+import { endRentalExitCode } from '../../../src/core/flows/endRental';
 import type { SalvageListing } from '../../../src/core/salvage/listing';
 import type { SalvageItem, SalvageManifest } from '../../../src/core/salvage/salvageTypes';
 
