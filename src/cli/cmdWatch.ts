@@ -194,7 +194,8 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
     const guard = new NodeGuard(spec.name, monitor, { tuning: opts.tuning });
     const economics = opts.spend ? new WatchEconomics(opts.spend) : null;
     const history = opts.historyDir
-      ? new HistoryStore(opts.historyDir, spec.name, { onProblem: (m) => io.err(`gpu-sessions: ${spec.name}: ${m}\n`) })
+      ? // appended to its file only: the watch never reads it back (kept in memory, every sample grew the heap)
+        new HistoryStore(opts.historyDir, spec.name, { maxEntries: 0, onProblem: (m) => io.err(`gpu-sessions: ${spec.name}: ${m}\n`) })
       : null;
     const onTr = (tr: GuardTransition) => {
       print(transitionJson(tr), formatTransition(tr));
