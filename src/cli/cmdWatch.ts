@@ -18,6 +18,7 @@
  * becomes unreachable first, 130 on Ctrl-C. Without --until it runs until Ctrl-C (exit 130).
  */
 import { GuardFollow, formatGuardLine } from './watchGuard';
+import { setMaxListeners } from 'node:events';
 import { formatCount } from '../core/util/format';
 import { errorMessage } from '../core/util/errors';
 import { GuardSample, GuardTransition, NodeGuard, isOkValue } from '../core/node/guard';
@@ -154,13 +155,37 @@ interface Watched {
   guardFollow: GuardFollow;
 }
 
+/**
+ * The watch's own signal, aborted with the caller's. Every node's exec holds one abort listener on it while it
+ * runs (the transport removes it when the exec ends), all nodes at once, plus the interval's sleep: Node's
+ * default of 10 listeners would warn of a leak from 10 nodes on. The limit is sized to the node count (a probe and
+ * a data check per node at most, and the sleep), so a real leak still warns. Call dispose() when done.
+ */
+export function watchSignal(outer: AbortSignal, nodes: number): { signal: AbortSignal; dispose: () => void } {
+  const own = new AbortController();
+  setMaxListeners(Math.max(10, 2 * nodes + 2), own.signal);
+  const onAbort = () => own.abort(outer.reason);
+  if (outer.aborted) own.abort(outer.reason);
+  else outer.addEventListener('abort', onAbort, { once: true });
+  return { signal: own.signal, dispose: () => outer.removeEventListener('abort', onAbort) };
+}
+
 export async function cmdWatch(
   nodes: NodeSpec[],
   pool: ConnectionPool,
   opts: WatchOptions,
   io: WatchIo,
-  signal: AbortSignal,
+  outerSignal: AbortSignal,
 ): Promise<number> {
+  const watchSig = watchSignal(outerSignal, nodes.length);
+  try {
+    return await watchNodes(nodes, pool, opts, io, watchSig.signal);
+  } finally {
+    watchSig.dispose();
+  }
+}
+
+async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOptions, io: WatchIo, signal: AbortSignal): Promise<number> {
   const print = (o: unknown, text: string) => io.out((opts.json ? JSON.stringify(o) : text) + '\n');
   let result: number | null = null;
   const finish = (code: number) => {
@@ -172,7 +197,8 @@ export async function cmdWatch(
     const guard = new NodeGuard(spec.name, monitor, { tuning: opts.tuning });
     const economics = opts.spend ? new WatchEconomics(opts.spend) : null;
     const history = opts.historyDir
-      ? new HistoryStore(opts.historyDir, spec.name, { onProblem: (m) => io.err(`gpu-sessions: ${spec.name}: ${m}\n`) })
+      ? // appended to its file only: the watch never reads it back (kept in memory, every sample grew the heap)
+        new HistoryStore(opts.historyDir, spec.name, { maxEntries: 0, onProblem: (m) => io.err(`gpu-sessions: ${spec.name}: ${m}\n`) })
       : null;
     const onTr = (tr: GuardTransition) => {
       print(transitionJson(tr), formatTransition(tr));
@@ -258,11 +284,13 @@ export async function cmdWatch(
   };
 
   let first = true;
+  const heap = heapReporter(io);
   try {
     while (!signal.aborted && result === null) {
       const started = Date.now();
       await Promise.all(watched.map((w) => pollOne(w, first)));
       judgeRanks();
+      heap();
       first = false;
       if (result !== null || signal.aborted) break;
       const wait = Math.max(200, opts.intervalS * 1000 - (Date.now() - started));
@@ -277,6 +305,28 @@ export async function cmdWatch(
   }
   if (result !== null) return result;
   return WATCH_EXIT_INTERRUPTED;
+}
+
+/**
+ * GPU_SESSIONS_DEBUG_HEAP=N (hidden, for leak hunts): every N polls, after a forced collection (node --expose-gc),
+ * one line on stderr with the heap in use and the RSS. Without the variable it does nothing.
+ */
+export function heapReporter(io: WatchIo, env: NodeJS.ProcessEnv = process.env): () => void {
+  const every = Math.floor(Number(env.GPU_SESSIONS_DEBUG_HEAP));
+  if (!(every >= 1)) return () => undefined;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const started = Date.now();
+  let polls = 0;
+  return () => {
+    if (++polls % every) return;
+    gc?.();
+    const m = process.memoryUsage();
+    const mb = (n: number) => (n / 1024 / 1024).toFixed(2);
+    io.err(
+      `gpu-sessions: heap poll ${polls} t=${Math.round((Date.now() - started) / 1000)}s heapUsed=${mb(m.heapUsed)} MB ` +
+        `rss=${mb(m.rss)} MB external=${mb(m.external)} MB${gc ? '' : ' (no gc: run node with --expose-gc)'}\n`,
+    );
+  };
 }
 
 function progressPaths(p: ProbeResult): { progressPath: string | null; donePath: string | null } | null {

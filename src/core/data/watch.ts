@@ -108,7 +108,7 @@ export class DataWatch {
       );
       this.lastError = null;
       if (rediscover) this.paths = report.files.map((f) => f.path);
-      return this.judge(report.files);
+      return this.judge(report.files, rediscover);
     } catch (e) {
       this.lastError = e instanceof Error ? e.message : String(e);
       return [];
@@ -117,10 +117,18 @@ export class DataWatch {
     }
   }
 
-  /** From the files' reports to transitions (exported for tests with no node). */
-  judge(files: DataFileReport[]): GuardTransition[] {
+  /**
+   * From the files' reports to transitions (exported for tests with no node). `discovered`: the files are the
+   * whole set a discovery found (the newest ones of a job that keeps writing new files): the others are forgotten,
+   * or every file the job ever wrote would stay in every sample.
+   */
+  judge(files: DataFileReport[], discovered = false): GuardTransition[] {
     const now = this.opts.now?.() ?? Date.now();
     const out: GuardTransition[] = [];
+    if (discovered) {
+      const found = new Set(files.map((f) => f.path));
+      for (const m of [this.last, this.told, this.pending]) for (const k of [...m.keys()]) if (!found.has(k)) m.delete(k);
+    }
     for (const f of files) {
       this.last.set(f.path, f);
       const to = dataState(f.verdict);

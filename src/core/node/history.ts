@@ -1,6 +1,7 @@
 /**
  * Bounded history of a node's samples and transitions: a JSON-lines file per node (at most `maxBytes`,
- * entries older than `maxAgeMs` dropped when it is compacted) and at most `maxEntries` kept in memory.
+ * entries older than `maxAgeMs` dropped when it is compacted) and at most `maxEntries` (and `maxBytes`) kept in
+ * memory (none for `watch`, which only appends).
  * Used by `gpu-sessions watch` (under the user's cache folder, read back by `gpu-sessions history`) and by
  * the extension (in its global storage, surviving a window reload). Writes only inside `dir`.
  * Nothing here imports vscode.
@@ -15,7 +16,8 @@ export interface HistoryOptions {
   maxBytes?: number;
   /** Default 24 h. */
   maxAgeMs?: number;
-  /** In memory. Default 20,000. */
+  /** Entries kept in memory (also never more than maxBytes of them as JSON). Default 20,000; 0: none (a writer that
+   *  never reads them back, such as `watch`). */
   maxEntries?: number;
   now?: () => number;
   /** Called once when the history is not kept on disk for a reason the user can fix (folder unsafe, symlink). */
@@ -148,6 +150,9 @@ export class HistoryStore {
   private readonly now: () => number;
   private readonly onProblem?: (message: string) => void;
   private entries: HistoryEntry[] = [];
+  /** Bytes of each entry in memory as a JSON line, and their sum: memory holds no more than the file may. */
+  private entryBytes: number[] = [];
+  private memBytes = 0;
   private pending: string[] = [];
   private size = 0;
 
@@ -159,10 +164,10 @@ export class HistoryStore {
     this.file = path.join(dir, historyFileName(node));
     this.maxBytes = Math.max(4096, opts.maxBytes ?? 8 * 1024 * 1024);
     this.maxAgeMs = opts.maxAgeMs ?? 24 * 3_600_000;
-    this.maxEntries = Math.max(10, opts.maxEntries ?? 20_000);
+    this.maxEntries = opts.maxEntries === 0 ? 0 : Math.max(10, opts.maxEntries ?? 20_000);
     this.now = opts.now ?? Date.now;
     this.onProblem = opts.onProblem;
-    this.entries = this.load();
+    for (const e of this.load()) this.keep(e, JSON.stringify(e));
   }
 
   /** Entries on disk (bounded), oldest first; unreadable or misshapen lines are skipped (and counted in `skipped`). */
@@ -200,10 +205,27 @@ export class HistoryStore {
   }
 
   add(e: HistoryEntry): void {
-    this.entries.push(e);
-    if (this.entries.length > this.maxEntries) this.entries.splice(0, this.entries.length - this.maxEntries);
-    this.pending.push(JSON.stringify(e));
+    const line = JSON.stringify(e);
+    this.keep(e, line);
+    this.pending.push(line);
     if (this.pending.length >= 1) this.flush();
+  }
+
+  /** Keeps an entry in memory, dropping the oldest past maxEntries or maxBytes (the newest one always stays). */
+  private keep(e: HistoryEntry, line: string): void {
+    if (this.maxEntries === 0) return;
+    const bytes = Buffer.byteLength(line) + 1;
+    this.entries.push(e);
+    this.entryBytes.push(bytes);
+    this.memBytes += bytes;
+    let drop = 0;
+    let dropped = 0;
+    const n = this.entries.length;
+    while (n - drop > 1 && (n - drop > this.maxEntries || this.memBytes - dropped > this.maxBytes)) dropped += this.entryBytes[drop++];
+    if (!drop) return;
+    this.entries.splice(0, drop);
+    this.entryBytes.splice(0, drop);
+    this.memBytes -= dropped;
   }
 
   /** Appends what is pending; compacts the file (newest half within the age limit) when it outgrows maxBytes. */

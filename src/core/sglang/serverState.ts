@@ -56,6 +56,9 @@ export const RESTART_BACKLOG_MS = 30_000;
 /** After the ready line, how long a 503 or "starting" /health answer is taken for warm-up settling, not a hang. */
 export const READY_SETTLE_MS = 10_000;
 
+/** Rank labels kept per server (a garbled or hostile log could name endless ones); the least recently seen goes. */
+const MAX_RANKS = 1024;
+
 /** Lines of a crash burst kept to find its exception line (the header is not the message). */
 const BURST_LINES = 400;
 
@@ -217,6 +220,7 @@ export class ServerStateMachine {
         const label = st.rank ?? rankLabel(st.ranks);
         const prev = this.ranks.get(label);
         this.ranks.set(label, { stat: st, at: now, slowSince: prev?.slowSince ?? null });
+        if (!prev) evictStalest(this.ranks);
         if ((st.genThroughput ?? 0) > 0) {
           this.lastTokensAt = now;
           if ((st.runningReqs ?? 0) > 0) this.everServed = true;
@@ -258,7 +262,10 @@ export class ServerStateMachine {
 
   /** A prefill line: its work is progress, and on a node without decode lines (PD prefill) it is the serving. */
   private feedPrefill(st: StatRecord, now: number): void {
-    this.prefillRanks.set(st.rank ?? rankLabel(st.ranks), { stat: st, at: now });
+    const label = st.rank ?? rankLabel(st.ranks);
+    const known = this.prefillRanks.has(label);
+    this.prefillRanks.set(label, { stat: st, at: now });
+    if (!known) evictStalest(this.prefillRanks);
     if ((st.newTokens ?? 0) <= 0 && (st.inputThroughput ?? 0) <= 0) return;
     this.lastPrefillWorkAt = now;
     if (this.ranks.size === 0) {
@@ -519,6 +526,19 @@ export class ServerStateMachine {
       },
     };
   }
+}
+
+/** Past MAX_RANKS labels, the one seen longest ago goes. */
+function evictStalest(m: Map<string, { at: number }>): void {
+  if (m.size <= MAX_RANKS) return;
+  let oldest: string | null = null;
+  let at = Infinity;
+  for (const [k, r] of m)
+    if (r.at < at) {
+      at = r.at;
+      oldest = k;
+    }
+  if (oldest !== null) m.delete(oldest);
 }
 
 export function median(v: number[]): number {

@@ -197,7 +197,11 @@ export class LocalTransport extends BaseTransport {
         }, opts.timeoutMs);
       }
       opts.signal?.addEventListener('abort', onAbort, { once: true });
-      child.on('error', (e) => reject(new GpuSessionsError('remote-failed', `Could not run /bin/sh: ${e.message}`)));
+      child.on('error', (e) => {
+        if (timer) clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+        reject(new GpuSessionsError('remote-failed', `Could not run /bin/sh: ${e.message}`));
+      });
       child.on('close', (code, sig) => {
         if (timer) clearTimeout(timer);
         opts.signal?.removeEventListener('abort', onAbort);

@@ -47,3 +47,19 @@ describe('DataWatch transitions (core/data/watch)', () => {
     );
   });
 });
+
+describe('DataWatch memory (issue 40 item 8)', () => {
+  it('a job that keeps writing new files: only the files the latest discovery found stay (samples and states bounded)', () => {
+    const w = new DataWatch('n1');
+    const batch = (i: number) => `/job/batch_${String(i).padStart(6, '0')}.jsonl`;
+    for (let last = 0; last < 2000; last++) {
+      const newest = Array.from({ length: Math.min(24, last + 1) }, (_, k) => file(batch(last - k), 'ok'));
+      w.judge(newest, true);
+      assert.ok(w.sample().length <= 24 && w.states().size <= 24, `${w.sample().length} files after ${last + 1} polls`);
+    }
+    const paths = w.sample().map((f) => f.path);
+    assert.ok(paths.includes(batch(1999)) && !paths.includes(batch(1975)), paths.join(' '));
+    w.judge([file(batch(1999), 'ok')]); // a judgement of named files forgets nothing
+    assert.equal(w.sample().length, 24);
+  });
+});

@@ -42,6 +42,42 @@ describe('HistoryStore bounds', () => {
   });
 });
 
+describe('HistoryStore: memory stays bounded however long it runs (issue 40 item 8)', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'gs-hist-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const sample = (i: number) => ({
+    type: 'sample',
+    time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+    i,
+    pad: 'x'.repeat(4000),
+  });
+
+  it("watch's store (maxEntries 0) keeps no entry in memory after thousands of polls; its file has them", () => {
+    const h = new HistoryStore(dir, 'n', { maxEntries: 0, maxBytes: 200_000, now: () => Date.UTC(2026, 0, 2) });
+    for (let i = 0; i < 2000; i++) h.addSample(sample(i));
+    assert.equal(h.all().length, 0);
+    const back = new HistoryStore(dir, 'n', { maxBytes: 200_000, now: () => Date.UTC(2026, 0, 2) }).all();
+    assert.ok(back.length > 10, String(back.length));
+    assert.equal((back.pop() as unknown as { i: number }).i, 1999);
+  });
+
+  it('in memory no more than maxBytes of entries as JSON, the newest, however many maxEntries allows', () => {
+    const h = new HistoryStore(dir, 'n', { maxEntries: 20_000, maxBytes: 200_000, now: () => Date.UTC(2026, 0, 2) });
+    const sizes: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      h.addSample(sample(i));
+      if (i % 500 === 499) sizes.push(h.all().reduce((a, e) => a + JSON.stringify(e).length + 1, 0));
+    }
+    for (const bytes of sizes) assert.ok(bytes <= 200_000, String(bytes));
+    assert.ok(h.all().length >= 40, String(h.all().length));
+    assert.equal((h.all().pop() as unknown as { i: number }).i, 1999);
+    const big = { type: 'sample', time: new Date(Date.UTC(2026, 0, 1)).toISOString(), pad: 'y'.repeat(300_000) };
+    h.addSample(big);
+    assert.deepEqual(h.all(), [big], 'an entry larger than the bound is still the newest one');
+  });
+});
+
 describe('HistoryStore: files and hostile contents', () => {
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'gs-hist-'))));
