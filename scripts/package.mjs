@@ -79,7 +79,13 @@ const common = {
   // ssh2's optional native binding and cpu-features: ssh2 catches their absence (JS/WASM ciphers).
   external: ['vscode', '*.node', 'cpu-features'],
   // one copy of ssh2 in the package: see loadSsh2Client (src/core/ssh/lazySsh2.ts)
-  define: { 'process.env.GS_SSH2_WHOLE': '"1"' },
+  define: {
+    'process.env.GS_SSH2_WHOLE': '"1"',
+    // the node guard's Python files travel as text inside the bundle, as in scripts/build.mjs (src/core/guard/script.ts)
+    GS_GUARD_FILES: JSON.stringify(
+      Object.fromEntries(['guard.py', 'provider.py'].map((f) => [f, readFileSync(path.join(root, 'src/core/guard', f), 'utf8')])),
+    ),
+  },
 };
 const vendorPlugin = {
   name: 'vendor',
