@@ -10,6 +10,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildSimHome, simAssetsDir, SimNodeLayout } from '../../../src/sim/home';
+import { parseLostGpus } from '../../../src/core/node/nvidiaSmi';
 import { waitFor } from '../../helpers/wait';
 
 /** A clean environment for the simulator (no knobs leaking in from the caller's shell). */
@@ -405,6 +406,84 @@ describe('simulated GPU node', function () {
       const info = JSON.parse((await httpGet(port, '/get_server_info')).body);
       assert.equal(info.internal_states.length, 2);
       assert.equal(info.tp_size, 2);
+    });
+  });
+
+  describe('sglang.launch_server: what 2026 builds print (issue 40 item 9)', () => {
+    const ready = (s: SimServer) =>
+      waitFor('the ready line', () => s.out.includes('The server is fired up and ready to roll!') || undefined);
+
+    it('s5: accepts the 2026 flags and refuses the ambiguous --pp as argparse does', async () => {
+      const port = await freePort();
+      const s = startServer(
+        [
+          '--model-path',
+          layout.modelPath,
+          '--port',
+          String(port),
+          '--dwdp-size',
+          '2',
+          '--cuda-graph-bs-decode',
+          '1',
+          '2',
+          '4',
+          '8',
+          '--cuda-graph-bs-prefill',
+          '8',
+          '16',
+          '--moe-a2a-backend',
+          'deepep',
+          '--tokenizer-worker-num',
+          '4',
+          '--disaggregation-transfer-backend',
+          'nixl',
+          '--enable-mfu-metrics',
+          '--quantization',
+          'modelslim',
+        ],
+        { CUDA_VISIBLE_DEVICES: '0' },
+      );
+      await ready(s);
+      assert.match(s.out, /\] Capture cuda graph bs \[1, 2, 4, 8\]$/m);
+      const info = JSON.parse((await httpGet(port, '/server_info')).body);
+      assert.deepEqual(
+        [info.dwdp_size, info.cuda_graph_bs_decode, info.moe_a2a_backend, info.tokenizer_worker_num, info.quantization],
+        [2, [1, 2, 4, 8], 'deepep', 4, 'modelslim'],
+      );
+      // the product reads the argv: the list values of --cuda-graph-bs-decode do not shift the flags after them
+      const { parseFlags } = await import('../../../src/core/sglang/serverArgv');
+      const flags = parseFlags(['--cuda-graph-bs-decode', '1', '2', '--enable-mfu-metrics', '--port', String(port)]);
+      assert.deepEqual([flags['enable-mfu-metrics'], flags.port], [true, String(port)]);
+
+      const pp = startServer(['--model-path', layout.modelPath, '--pp', '2']);
+      assert.equal(await pp.exit, 2);
+      assert.match(pp.out, /^usage: launch_server\.py/m);
+      assert.match(
+        pp.out,
+        /^launch_server\.py: error: ambiguous option: --pp could match --pp-size, --pp-max-micro-batch-size, --pp-async-batch-depth$/m,
+      );
+    });
+
+    it('n2: a lost GPU on a 2026 driver prints the 4-digit PCI domain, and the product reads it', () => {
+      const dir = mkdtempSync(path.join(tmp, 'n2-'));
+      const node = JSON.parse(readFileSync(layout.nodeJson, 'utf8'));
+      writeFileSync(path.join(dir, 'node.json'), JSON.stringify({ ...node, driverVersion: '610.43.02', cudaVersion: '13.3' }));
+      writeFileSync(path.join(dir, 'faults.json'), JSON.stringify({ lostGpus: [2] }));
+      const args = ['--query-gpu=index,name', '--format=csv,noheader'];
+      const r = nvidiaSmi(layout, args, { SIM_NODE_JSON: path.join(dir, 'node.json') });
+      const bus = node.gpus[2].busId.slice(4);
+      assert.match(bus, /^[0-9A-F]{4}:[0-9A-F]{2}:00\.0$/);
+      const lost = r.stdout.split('\n').find((l) => l.startsWith('Unable'))!;
+      assert.equal(lost, `Unable to determine the device handle for GPU${bus}: Unknown Error`);
+      const reported = r.stdout
+        .split('\n')
+        .filter((l) => /^\d+, /.test(l))
+        .map((l) => Number(l.split(',')[0]));
+      assert.deepEqual(parseLostGpus(r.stdout, reported), [{ index: 2, busId: bus, message: lost }]);
+      // a 570 driver keeps the 8-digit domain
+      writeFileSync(path.join(dir, 'node.json'), JSON.stringify(node));
+      const old = nvidiaSmi(layout, args, { SIM_NODE_JSON: path.join(dir, 'node.json') });
+      assert.match(old.stdout, new RegExp(`^Unable to determine the device handle for GPU${node.gpus[2].busId}: Unknown Error$`, 'm'));
     });
   });
 });

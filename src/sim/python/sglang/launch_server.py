@@ -353,7 +353,9 @@ class Sim(FaultsMixin, PayloadsMixin):
                                        % (self.max_total_num_tokens, self.k_gb, self.k_gb), self.tag(d, t)) for d, t in ranks]))
         steps.append((0.0, lambda: [self.line("Memory pool end. avail mem=%.2f GB" % self.avail_after_pool, self.tag(d, t)) for d, t in ranks]))
         if not a.disable_cuda_graph:
-            bs = [b for b in [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 224, 256] if b <= self.cuda_graph_max_bs]
+            bs = sorted(a.cuda_graph_bs_decode or a.cuda_graph_bs or
+                        [b for b in [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 224, 256]
+                         if b <= (a.cuda_graph_max_bs_decode or self.cuda_graph_max_bs)])
             steps.append((0.03, lambda: [
                     self.line("Capture cuda graph begin. This can take up to several minutes. avail mem=%.2f GB" % self.avail_after_pool, self.tag(d, 0))
                     for d in range(self.dp)]))

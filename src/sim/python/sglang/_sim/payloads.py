@@ -44,6 +44,12 @@ class PayloadsMixin:
             "log_level": a.log_level, "log_level_http": a.log_level_http, "log_requests": a.log_requests,
             "enable_metrics": a.enable_metrics, "decode_log_interval": a.decode_log_interval,
             "context_length": a.context_length, "device": "cuda",
+            "pp_max_micro_batch_size": a.pp_max_micro_batch_size, "dwdp_size": a.dwdp_size,
+            "cuda_graph_bs": a.cuda_graph_bs, "cuda_graph_bs_decode": a.cuda_graph_bs_decode,
+            "cuda_graph_bs_prefill": a.cuda_graph_bs_prefill, "moe_a2a_backend": a.moe_a2a_backend,
+            "tokenizer_worker_num": a.tokenizer_worker_num, "disaggregation_mode": a.disaggregation_mode,
+            "disaggregation_transfer_backend": a.disaggregation_transfer_backend,
+            "enable_mfu_metrics": a.enable_mfu_metrics,
         }
 
     def server_info(self):
