@@ -43,9 +43,11 @@ describe('gpu-sessions watch: restart into the same log, graceful drain (issue 4
       // gone for a couple of polls, then started again into the same log
       await new Promise((r) => setTimeout(r, 2 * INTERVAL_S * 1000));
       ssh(`sim-fault ${p0} clear`);
-      // (a 6 s start: polls see it starting; ssh may end 255 as the session closes under the detached server: its output says it ran)
+      // (an 8 s start: polls see it starting, though each waits for the other server's /health, which answers after
+      // its ~1 s generation probe as SGLang's does; ssh may end 255 as the session closes under the detached server:
+      // its output says it ran)
       const r = sim.sshd.ssh(
-        `cd ~ && CUDA_VISIBLE_DEVICES=0 SGLANG_SIM_STARTUP_S=6 setsid nohup ${argv} >> ~/logs/sglang_gpu0.log 2>&1 < /dev/null & echo started`,
+        `cd ~ && CUDA_VISIBLE_DEVICES=0 SGLANG_SIM_STARTUP_S=8 setsid nohup ${argv} >> ~/logs/sglang_gpu0.log 2>&1 < /dev/null & echo started`,
       );
       assert.match(r.stdout, /started/, r.stderr);
       await waitFor(

@@ -169,6 +169,10 @@ export class ServerStateMachine {
   private readyAt: number | null = null;
   private hang: { line: string; at: number } | null = null;
   private kvAt: number | null = null;
+  /** when the log last showed a retraction (its line, dated as it arrived) */
+  private kvLogAt: number | null = null;
+  /** when the poll last observed the server (/metrics with it) */
+  private lastObsAt: number | null = null;
   /** The last `num_retracted_requests_total` seen: a rise is a retraction (kv-pressure). */
   private retractedTotal: number | null = null;
   private kvLine: string | null = null;
@@ -230,7 +234,7 @@ export class ServerStateMachine {
       this.markReady(now);
       if (this.hang && now - this.hang.at > 1000) this.hang = null; // stat lines again: it recovered
       if (isKvPressureStat(st)) {
-        this.kvAt = now;
+        this.kvAt = this.kvLogAt = now;
         this.kvLine ??= line;
       }
       return;
@@ -255,7 +259,7 @@ export class ServerStateMachine {
     } else if (cls === 'hang') {
       this.hang ??= { line, at: now };
     } else if (cls === 'kv-pressure') {
-      this.kvAt = now;
+      this.kvAt = this.kvLogAt = now;
       this.kvLine = line;
     }
   }
@@ -308,6 +312,7 @@ export class ServerStateMachine {
     this.lastStatAt = null;
     this.lastTokensAt = null;
     this.kvAt = null;
+    this.kvLogAt = null;
     this.kvLine = null;
     this.deadSince = null;
   }
@@ -340,10 +345,16 @@ export class ServerStateMachine {
     }
     if (o.health?.health === 'healthy') this.markReady(now);
     this.deadSince = o.health?.health === 'dead' ? (this.deadSince ?? now) : null;
-    if (o.metrics && (o.metrics.retractedReqs ?? 0) > 0) this.kvAt = now;
+    // /metrics shows retractions at some time since the previous poll; when the log showed retraction lines in
+    // that time they are the same ones, dated exactly by their lines (dating them at this poll would hold the
+    // condition up to one poll longer after the pressure ended)
+    const prevObsAt = this.lastObsAt;
+    this.lastObsAt = now;
+    const logged = this.kvLogAt !== null && prevObsAt !== null && this.kvLogAt >= prevObsAt;
+    if (o.metrics && (o.metrics.retractedReqs ?? 0) > 0 && !logged) this.kvAt = now;
     const rt = o.metrics?.retractedTotal ?? null;
     if (rt !== null) {
-      if (this.retractedTotal !== null && rt > this.retractedTotal) this.kvAt = now;
+      if (this.retractedTotal !== null && rt > this.retractedTotal && !logged) this.kvAt = now;
       this.retractedTotal = rt;
     }
     this.updateImbalance(now);

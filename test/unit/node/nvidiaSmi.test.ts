@@ -157,4 +157,11 @@ describe('lost GPUs', () => {
       { index: 1, busId: '00000000:43:00.0', message: 'Unable to determine the device handle for GPU00000000:43:00.0: Unknown Error' },
     ]);
   });
+
+  it("reads a 2026 driver's line with the 4-digit PCI domain (cihlab/fics-cluster-guide#53)", () => {
+    const line = 'Unable to determine the device handle for GPU0000:20:00.0: Unknown Error';
+    assert.deepEqual(parseLostGpus(`0, NVIDIA H200, GPU-a, 143771, 1, 0, 30, 100.00\n${line}\n`, [0]), [
+      { index: 1, busId: '0000:20:00.0', message: line },
+    ]);
+  });
 });

@@ -32,6 +32,13 @@ describe('SGLang flags: aliases, booleans and odd spellings', () => {
     assert.equal(canonicalFlag('--attention-context-parallel-size'), '--attn-cp-size');
     assert.equal(canonicalFlag('--moe-data-parallel-size'), '--moe-dp-size');
     assert.equal(isBoolFlag('--dwdp-size'), false);
+    // 2026 (0.5.20) flags: --enable-mfu-metrics takes no value; the CUDA-graph decode/prefill variants make
+    // `--cuda-graph-max` ambiguous as they do to argparse, while the exact old spelling still wins
+    assert.equal(isBoolFlag('--enable-mfu-metrics'), true);
+    assert.equal(isBoolFlag('--cuda-graph-bs-decode'), false);
+    assert.equal(resolveFlag('--cuda-graph-max'), '--cuda-graph-max');
+    assert.equal(resolveFlag('--cuda-graph-max-bs'), '--cuda-graph-max-bs');
+    assert.equal(resolveFlag('--cuda-graph-bs-d'), '--cuda-graph-bs-decode');
     // the prefix of an alias and of its canonical flag is one flag to argparse: the canonical spelling is taken
     assert.equal(resolveFlag('--speculative-alg'), '--speculative-algorithm');
     assert.equal(resolveFlag('--speculative-algo'), '--speculative-algo', 'an exact alias wins over a longer flag');

@@ -69,4 +69,31 @@ describe('2026 log lines (issue 40)', () => {
     m.observe(obs(9), 3000);
     assert.equal(m.conditions(3000).value.kv, 'kv-pressure');
   });
+
+  it('a counter rise that the log already showed keeps the time of its last retraction line (the condition clears on time)', () => {
+    const expo = (n: number) =>
+      `# TYPE sglang:num_retracted_requests_total counter\nsglang:num_retracted_requests_total{model_name="m",tp_rank="0"} ${n}\n`;
+    const obs = (n: number) => ({
+      alive: true,
+      pid: 1,
+      health: { health: 'healthy' as const, detail: '' },
+      metrics: metricsSummary(parseMetrics(expo(n))),
+    });
+    const retract =
+      '[2026-09-13 16:06:07] KV cache pool is full. Retract requests. #retracted_reqs: 3, #new_tokens_gained: 1920, #new_token_ratio: 0.7000 -> 1.0000';
+    const m = new ServerStateMachine(30000, { kvClearMs: 4000 });
+    m.observe(obs(10), 0);
+    m.feedLine(retract, 1000);
+    m.observe(obs(13), 4000);
+    m.feedLine(retract, 5000); // the last retraction: the pressure ends here
+    m.observe(obs(16), 8000); // the same retractions, seen one poll later
+    assert.equal(m.conditions(8000).value.kv, 'kv-pressure');
+    assert.equal(m.conditions(9100).value.kv, 'ok', 'clears kvClearMs after the last line, not after the poll');
+    // without a line since the previous poll (a server at --log-level warning), a rise is dated at the poll
+    const w = new ServerStateMachine(30000, { kvClearMs: 4000 });
+    w.observe(obs(10), 0);
+    w.observe(obs(13), 4000);
+    assert.equal(w.conditions(7900).value.kv, 'kv-pressure');
+    assert.equal(w.conditions(8100).value.kv, 'ok');
+  });
 });

@@ -10,6 +10,9 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildSimHome, simAssetsDir, SimNodeLayout } from '../../../src/sim/home';
+import { classifyLine, lineHeader, parseStatLine } from '../../../src/core/sglang/logLines';
+import { metricsSummary, parseMetrics } from '../../../src/core/sglang/endpoints';
+import { parseLostGpus } from '../../../src/core/node/nvidiaSmi';
 import { waitFor } from '../../helpers/wait';
 
 /** A clean environment for the simulator (no knobs leaking in from the caller's shell). */
@@ -322,7 +325,11 @@ describe('simulated GPU node', function () {
         metrics,
         /^sglang:gen_throughput\{engine_type="unified",model_name="qwen3\.6-27b",moe_ep_rank="0",pp_rank="0",tp_rank="0"\} [\d.]+$/m,
       );
-      assert.match(metrics, /^sglang:generation_tokens_total\{[^}]*,is_streaming="true"\} [\d.e+]+$/m);
+      // (the exposition sorts every sample's labels, is_streaming among them)
+      assert.match(
+        metrics,
+        /^sglang:generation_tokens_total\{engine_type="unified",is_streaming="true",model_name="[^"]+",[^}]*\} [\d.e+]+$/m,
+      );
       const loads = JSON.parse((await httpGet(port, '/v1/loads')).body);
       assert.equal(loads.loads.length, 1);
       assert.ok(loads.loads[0].gen_throughput > 0 && loads.loads[0].num_running_reqs > 0, JSON.stringify(loads));
@@ -405,6 +412,245 @@ describe('simulated GPU node', function () {
       const info = JSON.parse((await httpGet(port, '/get_server_info')).body);
       assert.equal(info.internal_states.length, 2);
       assert.equal(info.tp_size, 2);
+    });
+  });
+
+  describe('sglang.launch_server: what 2026 builds print (issue 40 item 9)', () => {
+    const faultsFile = () => path.join(layout.home, '.sim', 'faults.json');
+    const fault = (port: number, f: Record<string, unknown>) => writeFileSync(faultsFile(), JSON.stringify({ servers: { [port]: f } }));
+    afterEach(() => rmSync(faultsFile(), { force: true }));
+    const ready = (s: SimServer) =>
+      waitFor('the ready line', () => s.out.includes('The server is fired up and ready to roll!') || undefined);
+    const linesOf = (s: SimServer) => s.out.split('\n');
+
+    it('s5: accepts the 2026 flags and refuses the ambiguous --pp as argparse does', async () => {
+      const port = await freePort();
+      const s = startServer(
+        [
+          '--model-path',
+          layout.modelPath,
+          '--port',
+          String(port),
+          '--dwdp-size',
+          '2',
+          '--cuda-graph-bs-decode',
+          '1',
+          '2',
+          '4',
+          '8',
+          '--cuda-graph-bs-prefill',
+          '8',
+          '16',
+          '--moe-a2a-backend',
+          'deepep',
+          '--tokenizer-worker-num',
+          '4',
+          '--disaggregation-transfer-backend',
+          'nixl',
+          '--enable-mfu-metrics',
+          '--quantization',
+          'modelslim',
+        ],
+        { CUDA_VISIBLE_DEVICES: '0' },
+      );
+      await ready(s);
+      assert.match(s.out, /\] Capture cuda graph bs \[1, 2, 4, 8\]$/m);
+      const info = JSON.parse((await httpGet(port, '/server_info')).body);
+      assert.deepEqual(
+        [info.dwdp_size, info.cuda_graph_bs_decode, info.moe_a2a_backend, info.tokenizer_worker_num, info.quantization],
+        [2, [1, 2, 4, 8], 'deepep', 4, 'modelslim'],
+      );
+      // the product reads the argv: the list values of --cuda-graph-bs-decode do not shift the flags after them
+      const { parseFlags } = await import('../../../src/core/sglang/serverArgv');
+      const flags = parseFlags(['--cuda-graph-bs-decode', '1', '2', '--enable-mfu-metrics', '--port', String(port)]);
+      assert.deepEqual([flags['enable-mfu-metrics'], flags.port], [true, String(port)]);
+
+      const pp = startServer(['--model-path', layout.modelPath, '--pp', '2']);
+      assert.equal(await pp.exit, 2);
+      assert.match(pp.out, /^usage: launch_server\.py/m);
+      assert.match(
+        pp.out,
+        /^launch_server\.py: error: ambiguous option: --pp could match --pp-size, --pp-max-micro-batch-size, --pp-async-batch-depth$/m,
+      );
+    });
+
+    it('s1: a PD prefill node prints Prefill lines only (no #prealloc-req), each dp-attention rank with its own TP rank', async () => {
+      const port = await freePort();
+      const s = startServer(
+        [
+          '--model-path',
+          layout.modelPath,
+          '--port',
+          String(port),
+          '--tp',
+          '2',
+          '--dp-size',
+          '2',
+          '--enable-dp-attention',
+          '--disaggregation-mode',
+          'prefill',
+          '--enable-metrics',
+        ],
+        { CUDA_VISIBLE_DEVICES: '0,1' },
+      );
+      await ready(s);
+      const line = await waitFor('a DP1 TP1 prefill line', () =>
+        linesOf(s).find((l) => / DP1 TP1\] Prefill batch, #new-seq: [1-9]/.test(l)),
+      );
+      assert.match(
+        line,
+        /^\[[\d: -]+ DP1 TP1\] Prefill batch, #new-seq: \d+, #new-token: \d+, #cached-token: \d+, token usage: \d\.\d\d, #running-req: 0, #queue-req: \d+, #pending-token: \d+, #bootstrap-req: \d+, #inflight-req: \d+, cuda graph: True, input throughput \(token\/s\): [\d.]+$/,
+      );
+      await waitFor('a DP0 TP0 prefill line', () => linesOf(s).find((l) => / DP0 TP0\] Prefill batch, #new-seq: [1-9]/.test(l)));
+      assert.doesNotMatch(s.out, /Decode batch/);
+      assert.doesNotMatch(s.out, /#prealloc-req/);
+      assert.doesNotMatch(s.out, / DP1 TP0\]/, 'with dp-attention the DP ranks live inside TP');
+      // the product reads the line
+      const st = parseStatLine(line)!;
+      assert.equal(st.kind, 'prefill');
+      assert.equal(st.rank, 'DP1 TP1');
+      assert.equal(st.runningReqs, 0);
+      assert.ok(st.inputThroughput! > 10000, String(st.inputThroughput));
+      assert.equal(typeof st.extra['#inflight-req'], 'number');
+      assert.equal(typeof st.extra['#bootstrap-req'], 'number');
+      // /v1/loads: running 0 there; /metrics: the inflight queue carries the load, under the rank's own tp_rank
+      const loads = JSON.parse((await httpGet(port, '/v1/loads')).body);
+      assert.deepEqual(
+        loads.loads.map((l: { num_running_reqs: number }) => l.num_running_reqs),
+        [0, 0],
+      );
+      const metrics = (await httpGet(port, '/metrics')).body;
+      assert.match(metrics, /^sglang:num_prefill_inflight_queue_reqs\{dp_rank="1",engine_type="unified",[^}]*,tp_rank="1"\} [1-9][\d.]*$/m);
+    });
+
+    it('s1: a scheduler crash header carries its rank tag, as the product reads it', async () => {
+      const port = await freePort();
+      const s = startServer(['--model-path', layout.modelPath, '--port', String(port), '--tp', '2'], { CUDA_VISIBLE_DEVICES: '0,1' });
+      await ready(s);
+      fault(port, { mode: 'crash' });
+      assert.equal(await s.exit, 1);
+      const header = linesOf(s).find((l) => l.includes('Scheduler hit an exception'))!;
+      assert.match(header, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP0\] Scheduler hit an exception: Traceback \(most recent call last\):$/);
+      const c = classifyLine(header);
+      assert.deepEqual([c.kind, c.errorClass, lineHeader(header).rank], ['error', 'crash', 'TP0']);
+    });
+
+    it('s2: the hard watchdog prints the 2026 py-spy lines before its own line, then waits and exits', async () => {
+      const port = await freePort();
+      const s = startServer(['--model-path', layout.modelPath, '--port', String(port)], { CUDA_VISIBLE_DEVICES: '0' });
+      await ready(s);
+      fault(port, { mode: 'hang-hard', delayS: 0.5 });
+      assert.equal(await s.exit, 1);
+      const lines = linesOf(s);
+      const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+      const pyspy = at(/\] Pyspy failed \(py-spy dump --native --pid (\d+)\)\. Error: .+$/);
+      const all = at(/\] All pyspy dump attempts failed for PID \d+\.$/);
+      const watchdog = at(/\] Scheduler watchdog timeout \(self\.watchdog_timeout=300, self\.soft=False\)$/);
+      const sigquit = at(/\] SIGQUIT received\. signum=None, frame=None\. It usually means one child failed\.$/);
+      assert.ok(pyspy >= 0 && pyspy < all && all < watchdog && watchdog < sigquit, JSON.stringify([pyspy, all, watchdog, sigquit]));
+      assert.equal(/--pid (\d+)/.exec(lines[pyspy])![1], /PID (\d+)/.exec(lines[all])![1], 'the same process');
+      assert.doesNotMatch(s.out, /Pyspy failed to dump/, 'not the 2025 wording');
+      // the product: the py-spy lines are hang diagnostics, not failures of their own; the watchdog line is the hang
+      for (const i of [pyspy, all])
+        assert.deepEqual([classifyLine(lines[i]).errorClass, classifyLine(lines[i]).failure?.fatal], ['hang', false]);
+      assert.equal(classifyLine(lines[watchdog]).errorClass, 'hang');
+    });
+
+    it('s3: /metrics has histograms with the full label set and no _created, and the pool, retraction and prealloc gauges', async () => {
+      const port = await freePort();
+      const s = startServer(['--model-path', layout.modelPath, '--port', String(port), '--enable-metrics', '--served-model-name', 'm'], {
+        CUDA_VISIBLE_DEVICES: '0',
+      });
+      await ready(s);
+      fault(port, { mode: 'kv-pressure' });
+      await waitFor('a retraction', () => s.out.includes('KV cache pool is full. Retract requests.') || undefined);
+      const body = await waitFor('retractions in /metrics', async () => {
+        const b = (await httpGet(port, '/metrics')).body;
+        return /^sglang:num_retracted_requests_total\{[^}]*\} [1-9]/m.test(b) ? b : undefined;
+      });
+      const L = 'engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"';
+      const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      for (const h of ['time_to_first_token_seconds', 'e2e_request_latency_seconds']) {
+        assert.match(body, new RegExp(`^sglang:${h}_sum\\{${esc(L)}\\} [\\d.e+]+$`, 'm'));
+        assert.match(body, new RegExp(`^sglang:${h}_count\\{${esc(L)}\\} [\\d.e+]+$`, 'm'));
+        assert.match(
+          body,
+          new RegExp(
+            `^sglang:${h}_bucket\\{engine_type="unified",le="\\+Inf",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"\\} [\\d.e+]+$`,
+            'm',
+          ),
+        );
+      }
+      assert.doesNotMatch(body, /_created/);
+      for (const g of [
+        'full_token_usage',
+        'swa_token_usage',
+        'mamba_usage',
+        'pending_prealloc_token_usage',
+        'num_prefill_prealloc_queue_reqs',
+        'num_prefill_inflight_queue_reqs',
+        'num_decode_prealloc_queue_reqs',
+        'num_decode_transfer_queue_reqs',
+      ])
+        assert.match(body, new RegExp(`^# TYPE sglang:${g} gauge\\nsglang:${g}\\{${esc(L)}\\} [\\d.e+]+$`, 'm'), g);
+      // num_retracted_reqs keeps the pid label (multiprocess_mode "all"), sorted in
+      assert.match(
+        body,
+        /^sglang:num_retracted_reqs\{engine_type="unified",model_name="m",moe_ep_rank="0",pid="\d+",pp_rank="0",tp_rank="0"\} [\d.]+$/m,
+      );
+      assert.match(body, /^# TYPE sglang:num_retracted_requests_total counter$/m);
+      // the product reads them: the KV usage is token_usage (not the prealloc gauge), the retractions counted
+      const m = metricsSummary(parseMetrics(body));
+      assert.equal(m.tokenUsage, 1);
+      assert.ok(m.retractedTotal! > 0, JSON.stringify(m));
+    });
+
+    it('s4: /health answers after its ~1 s generation probe (at once without generation); server_info says "ready"', async () => {
+      const port = await freePort();
+      const s = startServer(['--model-path', layout.modelPath, '--port', String(port)], { CUDA_VISIBLE_DEVICES: '0' });
+      await ready(s);
+      const timed = async (p: number, u: string) => {
+        const t0 = Date.now();
+        const r = await httpGet(p, u);
+        return { status: r.status, ms: Date.now() - t0 };
+      };
+      for (const u of ['/health', '/health_generate']) {
+        const h = await timed(port, u);
+        assert.equal(h.status, 200);
+        assert.ok(h.ms >= 900 && h.ms < 3000, `${u} took ${h.ms} ms`);
+      }
+      assert.equal(JSON.parse((await httpGet(port, '/server_info')).body).status, 'ready');
+      const port2 = await freePort();
+      const fast = startServer(['--model-path', layout.modelPath, '--port', String(port2)], {
+        CUDA_VISIBLE_DEVICES: '1',
+        SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION: 'false',
+      });
+      await ready(fast);
+      const h = await timed(port2, '/health');
+      assert.equal(h.status, 200);
+      assert.ok(h.ms < 700, `/health without generation took ${h.ms} ms`);
+    });
+
+    it('n2: a lost GPU on a 2026 driver prints the 4-digit PCI domain, and the product reads it', () => {
+      const dir = mkdtempSync(path.join(tmp, 'n2-'));
+      const node = JSON.parse(readFileSync(layout.nodeJson, 'utf8'));
+      writeFileSync(path.join(dir, 'node.json'), JSON.stringify({ ...node, driverVersion: '610.43.02', cudaVersion: '13.3' }));
+      writeFileSync(path.join(dir, 'faults.json'), JSON.stringify({ lostGpus: [2] }));
+      const args = ['--query-gpu=index,name', '--format=csv,noheader'];
+      const r = nvidiaSmi(layout, args, { SIM_NODE_JSON: path.join(dir, 'node.json') });
+      const bus = node.gpus[2].busId.slice(4);
+      assert.match(bus, /^[0-9A-F]{4}:[0-9A-F]{2}:00\.0$/);
+      const lost = r.stdout.split('\n').find((l) => l.startsWith('Unable'))!;
+      assert.equal(lost, `Unable to determine the device handle for GPU${bus}: Unknown Error`);
+      const reported = r.stdout
+        .split('\n')
+        .filter((l) => /^\d+, /.test(l))
+        .map((l) => Number(l.split(',')[0]));
+      assert.deepEqual(parseLostGpus(r.stdout, reported), [{ index: 2, busId: bus, message: lost }]);
+      // a 570 driver keeps the 8-digit domain
+      writeFileSync(path.join(dir, 'node.json'), JSON.stringify(node));
+      const old = nvidiaSmi(layout, args, { SIM_NODE_JSON: path.join(dir, 'node.json') });
+      assert.match(old.stdout, new RegExp(`^Unable to determine the device handle for GPU${node.gpus[2].busId}: Unknown Error$`, 'm'));
     });
   });
 });

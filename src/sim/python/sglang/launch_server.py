@@ -25,6 +25,7 @@ Simulator knobs (environment, none of them used by real SGLang):
   SGLANG_SIM_STARTUP_S        seconds from start to "fired up" (default 1.5)
   SGLANG_SIM_DECODE_PERIOD_S  seconds between decode log rounds (default 1.0)
   SGLANG_SIM_GEN_TPS          gen throughput per DP rank, token/s (default 2000)
+  SGLANG_SIM_INPUT_TPS        input (prefill) throughput per DP rank of a PD prefill node (default 20000)
   SGLANG_SIM_RUNNING          synthetic running requests per DP rank (default 32;
                               0 = only real in-flight HTTP requests count)
   SGLANG_SIM_LOG_FORMAT       "2026" (default; "new" is the same): decode lines end at "#queue-req: N",
@@ -40,6 +41,8 @@ Simulator knobs (environment, none of them used by real SGLang):
   SGLANG_SIM_ALLOW_MISSING_MODEL=1  accept a --model-path that does not exist
   SGLANG_SIM_GPU_MEM_MIB      GPU memory (default: from node.json, else 183359)
   SGLANG_SIM_DRAIN_S          seconds a SIGTERM drain lasts at least (default 1.0)
+  SGLANG_SIM_HEALTH_S         seconds /health's generation probe takes on a healthy server (default 1.0, as
+                              SGLang's 1 s poll); SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0 (real) answers at once
   SGLANG_SIM_RANK_TAGS=always print " TP0" even on one GPU (early-2025 builds)
   SGLANG_SIM_CRASH_AFTER_S    after this many seconds print a CUDA OOM traceback
                               and exit 1 (to simulate a crashed instance)
@@ -119,6 +122,16 @@ class Sim(FaultsMixin, PayloadsMixin):
         self.last_accept = [0.0] * self.dp
         self.last_queue = [0] * self.dp
         self.last_tokens = [0] * self.dp
+        self.last_input_tps = [0.0] * self.dp
+        self.last_inflight = [0] * self.dp
+        self.last_bootstrap = [0] * self.dp
+        self.last_retracted = [0] * self.dp
+        self.retracted_total = [0] * self.dp
+        # a PD decode node's prealloc and transfer queues, and its pending pre-allocated token usage
+        self.last_prealloc = [0] * self.dp
+        self.last_transfer = [0] * self.dp
+        self.last_prealloc_usage = [0.0] * self.dp
+        self.input_tps = env_float("SGLANG_SIM_INPUT_TPS", 20000.0)
         self.inflight = 0
         self.prompt_tokens_total = 0.0
         self.gen_tokens_total = 0.0
@@ -229,6 +242,30 @@ class Sim(FaultsMixin, PayloadsMixin):
             t += " EP%d" % (tp % self.args.ep_size)
         return t
 
+    def lead_tp(self, dp):
+        """The TP rank that logs for DP rank ``dp``: 0 of its own TP group, or, with --enable-dp-attention (the DP
+        ranks live inside TP), the first TP rank of its attention group (``DP1 TP1`` for tp 2 dp 2)."""
+        if self.args.enable_dp_attention and self.dp > 1:
+            return dp * max(1, self.tp // self.dp)
+        return 0
+
+    def rank_tag(self, dp=0):
+        """The tags of DP rank ``dp``'s logging scheduler (stat lines, its crash header, its watchdog)."""
+        return self.tag(dp if self.dp > 1 else None, self.lead_tp(dp))
+
+    def scheduler_ranks(self):
+        """(dp, tp) of every scheduler on this node: tp per DP replica, or, with --enable-dp-attention, tp in all,
+        DP rank = tp rank // (tp / dp)."""
+        if self.args.enable_dp_attention and self.dp > 1:
+            per = max(1, self.tp // self.dp)
+            return [(t // per, t) for t in range(self.tp)]
+        return [(d, t) for d in range(self.dp) for t in range(self.tp)]
+
+    @property
+    def prefill_node(self):
+        """A PD prefill server (--disaggregation-mode prefill): Prefill lines only, running 0, inflight transfers."""
+        return self.args.disaggregation_mode == "prefill"
+
     def line(self, msg, tag=""):
         return "[%s%s] %s\n" % (self.ts(), tag, msg)
 
@@ -316,12 +353,12 @@ class Sim(FaultsMixin, PayloadsMixin):
         total = max(0.0, env_float("SGLANG_SIM_STARTUP_S", 1.5))
         arch = (self.cfg.get("architectures") or ["Qwen3ForCausalLM"])[0]
         dtype = "torch.bfloat16" if a.dtype in ("auto", "bfloat16", "bf16") else "torch." + a.dtype
-        ranks = [(d, t) for d in range(self.dp) for t in range(self.tp)]
+        ranks = self.scheduler_ranks()
         # (fraction of the startup time spent before this group, lines). The lines are built when
         # printed, so that their timestamps advance through the startup like the real ones.
         steps = []
         steps.append((0.0, lambda: [self.line(self.server_args_repr())]))
-        if self.dp > 1:
+        if self.dp > 1 and not a.enable_dp_attention:
             steps.append((0.02, lambda: [
                     self.line("Launch DP%d starting at GPU #%d." % (d, self.gpus[d * self.tp] if d * self.tp < len(self.gpus) else d * self.tp))
                     for d in range(self.dp)]))
@@ -353,24 +390,26 @@ class Sim(FaultsMixin, PayloadsMixin):
                                        % (self.max_total_num_tokens, self.k_gb, self.k_gb), self.tag(d, t)) for d, t in ranks]))
         steps.append((0.0, lambda: [self.line("Memory pool end. avail mem=%.2f GB" % self.avail_after_pool, self.tag(d, t)) for d, t in ranks]))
         if not a.disable_cuda_graph:
-            bs = [b for b in [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 224, 256] if b <= self.cuda_graph_max_bs]
+            bs = sorted(a.cuda_graph_bs_decode or a.cuda_graph_bs or
+                        [b for b in [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 224, 256]
+                         if b <= (a.cuda_graph_max_bs_decode or self.cuda_graph_max_bs)])
             steps.append((0.03, lambda: [
-                    self.line("Capture cuda graph begin. This can take up to several minutes. avail mem=%.2f GB" % self.avail_after_pool, self.tag(d, 0))
+                    self.line("Capture cuda graph begin. This can take up to several minutes. avail mem=%.2f GB" % self.avail_after_pool, self.rank_tag(d))
                     for d in range(self.dp)]))
-            steps.append((0.0, lambda: [self.line("Capture cuda graph bs %s" % bs, self.tag(d, 0)) for d in range(self.dp)]))
+            steps.append((0.0, lambda: [self.line("Capture cuda graph bs %s" % bs, self.rank_tag(d)) for d in range(self.dp)]))
             steps.append((0.25, lambda: [self.line("Capture cuda graph end. Time elapsed: %.2f s. mem usage=%.2f GB. avail mem=%.2f GB."
-                                           % (11.0 + len(bs) * 0.9, self.graph_gb, self.avail_after_pool - self.graph_gb), self.tag(d, 0))
+                                           % (11.0 + len(bs) * 0.9, self.graph_gb, self.avail_after_pool - self.graph_gb), self.rank_tag(d))
                                                    for d in range(self.dp)]))
             if self.spec:
                 steps.append((0.05, lambda: [self.line("Capture draft cuda graph end. Time elapsed: %.2f s. mem usage=%.2f GB. avail mem=%.2f GB."
-                                               % (4.0 + len(bs) * 0.3, 0.41, self.avail_after_pool - self.graph_gb - 0.41), self.tag(d, 0))
+                                               % (4.0 + len(bs) * 0.3, 0.41, self.avail_after_pool - self.graph_gb - 0.41), self.rank_tag(d))
                                                        for d in range(self.dp)]))
         avail_end = self.avail_after_pool - self.graph_gb - (0.41 if self.spec and not a.disable_cuda_graph else 0.0)
         steps.append((0.02, lambda: [
                 self.line("max_total_num_tokens=%d, chunked_prefill_size=%d, max_prefill_tokens=%d, "
                           "max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB"
                                        % (self.max_total_num_tokens, self.chunked_prefill_size, a.max_prefill_tokens,
-                                          self.max_running_requests, self.context_len, avail_end), self.tag(d, 0)) for d in range(self.dp)]))
+                                          self.max_running_requests, self.context_len, avail_end), self.rank_tag(d)) for d in range(self.dp)]))
         steps.append((0.05, lambda: [self.line("INFO:     Started server process [%d]" % os.getpid()),
                              self.line("INFO:     Waiting for application startup."),
                              self.line("INFO:     Application startup complete."),
@@ -400,22 +439,25 @@ class Sim(FaultsMixin, PayloadsMixin):
             return "%s batch, %s" % (kind, body)
         return "%s batch, %s, " % (kind, body)
 
-    def prefill_line(self, dp, new_seq, new_tok, running, queue, usage):
+    def prefill_line(self, dp, new_seq, new_tok, running, queue, usage, bootstrap=0, inflight=0, tps=None):
         cached = self.rng.choice([0, 0, new_tok // 3, new_tok // 2]) if new_tok > 100 else 0
         pairs = [("#new-seq", new_seq), ("#new-token", new_tok), ("#cached-token", cached),
                  ("token usage", "%.2f" % usage), ("#running-req", running), ("#queue-req", queue)]
         if self.fmt == "2026":
-            # metrics_reporter.py (2026): #pending-token after #queue-req, then the PD prefill queues
+            # metrics_reporter.py (2026): #pending-token after #queue-req, then a PD prefill node's bootstrap and
+            # inflight queues (#prealloc-req is a PD decode key, never on a prefill line)
             pairs.append(("#pending-token", 0 if queue == 0 else queue * 1024))
-            if self.args.disaggregation_mode == "prefill":
-                pairs += [("#prealloc-req", 0), ("#inflight-req", min(running, 16))]
+            if self.prefill_node:
+                pairs += [("#bootstrap-req", bootstrap), ("#inflight-req", inflight)]
         if self.fmt in ("2026", "2025"):
             # cuda graph (piecewise) and input throughput, and no trailing ", " on prefill lines.
             pairs.append(("cuda graph", "False" if self.args.disable_cuda_graph else "True"))
-            pairs.append(("input throughput (token/s)", "%.2f" % (new_tok / max(0.05, self.rng.uniform(0.08, 0.4)))))
+            if tps is None:
+                tps = new_tok / max(0.05, self.rng.uniform(0.08, 0.4))
+            pairs.append(("input throughput (token/s)", "%.2f" % tps))
             return self.line("Prefill batch, " + ", ".join("%s: %s" % kv for kv in pairs),
-                             self.tag(dp if self.dp > 1 else None, 0))
-        return self.line(self.kv("Prefill", pairs), self.tag(dp if self.dp > 1 else None, 0))
+                             self.rank_tag(dp))
+        return self.line(self.kv("Prefill", pairs), self.rank_tag(dp))
 
     def decode_line(self, dp, running, tokens, usage, tps, accept, queue, retracted=0):
         pairs = [("#running-req", running), ("#token", tokens), ("token usage", "%.2f" % usage)]
@@ -427,10 +469,14 @@ class Sim(FaultsMixin, PayloadsMixin):
             if self.fmt != "old":
                 steps = self.args.speculative_num_steps or 3
                 pairs.append(("accept rate", "%.2f" % max(0.0, min(1.0, (accept - 1) / steps))))
+        if self.fmt == "2026" and self.args.disaggregation_mode == "decode":
+            # a PD decode node: its pre-allocation and transfer queues, and the retracted requests
+            pairs += [("pre-allocated usage", "%.2f" % self.last_prealloc_usage[dp]), ("#prealloc-req", self.last_prealloc[dp]),
+                      ("#transfer-req", self.last_transfer[dp]), ("#retracted-req", retracted)]
         pairs.append(("cuda graph", "False" if self.args.disable_cuda_graph else "True"))
         pairs.append(("gen throughput (token/s)", "%.2f" % tps))
         pairs.append(("#queue-req", queue))
-        return self.line(self.kv("Decode", pairs), self.tag(dp if self.dp > 1 else None, 0))
+        return self.line(self.kv("Decode", pairs), self.rank_tag(dp))
 
     # ----- load model
 
@@ -459,10 +505,16 @@ class Sim(FaultsMixin, PayloadsMixin):
             r = min(r, self.max_running_requests)
             self.running[d] = r
             running = r + (inflight if d == 0 else 0)
+            self.last_retracted[d] = 0
             if running == 0:
                 self.last_tps[d] = 0.0
+                self.last_input_tps[d] = 0.0
                 self.last_queue[d] = 0
+                self.last_inflight[d] = 0
                 continue  # an idle scheduler prints no decode lines
+            if self.prefill_node:
+                out.extend(self.prefill_round(d, running, lvl, paused, dt, mode))
+                continue
             tps = self.gen_tps * lvl * self.rng.uniform(0.955, 1.045) + (inflight if d == 0 else 0) * 140.0
             tokens = int(running * self.rng.uniform(2300, 2900))
             tokens = min(tokens, self.max_total_num_tokens)
@@ -478,11 +530,18 @@ class Sim(FaultsMixin, PayloadsMixin):
             elif mode == "kv-pressure":
                 tokens, usage, tps = self.max_total_num_tokens, 1.0, tps * 0.6
                 retracted = self.rng.randint(2, 6)
+                self.last_retracted[d] = retracted
+                with self.lock:
+                    self.retracted_total[d] += retracted
                 queue = 20 + self.rng.randint(0, 10)
                 gained = ("#new_tokens_gained: %d, " % (retracted * 640)) if self.fmt == "2026" else ""
                 out.append(self.line("KV cache pool is full. Retract requests. #retracted_reqs: %d, %s"
-                                     "#new_token_ratio: 0.7000 -> 1.0000" % (retracted, gained), self.tag(d if self.dp > 1 else None, 0)))
+                                     "#new_token_ratio: 0.7000 -> 1.0000" % (retracted, gained), self.rank_tag(d)))
             self.last_tps[d], self.last_accept[d], self.last_queue[d], self.last_tokens[d] = tps, accept, queue, tokens
+            if self.args.disaggregation_mode == "decode":
+                self.last_prealloc[d] = 0 if paused else self.rng.choice([0, 0, 1, 2, 3])
+                self.last_transfer[d] = 0 if paused else self.rng.choice([0, 1, 1, 2])
+                self.last_prealloc_usage[d] = self.last_prealloc[d] * 0.01
             with self.lock:
                 self.gen_tokens_total += tps * dt
             if not paused and self.rng.random() < 0.3:
@@ -500,6 +559,35 @@ class Sim(FaultsMixin, PayloadsMixin):
                     self.requests_total += 1
                     self.ttft.observe(self.rng.uniform(0.05, 0.6))
                     self.e2e.observe(self.rng.uniform(20, 200))
+        return out
+
+    def prefill_round(self, d, busy, lvl, paused, dt, mode):
+        """One round of a PD prefill node's DP rank: a Prefill line (no Decode line: the requests decode on the
+        decode node), its running count 0, the KV-transfer queues (#bootstrap-req, #inflight-req) carrying the load."""
+        out = []
+        tps = self.input_tps * lvl * self.rng.uniform(0.955, 1.045)
+        if mode == "dp-slow" and (self.dp == 1 or d == int(self.fault.get("rank", 0))):
+            tps *= 0.3
+        new_tok = max(1, int(tps * dt))
+        new_seq = max(1, min(busy, new_tok // self.rng.randint(1500, 4000)))
+        queue = 0 if paused else self.rng.choice([0, 0, 1, 2, 4, 8])
+        inflight = min(busy, 16)
+        bootstrap = 0 if paused else self.rng.choice([0, 0, 0, 1, 2])
+        tokens = min(self.max_total_num_tokens, int(inflight * self.rng.uniform(2300, 2900)))
+        usage = tokens / float(self.max_total_num_tokens)
+        self.last_tps[d], self.last_input_tps[d], self.last_queue[d] = 0.0, tps, queue
+        self.last_tokens[d], self.last_inflight[d], self.last_bootstrap[d] = tokens, inflight, bootstrap
+        with self.lock:
+            self.prompt_tokens_total += new_tok
+            self.gen_tokens_total += new_seq  # the first token of each request is sampled here
+        out.append(self.prefill_line(d, new_seq, new_tok, 0, queue, usage, bootstrap, inflight, tps))
+        if not paused and self.rng.random() < 0.4:
+            # the router's request for this prefill (PD: the router posts /generate to both nodes)
+            out.append(self.line('INFO:     127.0.0.1:%d - "POST /generate HTTP/1.1" 200 OK' % self.rng.randint(32768, 60999)))
+            with self.lock:
+                self.requests_total += 1
+                self.ttft.observe(self.rng.uniform(0.05, 0.6))
+                self.e2e.observe(self.rng.uniform(0.05, 0.6))
         return out
 
     def write_state(self):
@@ -557,7 +645,8 @@ class Sim(FaultsMixin, PayloadsMixin):
                 chunk = self.step(dt)
                 if not chunk:
                     break  # idle: an idle server prints nothing
-                decodes += sum(1 for l in chunk if "Decode batch" in l)
+                # (a PD prefill node's stat lines are its Prefill lines)
+                decodes += sum(1 for l in chunk if ("Prefill batch" if self.prefill_node else "Decode batch") in l)
                 lines.extend(chunk)
             self.write("".join(lines))
             self.write_state()

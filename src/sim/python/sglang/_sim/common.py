@@ -14,6 +14,8 @@ QUANT_METHODS = [
     "awq", "fp8", "gptq", "marlin", "gptq_marlin", "awq_marlin", "bitsandbytes", "gguf",
     "modelopt", "modelopt_fp8", "modelopt_fp4", "petit_nvfp4", "w8a8_int8", "w8a8_fp8",
     "moe_wna16", "qoq", "w4afp8", "mxfp4", "compressed-tensors",
+    # 2026 (Ascend ModelSlim checkpoints)
+    "modelslim",
 ]
 KV_CACHE_DTYPES = ["auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1"]
 # Lines SGLang logs at INFO: gone with --log-level warning.
@@ -105,6 +107,12 @@ def build_parser():
     a("--schedule-policy", type=str, default="fcfs")
     a("--schedule-conservativeness", type=float, default=1.0)
     a("--cuda-graph-max-bs", type=int, default=None)
+    a("--cuda-graph-bs", type=int, nargs="+", default=None)
+    # 0.5.20: separate decode and prefill CUDA-graph batch sizes
+    a("--cuda-graph-max-bs-decode", type=int, default=None)
+    a("--cuda-graph-max-bs-prefill", type=int, default=None)
+    a("--cuda-graph-bs-decode", type=int, nargs="+", default=None)
+    a("--cuda-graph-bs-prefill", type=int, nargs="+", default=None)
     a("--disable-cuda-graph", action="store_true")
     a("--disable-radix-cache", action="store_true")
     a("--enable-hierarchical-cache", action="store_true")
@@ -113,12 +121,22 @@ def build_parser():
     a("--tensor-parallel-size", "--tp-size", "--tp", type=int, default=1, dest="tp_size")
     a("--data-parallel-size", "--dp-size", "--dp", type=int, default=1, dest="dp_size")
     a("--pipeline-parallel-size", "--pp-size", type=int, default=1, dest="pp_size")
+    # with these two, argparse's prefix matching refuses "--pp" as ambiguous, as it does for the real server
+    a("--pp-max-micro-batch-size", type=int, default=None)
+    a("--pp-async-batch-depth", type=int, default=0)
     a("--expert-parallel-size", "--ep-size", "--ep", type=int, default=1, dest="ep_size")
     # 2026 parallel sizes carved out of TP (GPU count unchanged)
     a("--decode-context-parallel-size", "--dcp-size", type=int, default=1, dest="dcp_size")
     a("--attention-context-parallel-size", "--attn-cp-size", type=int, default=1, dest="attn_cp_size")
     a("--moe-data-parallel-size", "--moe-dp-size", type=int, default=1, dest="moe_dp_size")
+    a("--dwdp-size", type=int, default=1)
+    # 2026: --moe-a2a-backend replaces --enable-deepep-moe (PR #38375); a free string here, choices vary by build
+    a("--moe-a2a-backend", type=str, default="none")
+    a("--moe-runner-backend", type=str, default="auto")
     a("--disaggregation-mode", type=str, default="null", choices=["null", "prefill", "decode"])
+    a("--disaggregation-transfer-backend", type=str, default="mooncake")
+    a("--disaggregation-bootstrap-port", type=int, default=8998)
+    a("--tokenizer-worker-num", type=int, default=1)
     a("--enable-dp-attention", action="store_true")
     a("--nnodes", type=int, default=1)
     a("--node-rank", type=int, default=0)
@@ -147,6 +165,7 @@ def build_parser():
     a("--log-level-http", type=str, default=None)
     a("--log-requests", action="store_true")
     a("--enable-metrics", action="store_true")
+    a("--enable-mfu-metrics", action="store_true")
     a("--decode-log-interval", type=int, default=40)
     return p
 
@@ -238,6 +257,10 @@ def config_args(argv):
             if not m or m.group(2) in ("", "null", "~"):
                 continue
             key, val = "--" + m.group(1).replace("_", "-"), m.group(2).strip("\"'")
+            if val.startswith("[") and val.endswith("]"):
+                # a flow list (cuda-graph-bs: [1, 2, 4, 8]) becomes --key v1 v2 ..., as SGLang's merger does
+                out += [key] + [v.strip().strip("\"'") for v in val[1:-1].split(",") if v.strip()]
+                continue
             if val in ("true", "True"):
                 out.append(key)
             elif val in ("false", "False"):

@@ -17,13 +17,15 @@ class FaultsMixin:
         if self.fault_started is None:
             self.fault_started = time.time()
             if mode == "hang":
-                self.log("Pyspy failed to dump PID %d. Error: Permission denied" % os.getpid(), self.tag(0 if self.dp > 1 else None, 0))
+                t = self.rank_tag(0)
                 if self.fmt == "2026":
-                    # srt/utils/watchdog.py: soft=True only dumps diagnostics, the process stays
-                    self.log("Scheduler watchdog timeout (self.watchdog_timeout=%s, self.soft=True)" % ("%g" % self.args.watchdog_timeout),
-                             self.tag(0 if self.dp > 1 else None, 0))
+                    # srt/utils/watchdog.py: py-spy first, then the watchdog line; soft=True only dumps diagnostics,
+                    # the process stays
+                    self.write(self.pyspy_lines(t) + self.line("Scheduler watchdog timeout (self.watchdog_timeout=%s, self.soft=True)"
+                                                               % ("%g" % self.args.watchdog_timeout), t))
                 else:
-                    self.log("Watchdog timeout (self.watchdog_timeout=%s)" % int(self.args.watchdog_timeout), self.tag(0 if self.dp > 1 else None, 0))
+                    self.log("Pyspy failed to dump PID %d. Error: Permission denied" % os.getpid(), t)
+                    self.log("Watchdog timeout (self.watchdog_timeout=%s)" % int(self.args.watchdog_timeout), t)
             else:
                 # the last stat line before the silence shows the queue building up
                 for d in range(self.dp):
@@ -36,15 +38,23 @@ class FaultsMixin:
             self.last_queue[d] = 12
             self.last_tps[d] = 0.0
 
+    def pyspy_lines(self, t):
+        """The 2026 py-spy diagnostics of a stuck scheduler (its own pid), as printed when py-spy cannot attach."""
+        pid = self.children[0].pid if self.children else os.getpid()
+        return (self.line("Pyspy failed (py-spy dump --native --pid %d). Error: Permission denied (os error 13)" % pid, t)
+                + self.line("All pyspy dump attempts failed for PID %d." % pid, t))
+
     def hard_watchdog(self):
-        """The 2026 hard scheduler watchdog (srt/utils/watchdog.py, soft=False): its line, py-spy, then 5 s later the
-        SIGQUIT handler kills the server (v0.5.18 wording, sglang#36081); the 2025 form in "2025"/"old"."""
-        t = self.tag(0 if self.dp > 1 else None, 0)
+        """The 2026 hard scheduler watchdog (srt/utils/watchdog.py, soft=False): py-spy, then its line, then it waits
+        for CUDA core dumps (delayS, 5 s by default) before the SIGQUIT handler kills the server (v0.5.18 wording,
+        sglang#36081); the 2025 form in "2025"/"old"."""
+        t = self.rank_tag(0)
         if self.fmt == "2026":
-            self.log("Scheduler watchdog timeout (self.watchdog_timeout=%s, self.soft=False)" % ("%g" % self.args.watchdog_timeout), t)
+            self.write(self.pyspy_lines(t) + self.line("Scheduler watchdog timeout (self.watchdog_timeout=%s, self.soft=False)"
+                                                       % ("%g" % self.args.watchdog_timeout), t))
         else:
             self.log("Watchdog timeout (self.watchdog_timeout=%s)" % int(self.args.watchdog_timeout), t)
-        self.log("Pyspy failed to dump PID %d. Error: Permission denied" % os.getpid(), t)
+            self.log("Pyspy failed to dump PID %d. Error: Permission denied" % os.getpid(), t)
         self.stop.wait(float(self.fault.get("delayS", 5) or 0))
         self.sigquit_exit()
 
@@ -126,15 +136,16 @@ class FaultsMixin:
                                      "called before program exit, which can leak resources.\n"
                                      % time.strftime("%-m%d %H:%M:%S.000000000"))
             else:
+                # the scheduler's header carries its rank tags (" TP0", " DP0 TP0", " PP0", ...), as real ones do
                 sys.stderr.write(
-                    "[%s] Scheduler hit an exception: Traceback (most recent call last):\n"
+                    "[%s%s] Scheduler hit an exception: Traceback (most recent call last):\n"
                     "  File \"/usr/local/lib/python3.11/dist-packages/sglang/srt/managers/scheduler.py\", line 2817, in run_scheduler_process\n"
                     "    scheduler.event_loop_overlap()\n"
                     "  File \"/usr/local/lib/python3.11/dist-packages/sglang/srt/managers/scheduler.py\", line 1012, in event_loop_overlap\n"
                     "    batch_result = self.run_batch(batch)\n"
                     "%s\n\n"
                     "[%s] Received sigquit from a child process. It usually means the child failed.\n"
-                    % (self.ts(), exc_line, self.ts()))
+                    % (self.ts(), self.rank_tag(0), exc_line, self.ts()))
             sys.stderr.flush()
         self.kill_children()
         cleanup(self.args.port)

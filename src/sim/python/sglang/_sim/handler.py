@@ -5,6 +5,12 @@ import os
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler
+from sglang._sim.common import env_float
+
+
+def health_generation():
+    """SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION (real SGLang, on by default): off, /health answers 200 at once."""
+    return os.environ.get("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "true").strip().lower() not in ("0", "false", "no", "off")
 
 
 def make_handler(sim):
@@ -62,6 +68,11 @@ def make_handler(sim):
                     sim.stop.wait(float(sim.fault.get("delayS", 0) or 0))
                     return self.send(503, b"", "text/plain")
                 up = sim.ready and not sim.stop.is_set() and not sim.draining.is_set()
+                if up and (path == "/health_generate" or health_generation()):
+                    # http_server.py: a 1-token generation, then `await asyncio.sleep(1)` before it looks for the
+                    # output, so a healthy server answers after about 1 s (503 at once while starting or draining)
+                    sim.stop.wait(max(0.0, env_float("SGLANG_SIM_HEALTH_S", 1.0)))
+                    up = sim.ready and not sim.stop.is_set() and not sim.draining.is_set()
                 self.send(200 if up else 503, b"", "text/plain")
             elif path in ("/get_server_info", "/server_info"):
                 self.send(200, sim.server_info())

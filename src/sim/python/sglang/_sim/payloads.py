@@ -1,6 +1,7 @@
 """HTTP payloads of the simulated server (mixed into Sim)."""
 
 import math
+import os
 import time
 from sglang import __version__
 from sglang._sim.common import go_float
@@ -44,6 +45,12 @@ class PayloadsMixin:
             "log_level": a.log_level, "log_level_http": a.log_level_http, "log_requests": a.log_requests,
             "enable_metrics": a.enable_metrics, "decode_log_interval": a.decode_log_interval,
             "context_length": a.context_length, "device": "cuda",
+            "pp_max_micro_batch_size": a.pp_max_micro_batch_size, "dwdp_size": a.dwdp_size,
+            "cuda_graph_bs": a.cuda_graph_bs, "cuda_graph_bs_decode": a.cuda_graph_bs_decode,
+            "cuda_graph_bs_prefill": a.cuda_graph_bs_prefill, "moe_a2a_backend": a.moe_a2a_backend,
+            "tokenizer_worker_num": a.tokenizer_worker_num, "disaggregation_mode": a.disaggregation_mode,
+            "disaggregation_transfer_backend": a.disaggregation_transfer_backend,
+            "enable_mfu_metrics": a.enable_mfu_metrics,
         }
 
     def server_info(self):
@@ -61,14 +68,16 @@ class PayloadsMixin:
                 st["avg_spec_accept_length"] = round(self.last_accept[d], 4)
             states.append(st)
         info.update({"version": __version__, "max_total_num_tokens": self.max_total_num_tokens,
-                     "internal_states": states, "status": "Up" if self.ready else "Starting"})
+                     "internal_states": states,
+                     # 2026 builds report "ready" (the 2026 CI sample); older ones "Up"
+                     "status": ("ready" if self.fmt == "2026" else "Up") if self.ready else "Starting"})
         return info
 
     def loads(self):
         with self.lock:
             inflight = self.inflight
         return {"timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "dp_rank_count": self.dp,
-                "loads": [{"dp_rank": d, "num_running_reqs": self.running[d] + (inflight if d == 0 else 0),
+                "loads": [{"dp_rank": d, "num_running_reqs": self.reported_running(d, inflight),
                            "num_waiting_reqs": self.last_queue[d], "num_used_tokens": self.last_tokens[d],
                            "token_usage": round(self.last_tokens[d] / float(self.max_total_num_tokens), 2),
                            "gen_throughput": round(self.last_tps[d], 2)} for d in range(self.dp)]}
@@ -89,23 +98,109 @@ class PayloadsMixin:
             "owned_by": "sglang", "root": self.served_name, "parent": None,
             "max_model_len": self.context_len}]}
 
+    def reported_running(self, d, inflight):
+        """Running requests as SGLang reports them: a PD prefill node runs none (its requests wait in the
+        bootstrap and inflight queues, then decode elsewhere)."""
+        if self.prefill_node:
+            return 0
+        return self.running[d] + (inflight if d == 0 else 0)
+
     def metrics(self):
+        if self.fmt != "2026":
+            return self.metrics_2025()
+        name = self.served_name
+        out = []
+        with self.lock:
+            inflight = self.inflight
+            totals = (self.prompt_tokens_total, self.gen_tokens_total, self.requests_total)
+            ttft, e2e = self.ttft.snapshot(), self.e2e.snapshot()
+            retracted_total = list(self.retracted_total)
+        ep = max(1, self.args.ep_size)
+        pids = [c.pid for c in self.children]
+
+        def labels(d=None, **extra):
+            """prometheus_client's exposition sorts every sample's labels (le, is_streaming, pid included); 2026
+            builds always carry engine_type, model_name, moe_ep_rank, pp_rank, tp_rank (the rank that logs)."""
+            tp = self.lead_tp(d or 0)
+            ls = {"engine_type": "unified", "model_name": name, "moe_ep_rank": str(tp % ep), "pp_rank": "0",
+                  "tp_rank": str(tp)}
+            if d is not None and self.dp > 1:
+                ls["dp_rank"] = str(d)
+            ls.update(extra)
+            return "{" + ",".join('%s="%s"' % (k, ls[k]) for k in sorted(ls)) + "}"
+
+        def head(metric, help_text, kind):
+            out.append("# HELP %s %s" % (metric, help_text))
+            out.append("# TYPE %s %s" % (metric, kind))
+
+        def gauge(metric, help_text, values, pid=False):
+            # multiprocess_mode "mostrecent" drops the pid label; the default ("all") keeps it
+            head(metric, help_text, "gauge")
+            for d in range(self.dp):
+                extra = {"pid": str(pids[d * len(pids) // self.dp] if pids else os.getpid())} if pid else {}
+                out.append("%s%s %s" % (metric, labels(d, **extra), go_float(values(d))))
+
+        usage = lambda d: round(self.last_tokens[d] / float(self.max_total_num_tokens), 2)  # noqa: E731
+        decode_node = self.args.disaggregation_mode == "decode"
+        gauge("sglang:num_running_reqs", "The number of running requests.", lambda d: self.reported_running(d, inflight))
+        gauge("sglang:num_used_tokens", "The number of used tokens.", lambda d: self.last_tokens[d])
+        # stats.token_usage = round(get_max_pool_usage(), 2): the max over the pools, each pool on its own too
+        gauge("sglang:token_usage", "The token usage.", usage)
+        gauge("sglang:full_token_usage", "The token usage for full attention layers.", usage)
+        gauge("sglang:swa_token_usage", "The token usage for SWA layers.", lambda d: 0.0)
+        gauge("sglang:mamba_usage", "The usage of the mamba cache.", lambda d: 0.0)
+        gauge("sglang:gen_throughput", "The generation throughput (token/s).", lambda d: round(self.last_tps[d], 2))
+        gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", lambda d: self.last_queue[d])
+        gauge("sglang:cache_hit_rate", "The prefix cache hit rate.", lambda d: 0.31)
+        gauge("sglang:spec_accept_length", "The average acceptance length of speculative decoding.",
+              lambda d: round(self.last_accept[d], 4) if self.spec else 0.0)
+        gauge("sglang:num_retracted_reqs", "The number of retracted requests.", lambda d: self.last_retracted[d], pid=True)
+        # PD queues (0 on a unified server): a prefill node's bootstrap/inflight, a decode node's prealloc/transfer
+        gauge("sglang:num_prefill_prealloc_queue_reqs", "The number of requests in the prefill prealloc queue.",
+              lambda d: self.last_bootstrap[d])
+        gauge("sglang:num_prefill_inflight_queue_reqs", "The number of requests in the prefill inflight queue.",
+              lambda d: self.last_inflight[d])
+        gauge("sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue.",
+              lambda d: self.last_prealloc[d] if decode_node else 0)
+        gauge("sglang:num_decode_transfer_queue_reqs", "The number of requests in the decode transfer queue.",
+              lambda d: self.last_transfer[d] if decode_node else 0)
+        gauge("sglang:pending_prealloc_token_usage", "The token usage for pending preallocated tokens (not preallocated yet).",
+              lambda d: round(self.last_prealloc_usage[d], 2) if decode_node else 0.0)
+        head("sglang:num_retracted_requests_total", "The number of retracted requests.", "counter")
+        for d in range(self.dp):
+            out.append("sglang:num_retracted_requests_total%s %s" % (labels(d), go_float(float(retracted_total[d]))))
+        for metric, help_text, v in (
+                ("sglang:prompt_tokens_total", "Number of prefill tokens processed.", totals[0]),
+                ("sglang:generation_tokens_total", "Number of generation tokens processed.", totals[1]),
+                ("sglang:num_requests_total", "Number of requests processed.", totals[2])):
+            # metrics_collector.py: labelnames=list(labels.keys()) + ["is_streaming"]; a total is their sum.
+            # Multiprocess mode: no _created samples.
+            head(metric, help_text, "counter")
+            streamed = int(v * 0.75)
+            for flag, part in (("false", int(v) - streamed), ("true", streamed)):
+                out.append("%s%s %s" % (metric, labels(0, is_streaming=flag), go_float(part)))
+        for metric, help_text, h in (
+                ("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft),
+                ("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", e2e)):
+            # the multiprocess collector: _sum, then the buckets, then _count; no _created
+            head(metric, help_text, "histogram")
+            bounds, counts, total_sum = h
+            out.append("%s_sum%s %s" % (metric, labels(), go_float(total_sum)))
+            for le, c in zip(bounds + [math.inf], counts):
+                out.append("%s_bucket%s %s" % (metric, labels(le=go_float(le)), go_float(float(c))))
+            out.append("%s_count%s %s" % (metric, labels(), go_float(float(counts[-1]))))
+        return "\n".join(out) + "\n"
+
+    def metrics_2025(self):
+        """The 2025 shapes: model_name first, unsorted, {model_name}-only histograms and counters with _created."""
         name = self.served_name
         out = []
 
-        new = self.fmt == "2026"
-
-        def labels(d, extra=""):
-            if new:
-                # prometheus multiprocess collector: labels sorted; 2026 builds always add moe_ep_rank
-                ls = {"engine_type": "unified", "model_name": name, "moe_ep_rank": "0", "pp_rank": "0", "tp_rank": "0"}
-                if self.dp > 1:
-                    ls["dp_rank"] = str(d)
-                return "{" + ",".join('%s="%s"' % (k, ls[k]) for k in sorted(ls)) + extra + "}"
+        def labels(d):
             s = 'model_name="%s",engine_type="unified",tp_rank="0",pp_rank="0"' % name
             if self.dp > 1:
                 s += ',dp_rank="%d"' % d
-            return "{" + s + extra + "}"
+            return "{" + s + "}"
 
         def gauge(metric, help_text, values):
             out.append("# HELP %s %s" % (metric, help_text))
@@ -117,12 +212,9 @@ class PayloadsMixin:
             inflight = self.inflight
             totals = (self.prompt_tokens_total, self.gen_tokens_total, self.requests_total)
             ttft, e2e = self.ttft.snapshot(), self.e2e.snapshot()
-        run = lambda d: self.running[d] + (inflight if d == 0 else 0)  # noqa: E731
-        gauge("sglang:num_running_reqs", "The number of running requests.", run)
+        gauge("sglang:num_running_reqs", "The number of running requests.", lambda d: self.reported_running(d, inflight))
         gauge("sglang:num_used_tokens", "The number of used tokens.", lambda d: self.last_tokens[d])
-        # 2026: stats.token_usage = round(get_max_pool_usage(), 2)
-        gauge("sglang:token_usage", "The token usage.",
-              lambda d: round(self.last_tokens[d] / float(self.max_total_num_tokens), 2 if new else 4))
+        gauge("sglang:token_usage", "The token usage.", lambda d: round(self.last_tokens[d] / float(self.max_total_num_tokens), 4))
         gauge("sglang:gen_throughput", "The generation throughput (token/s).", lambda d: round(self.last_tps[d], 2))
         gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", lambda d: self.last_queue[d])
         gauge("sglang:cache_hit_rate", "The prefix cache hit rate.", lambda d: 0.31)
@@ -135,12 +227,6 @@ class PayloadsMixin:
                 ("sglang:num_requests_total", "Number of requests processed.", totals[2])):
             out.append("# HELP %s %s" % (metric, help_text))
             out.append("# TYPE %s counter" % metric)
-            if new:
-                # metrics_collector.py: labelnames=list(labels.keys()) + ["is_streaming"]; a total is their sum
-                streamed = int(v * 0.75)
-                for flag, part in (("false", int(v) - streamed), ("true", streamed)):
-                    out.append("%s%s %s" % (metric, labels(0, ',is_streaming="%s"' % flag), go_float(part)))
-                continue
             out.append("%s%s %s" % (metric, tl, go_float(int(v))))
             out.append("%s%s %s" % (metric.replace("_total", "_created"), tl, go_float(self.created)))
         for metric, help_text, h in (
