@@ -317,6 +317,7 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
     XDG_CONFIG_HOME: path.join(home, '.config'),
     XDG_DATA_HOME: path.join(home, '.local', 'share'),
     XDG_CACHE_HOME: path.join(home, '.cache'),
+    ...(process.env.GS_HOST_SUITE ? { GS_HOST_SUITE: process.env.GS_HOST_SUITE } : {}),
   };
   const port = await freePort();
   const base = { port, userDataDir, extensionsDir, config };

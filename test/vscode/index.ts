@@ -19,8 +19,10 @@ export async function run(): Promise<void> {
   const Mocha = m.Mocha || m.default || m;
   const mocha = new Mocha({ ui: 'bdd', reporter: 'spec', color: false, timeout: 120_000, slow: 10_000 });
   const dir = path.join(__dirname, 'suite');
+  // GS_HOST_SUITE=RE runs only the suite files whose names match (debugging one file in code-server)
+  const only = process.env.GS_HOST_SUITE ? new RegExp(process.env.GS_HOST_SUITE) : null;
   for (const f of readdirSync(dir)
-    .filter((f) => f.endsWith('.test.js'))
+    .filter((f) => f.endsWith('.test.js') && (!only || only.test(f)))
     .sort())
     mocha.addFile(path.join(dir, f));
   if (typeof mocha.loadFilesAsync === 'function') await mocha.loadFilesAsync();

@@ -4,6 +4,9 @@
  * verified sync and policy; stopped, the row says "Guard stopped". Its own file and its own demo node.
  */
 import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
@@ -15,6 +18,7 @@ const DEMO = 'gpu-demo';
 describe('Start Guard / Stop Guard in the extension host (demo node)', function () {
   this.timeout(180_000);
   let api: GpuSessionsApi;
+  let copyDir = '';
 
   /** The Guard row under the demo node, rendered (after a refresh of the node, so that its guard is read). */
   async function guardRow(): Promise<vscode.TreeItem | undefined> {
@@ -37,6 +41,7 @@ describe('Start Guard / Stop Guard in the extension host (demo node)', function 
     this.timeout(60_000);
     await vscode.commands.executeCommand('gpuSessions.stopGuard', DEMO, { assumeYes: true }).then(undefined, () => undefined);
     await vscode.commands.executeCommand('gpuSessions.stopDemoNode').then(undefined, () => undefined);
+    if (copyDir) rmSync(copyDir, { recursive: true, force: true });
   });
 
   it('is contributed to the node context menu', () => {
@@ -56,8 +61,11 @@ describe('Start Guard / Stop Guard in the extension host (demo node)', function 
   });
 
   it('started: a Guard running row with its policy; stopped: Guard stopped', async () => {
+    // a folder outside the demo home (the demo node is this machine): the guard's mirror of the home under it
+    // would otherwise sit in the folders a later salvage lists (and go past its depth bound)
+    copyDir = mkdtempSync(path.join(os.tmpdir(), 'gs-guard-copy-'));
     const r = await vscode.commands.executeCommand<{ pid?: number }>('gpuSessions.startGuard', DEMO, {
-      to: '~/guard-copy',
+      to: copyDir,
       whenDone: 'notify',
       assumeYes: true,
     });

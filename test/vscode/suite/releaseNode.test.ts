@@ -229,8 +229,17 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
 
     // the salvage: a folder with a safe verdict
     assert.ok(r.salvage, 'a salvage ran');
-    assert.equal(r.salvage.verdict, 'safe');
     const manifestFile = path.join(r.salvage.dest, 'salvage-manifest.json');
+    const why = existsSync(manifestFile)
+      ? (() => {
+          const m = JSON.parse(readFileSync(manifestFile, 'utf8')) as {
+            reasonDetails?: unknown[];
+            items: Array<{ remotePath: string; status: string; reason: string | null }>;
+          };
+          return JSON.stringify({ reasons: m.reasonDetails, failed: m.items.filter((i) => i.status === 'failed').slice(0, 5) });
+        })()
+      : 'no manifest';
+    assert.equal(r.salvage.verdict, 'safe', why);
     assert.ok(existsSync(manifestFile), manifestFile);
     assert.equal((JSON.parse(readFileSync(manifestFile, 'utf8')) as { verdict: string }).verdict, 'safe');
     assert.ok(existsSync(path.join(r.salvage.dest, 'SALVAGE.md')));
