@@ -16,6 +16,7 @@ import { newNonce } from '../remote/sections';
 import { RemoteTail, untailablePath } from '../remote/tail';
 import { StatsTracker, formatLoad } from '../sglang/liveStats';
 import { fetchLoads, lacksDecodeLines } from '../sglang/loads';
+import { ReplayFilter } from './replayFilter';
 import type { Transport } from '../ssh/transport';
 
 export type { DoneIndicesSummary, NodeProgress };
@@ -117,6 +118,12 @@ export class NodeMonitor {
   private readonly events = new EventEmitter();
   private disposed = false;
   private changeTimer: NodeJS.Timeout | null = null;
+  /** a restarted tail re-sends the last lines of logs it followed before: delivered once only */
+  private readonly replay = new ReplayFilter((file, line) => {
+    this.stats.feed(file, line);
+    this.events.emit('line', file, line);
+    this.changed();
+  });
 
   constructor(
     readonly node: string,
@@ -178,20 +185,24 @@ export class NodeMonitor {
           return;
         }
         tail.on('event', (e) => {
-          if (e.type === 'line') {
-            this.stats.feed(e.file, e.line);
-            this.events.emit('line', e.file, e.line);
-            this.changed();
-          } else if (e.kind === 'error') {
+          if (tail !== this.tail) return;
+          if (e.type === 'line') this.replay.line(e.file, e.line);
+          else if (e.kind === 'error') {
             this.tailError = e.message;
             this.changed();
           }
         });
         this.tail = tail;
-        tail.start().catch((e) => {
-          this.tailError = errorMessage(e);
-          this.changed();
-        });
+        this.replay.tailStarting(files);
+        tail
+          .start()
+          .catch((e) => {
+            this.tailError = errorMessage(e);
+            this.changed();
+          })
+          .finally(() => {
+            if (tail === this.tail) this.replay.backlogDone();
+          });
       }
     }
     await this.poll(probe);

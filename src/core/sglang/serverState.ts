@@ -165,6 +165,10 @@ export class ServerStateMachine {
   private draining: { line: string; at: number } | null = null;
   /** since when the lines are an earlier process's (a new pid, no launch line of it yet); null: they are live */
   private backlogSince: number | null = null;
+  /** when the last launch line arrived, and when the poll last saw the current pid alive: a launch line after
+   *  that is the next process's own, so its pid, seen later, is no boundary (its lines are live) */
+  private launchAt: number | null = null;
+  private pidAliveAt: number | null = null;
   /** when the server last became ready (a /health answer from before says nothing of it since) */
   private readyAt: number | null = null;
   private hang: { line: string; at: number } | null = null;
@@ -202,6 +206,7 @@ export class ServerStateMachine {
     const c = classifyLine(line);
     if (isLaunchBoundaryLine(c)) {
       this.restarted();
+      this.launchAt = now;
       return;
     }
     if (this.backlogSince !== null) {
@@ -334,10 +339,16 @@ export class ServerStateMachine {
     this.lastObs = o;
     if (o.alive) {
       if (o.pid != null && this.pid !== null && o.pid !== this.pid) {
-        this.restarted();
-        this.backlogSince = now;
+        const launchedSince = this.launchAt !== null && this.pidAliveAt !== null && this.launchAt > this.pidAliveAt;
+        if (!launchedSince) {
+          this.restarted();
+          this.backlogSince = now;
+        }
       }
-      if (o.pid != null) this.pid = o.pid;
+      if (o.pid != null) {
+        this.pid = o.pid;
+        this.pidAliveAt = now;
+      }
       this.aliveSeen = true;
       this.gone = false;
     } else if (this.aliveSeen) {

@@ -62,6 +62,24 @@ describe('ServerStateMachine: restart boundary, exception line, graceful drain (
     assert.equal(m.verdict(50_100).state, 'crashed');
   });
 
+  it('a launch line read before the poll sees the new pid: the new process is live at once (a crash at load is read)', () => {
+    const m = new ServerStateMachine(30000);
+    m.observe(healthy, 0);
+    CRASH.forEach((l, i) => m.feedLine(l, 1000 + i));
+    m.observe({ alive: false, health: null }, 3000);
+    m.feedLine(SERVER_ARGS, 9000);
+    m.observe({ alive: true, pid: 11, health: { health: 'dead', detail: 'connection refused' } }, 10_000);
+    assert.equal(m.verdict(10_000).state, 'starting');
+    const atLoad = [
+      '[2026-12-04 10:05:09 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.',
+    ];
+    atLoad.forEach((l, i) => m.feedLine(l, 15_000 + i));
+    const v = m.verdict(15_100);
+    assert.equal(v.state, 'crashed');
+    assert.match(v.line ?? '', /OutOfMemoryError/);
+  });
+
   it('without a launch line, lines after the backlog window are live again', () => {
     const m = new ServerStateMachine(30000);
     m.observe(healthy, 0);
