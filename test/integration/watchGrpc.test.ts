@@ -9,6 +9,7 @@ import { freeTestPorts } from '../helpers/ports';
 import { useSimNode } from '../helpers/simnode';
 import { Watch } from '../helpers/watchCli';
 import { waitFor } from '../helpers/wait';
+import { simShell } from '../helpers/simShell';
 
 const INTERVAL_S = 2;
 
@@ -25,32 +26,22 @@ describe('gpu-sessions watch: a --grpc-mode server (issue 40)', function () {
   this.timeout(240_000);
   const node = useSimNode({ user: 'gswgrpc', gpuCount: 2, genTokPerSec: 2000 });
 
-  const ssh = (cmd: string): string => {
-    const r = node.sim().sshd.ssh(cmd);
-    assert.equal(r.status, 0, `${cmd}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  const pidOf = (port: number) => Number(ssh(`cut -d' ' -f1 ~/.sim/run/server_${port}.pid`));
+  const { ssh, pidOf, argvOf, startInLog } = simShell(node.sim);
 
   it('health and throughput come from the HTTP sidecar; without one, health says why it is unknown', async () => {
     const sim = node.sim();
     const [p0, p1] = sim.layout.ports;
     // both servers again in gRPC mode, the way a user starts them behind the Model Gateway; p0 with a sidecar port
     const sidecar = await freeTestPorts(1);
-    const argv = (port: number) => ssh(`xargs -0 printf '%q ' < /proc/${pidOf(port)}/cmdline`);
-    const a0 = argv(p0);
-    const a1 = argv(p1);
+    const a0 = argvOf(p0);
+    const a1 = argvOf(p1);
     ssh(`kill -INT ${pidOf(p0)} ${pidOf(p1)}`);
     await waitFor('both stopped', () => ssh(`ls ~/.sim/run/ | wc -l`) === '0', 20_000);
     for (const [gpu, a, extra] of [
       [0, a0, `--grpc-mode --metrics-http-port ${sidecar} --enable-metrics`],
       [1, a1, '--grpc-mode'],
-    ] as const) {
-      const r = sim.sshd.ssh(
-        `cd ~ && CUDA_VISIBLE_DEVICES=${gpu} setsid nohup ${a} ${extra} >> ~/logs/sglang_gpu${gpu}.log 2>&1 < /dev/null & echo started`,
-      );
-      assert.match(r.stdout, /started/, r.stderr);
-    }
+    ] as const)
+      startInLog(gpu, `${a} ${extra}`);
     // the gRPC port does not speak HTTP/1.1
     await waitFor('the gRPC port listens', () => sim.sshd.ssh(`curl -s -m 2 http://127.0.0.1:${p0}/health`).status !== 7, 20_000);
     assert.notEqual(sim.sshd.ssh(`curl -s -m 2 http://127.0.0.1:${p0}/health`).status, 0);

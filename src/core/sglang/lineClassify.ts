@@ -3,8 +3,8 @@
  */
 import { failureOf, isTorchNotice } from './failureSignatures';
 import { ClassifiedLine, LineKind, StatRecord } from './logTypes';
-import { LEVEL_SOURCE_SERVER_ARGS, isDigit, parseHeaderBefore, skipWrappers, stripAnsi, unwrapJsonRecord } from './logHeader';
-import { POOL_USAGE_KEYS, head, parseStatFrom } from './statLine';
+import { LEVEL_SOURCE_SERVER_ARGS, isDigit, parseHeaderBefore, skipWrappers } from './logHeader';
+import { POOL_USAGE_KEYS, cleanLine, parseStatFrom } from './statLine';
 
 // ---------------------------------------------------------------------------------------------------------
 // Classification of the other lines
@@ -147,7 +147,7 @@ export function isDrainLine(line: string): boolean {
 export function classifyLine(line: string): ClassifiedLine {
   try {
     if (typeof line !== 'string') return { kind: 'other', message: '' };
-    const s = unwrapJsonRecord(stripAnsi(head(line)));
+    const s = cleanLine(line);
     const st = parseStatFrom(s);
     if (st) {
       const c: ClassifiedLine = { kind: st.stat.kind, stat: st.stat, message: s.slice(st.msgStart) };
@@ -203,7 +203,7 @@ export function isKvPressureStat(st: StatRecord): boolean {
 /** Timestamp and rank tags of any log line (stat or not), e.g. for an error line. Never throws. */
 export function lineHeader(line: string): { time: string | null; ranks: Record<string, number>; rank: string } {
   try {
-    const s = unwrapJsonRecord(stripAnsi(head(line)));
+    const s = cleanLine(line);
     const h = parseHeaderBefore(s, skipWrappers(s, 0));
     return { time: h.time, ranks: h.ranks ?? {}, rank: h.label ?? '' };
   } catch {

@@ -442,15 +442,21 @@ export function parseStatFrom(s: string): { stat: StatRecord; msgStart: number }
  *  this bounds the work on a runaway line, e.g. 100 MB of binary garbage, to a few linear scans of 1 Mi chars). */
 export const HEAD_LIMIT = 1024 * 1024;
 
-export function head(line: string): string {
+function head(line: string): string {
   return line.length > HEAD_LIMIT ? line.slice(0, HEAD_LIMIT) : line;
+}
+
+/** A log line as every parser here reads it: its first HEAD_LIMIT characters, ANSI colours removed, and the text of
+ *  a JSON log record (`--log-format json`-style wrappers) instead of the record. */
+export function cleanLine(line: string): string {
+  return unwrapJsonRecord(stripAnsi(head(line)));
 }
 
 /** Parse an SGLang scheduler stat line; null when the line is not one. Never throws. */
 export function parseStatLine(line: string): StatRecord | null {
   try {
     if (typeof line !== 'string') return null;
-    const r = parseStatFrom(unwrapJsonRecord(stripAnsi(head(line))));
+    const r = parseStatFrom(cleanLine(line));
     return r ? r.stat : null;
   } catch {
     return null;

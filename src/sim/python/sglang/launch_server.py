@@ -22,6 +22,8 @@ What it does:
     SIGINT (or SIGTERM before ready) exits 0 at once.
 
 Simulator knobs (environment, none of them used by real SGLang):
+  SGLANG_SIM_IMPORT_S         seconds of silence before the first line, no port bound (real: torch and sglang
+                              imports; default 0)
   SGLANG_SIM_STARTUP_S        seconds from start to "fired up" (default 1.5)
   SGLANG_SIM_DECODE_PERIOD_S  seconds between decode log rounds (default 1.0)
   SGLANG_SIM_GEN_TPS          gen throughput per DP rank, token/s (default 2000)
@@ -679,6 +681,8 @@ class GrpcStub(socketserver.ThreadingTCPServer):
 
 
 def main(argv=None):
+    # a real server imports torch and sglang for seconds before its first line: alive, silent, no port yet
+    time.sleep(max(0.0, env_float("SGLANG_SIM_IMPORT_S", 0.0)))
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(config_args(argv))
     if not os.path.isdir(args.model_path) and os.environ.get("SGLANG_SIM_ALLOW_MISSING_MODEL") != "1":
