@@ -6,10 +6,10 @@
  * while the pod stays RUNNING is exit 1; after a safe salvage, --stop runs exactly one provider call with the
  * node's own key, verifies (EXITED, SSH gone) and exits 0; the user's own key never reaches the node. The pod's
  * price (costPerHr) and the Vast instance's price and end (dph_total, end_date) in `probe --json` with their source,
- * and the flags over them.
+ * and the flags over them; `watch` without a price flag counts spend at the pod's price.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -98,6 +98,35 @@ describe('end-rental over a real OpenSSH sshd (simulated RunPod pod)', function 
     assert.equal(o.provider.rental.pricePerHour, cost, "the provider's own figure is still shown");
     assert.ok(!own.stdout.includes(sim.layout.provider!.apiKey), 'the pod key is never printed');
     assert.deepEqual(calls(), [], 'reading the price changes nothing');
+  });
+
+  it('watch without a price flag: spend at the pod price from runpodctl, with its source', async () => {
+    const cost = readSimPod(sim.home)!.costPerHr;
+    const CLI = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
+    const child = spawn(process.execPath, [CLI, ...g(), 'watch', 'simnode', '--json', '--interval', '1', '--no-data'], {
+      env: { ...process.env, GPU_SESSIONS_CACHE_DIR: path.join(work, 'cache') },
+    });
+    let out = '';
+    child.stdout.on('data', (b) => (out += b));
+    const closed = new Promise((r) => child.on('close', r));
+    try {
+      const sample = await waitFor(
+        'a watch sample with spend',
+        () =>
+          out
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as { type: string; spend?: { perHour: number; priceSource?: string; total: number } })
+            .find((l) => l.type === 'sample' && l.spend),
+        60_000,
+      );
+      assert.deepEqual([sample.spend!.perHour, sample.spend!.priceSource], [cost, 'runpodctl']);
+      assert.ok(sample.spend!.total > 0, 'spend since the node booted');
+    } finally {
+      child.kill('SIGINT');
+      await closed;
+    }
+    assert.deepEqual(calls(), []);
   });
 
   it('refused without a salvage verdict: exit 5, no-safe-verdict, no provider call', async () => {
