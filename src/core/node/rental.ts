@@ -133,7 +133,10 @@ export class ProviderRentals {
     return !e || this.now() - e.at >= this.everyMs;
   }
 
-  /** Reads the node's provider when due (a node that cannot tell is not asked); answers the rental known after. */
+  /**
+   * Reads the node's provider when due (a node that cannot tell is not asked, and forgets); answers the rental known
+   * after. A failed read keeps the same instance's last answer until the next read is due.
+   */
   async refresh(node: string, t: Transport, p: ProviderInfo | undefined | null, signal?: AbortSignal): Promise<ProviderRental | null> {
     if (!canReadRental(p)) {
       this.byNode.delete(node);
@@ -142,7 +145,10 @@ export class ProviderRentals {
     if (!this.due(node)) return this.get(node);
     const running = this.inFlight.get(node);
     if (running) return running;
-    const read = readProviderRental(t, p, signal, this.now).then((rental) => {
+    const read = readProviderRental(t, p, signal, this.now).then((told) => {
+      // a read that failed (a timeout, the API down) keeps what the same instance said before
+      const prev = this.get(node);
+      const rental = told ?? (prev?.instanceId === p.instanceId ? prev : null);
       this.byNode.set(node, { rental, at: this.now() });
       this.inFlight.delete(node);
       return rental;

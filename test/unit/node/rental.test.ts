@@ -135,6 +135,12 @@ describe('ProviderRentals: at most one read per node every 10 minutes', () => {
     now += 1000;
     assert.equal((await rentals.refresh('gpu-a', t, pod))?.pricePerHour, 39.5);
     assert.equal(rentals.get('gpu-a')?.pricePerHour, 39.5);
+    // a failed read keeps the instance's last answer
+    const down = new ExecFakeTransport(() => Promise.reject(new Error('connection reset')));
+    now += 600_000;
+    assert.equal((await rentals.refresh('gpu-a', down, pod))?.pricePerHour, 39.5);
+    assert.equal(rentals.due('gpu-a'), false);
+    assert.equal(await rentals.refresh('gpu-b', down, { ...pod, instanceId: 'other' }), null);
     // a node that no longer tells (its provider CLI gone) forgets what it said
     assert.equal(await rentals.refresh('gpu-a', t, { ...pod, actions: [] }), null);
     assert.equal(rentals.get('gpu-a'), null);
