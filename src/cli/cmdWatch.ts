@@ -118,12 +118,6 @@ export function formatSample(s: GuardSample): string {
   return `${hhmmss(s.time)} ${s.node}  ${parts.join(' · ')}`;
 }
 
-/** The economics' terms: the user's own over the provider's, with their sources. */
-function termsOptions(own: OwnTerms, provider: Parameters<typeof rentalTerms>[1] = null) {
-  const t = rentalTerms(own, provider);
-  return { pricePerHour: t.pricePerHour, priceSource: t.priceSource, deadline: t.deadline, deadlineSource: t.deadlineSource };
-}
-
 export function formatTransition(t: GuardTransition): string {
   const where =
     t.worker !== undefined
@@ -211,7 +205,7 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
     const t = pool.get(spec);
     const monitor = new NodeMonitor(spec.name, t);
     const guard = new NodeGuard(spec.name, monitor, { tuning: opts.tuning });
-    const economics = new WatchEconomics({ ...termsOptions(opts.terms?.own ?? {}), leadMs: opts.terms?.leadMs });
+    const economics = new WatchEconomics({ ...rentalTerms(opts.terms?.own ?? {}, null), leadMs: opts.terms?.leadMs });
     const history = opts.historyDir
       ? // appended to its file only: the watch never reads it back (kept in memory, every sample grew the heap)
         new HistoryStore(opts.historyDir, spec.name, { maxEntries: 0, onProblem: (m) => io.err(`gpu-sessions: ${spec.name}: ${m}\n`) })
@@ -266,7 +260,8 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
     w.lastProbe = probe;
     if (rentals.due(w.spec.name)) {
       await rentals.refresh(w.spec.name, t, probe.provider, signal);
-      w.economics.setTerms(termsOptions(opts.terms?.own ?? {}, rentals.get(w.spec.name)));
+      // the user's own terms over the provider's, each with its source
+      w.economics.setTerms(rentalTerms(opts.terms?.own ?? {}, rentals.get(w.spec.name)));
     }
     w.guard.update(probe);
     if (w.data) await w.data.poll(t, signal);

@@ -221,13 +221,7 @@ export class LiveMonitors extends Disposables {
     const key = `${terms.pricePerHour}|${terms.priceSource}|${terms.deadline?.toISOString()}|${terms.deadlineSource}|${leadMin}`;
     const cur = this.economics.get(node);
     if (cur && cur.key === key) return cur.e;
-    const e = new WatchEconomics({
-      pricePerHour: terms.pricePerHour,
-      priceSource: terms.priceSource,
-      deadline: terms.deadline,
-      deadlineSource: terms.deadlineSource,
-      leadMs: leadMin * 60_000,
-    });
+    const e = new WatchEconomics({ ...terms, leadMs: leadMin * 60_000 });
     this.economics.set(node, { key, e });
     return e;
   }
