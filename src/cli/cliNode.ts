@@ -10,6 +10,7 @@ import { runOperation } from '../core/remote/operation';
 import { ConnectionPool } from '../core/ssh/pool';
 import { ProbeResult, probeOperation } from '../core/node/probe';
 import { gatewayJson } from '../core/gateway/discover';
+import { type ProviderRental, type RentalTerms, rentalTermsJson } from '../core/node/rental';
 import { distInitAddr, nodeRank } from '../core/gateway/multinode';
 import type { NodeSpec } from '../core/ssh/config';
 import type { HostKeyPrompt, Transport } from '../core/ssh/transport';
@@ -118,7 +119,11 @@ export async function probeNode(
   return runOperation(t, probeOperation(node.name, { roots: node.roots, ...opts }));
 }
 
-export function probeJson(p: ProbeResult): Record<string, unknown> {
+/**
+ * The probe's JSON; with `rental` (`probe`), the provider's own price and end under `provider.rental` and the terms
+ * that count, each with its source, as `rental`.
+ */
+export function probeJson(p: ProbeResult, rental?: { provider: ProviderRental | null; terms: RentalTerms }): Record<string, unknown> {
   return {
     node: p.node,
     hostname: p.hostname,
@@ -167,8 +172,15 @@ export function probeJson(p: ProbeResult): Record<string, unknown> {
     gateways: (p.gateways ?? []).map(gatewayJson),
     // which provider rents the node and what it can end the rental with (issue 46); keys only ever as "set"
     provider: p.provider
-      ? { name: p.provider.name, instanceId: p.provider.instanceId, evidence: p.provider.evidence, actions: p.provider.actions }
+      ? {
+          name: p.provider.name,
+          instanceId: p.provider.instanceId,
+          evidence: p.provider.evidence,
+          actions: p.provider.actions,
+          ...(rental ? { rental: rental.provider } : {}),
+        }
       : null,
+    ...(rental ? { rental: rentalTermsJson(rental.terms) } : {}),
     artifacts: p.artifacts,
     artifactsTruncated: p.artifactsTruncated,
     homeDir: p.homeDir,

@@ -28,7 +28,8 @@ import { runOperation } from '../core/remote/operation';
 import type { ServerStateTuning } from '../core/sglang/serverState';
 import type { NodeSpec } from '../core/ssh/config';
 import type { ConnectionPool } from '../core/ssh/pool';
-import { Spend, SpendOptions, WatchEconomics, perMillionPhrase } from '../core/node/spend';
+import { Spend, WatchEconomics, perMillionPhrase } from '../core/node/spend';
+import { type OwnTerms, ProviderRentals, rentalTerms } from '../core/node/rental';
 import { HistoryStore } from '../core/node/history';
 import { DataWatch } from '../core/data/watch';
 import { RankWatch } from '../core/gateway/rankWatch';
@@ -40,7 +41,13 @@ export interface WatchOptions {
   intervalS: number;
   until: UntilCondition | null;
   tuning?: ServerStateTuning;
-  spend?: SpendOptions;
+  /**
+   * Price and deadline: the user's own (flags) over the provider's, which the node's own provider CLI tells where
+   * it can (core/node/rental.ts, read after the first probe and every 10 minutes). Absent: the provider's only.
+   */
+  terms?: { own: OwnTerms; leadMs?: number };
+  /** The provider reads (tests pass their own). */
+  rentals?: ProviderRentals;
   /** Where the samples are kept for `gpu-sessions history` (null: not kept). */
   historyDir?: string | null;
   /** The data guard: these output files (paths empty: the files `data` finds); null or absent: off. */
@@ -94,12 +101,14 @@ export function formatSample(s: GuardSample): string {
   if (s.job.state !== 'unknown') parts.push(`job ${s.job.state}${s.job.percent !== null ? ` ${s.job.percent.toFixed(1)} %` : ''}`);
   const full = s.disks.filter((d) => d.state === 'disk-full').map((d) => d.mount);
   if (full.length) parts.push(`disk nearly full: ${full.join(', ')}`);
-  const x = s as GuardSample & { spend?: Spend; deadline?: { secondsLeft: number } };
+  const x = s as GuardSample & { spend?: Spend; deadline?: { secondsLeft: number; source?: string } };
   if (x.spend) {
     const pm = perMillionPhrase(x.spend);
-    parts.push(`$${x.spend.total.toFixed(2)}${pm ? ` (${pm})` : ''}`);
+    const src = x.spend.priceSource ? ` from ${x.spend.priceSource}` : '';
+    parts.push(`$${x.spend.total.toFixed(2)} at $${x.spend.perHour}/h${src}${pm ? ` (${pm})` : ''}`);
   }
-  if (x.deadline) parts.push(`deadline in ${Math.round(x.deadline.secondsLeft / 60)} min`);
+  if (x.deadline)
+    parts.push(`deadline in ${Math.round(x.deadline.secondsLeft / 60)} min${x.deadline.source ? ` (from ${x.deadline.source})` : ''}`);
   const data = (s as GuardSample & { data?: Array<{ verdict: string }> }).data;
   if (data?.length) {
     const by = (v: string) => data.filter((f) => f.verdict === v).length;
@@ -145,7 +154,7 @@ interface Watched {
   spec: NodeSpec;
   monitor: NodeMonitor;
   guard: NodeGuard;
-  economics: WatchEconomics | null;
+  economics: WatchEconomics;
   history: HistoryStore | null;
   firstProbe: ProbeResult | null;
   /** The last probe that answered (null while unreachable): the fleet's view of multi-node servers. */
@@ -191,11 +200,12 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
   const finish = (code: number) => {
     if (result === null) result = code;
   };
+  const rentals = opts.rentals ?? new ProviderRentals();
   const watched: Watched[] = nodes.map((spec) => {
     const t = pool.get(spec);
     const monitor = new NodeMonitor(spec.name, t);
     const guard = new NodeGuard(spec.name, monitor, { tuning: opts.tuning });
-    const economics = opts.spend ? new WatchEconomics(opts.spend) : null;
+    const economics = new WatchEconomics({ ...rentalTerms(opts.terms?.own ?? {}, null), leadMs: opts.terms?.leadMs });
     const history = opts.historyDir
       ? // appended to its file only: the watch never reads it back (kept in memory, every sample grew the heap)
         new HistoryStore(opts.historyDir, spec.name, { maxEntries: 0, onProblem: (m) => io.err(`gpu-sessions: ${spec.name}: ${m}\n`) })
@@ -248,6 +258,11 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
     await w.monitor.update(probe);
     if (first) await waitForLogs(w, probe, signal);
     w.lastProbe = probe;
+    if (rentals.due(w.spec.name)) {
+      await rentals.refresh(w.spec.name, t, probe.provider, signal);
+      // the user's own terms over the provider's, each with its source
+      w.economics.setTerms(rentalTerms(opts.terms?.own ?? {}, rentals.get(w.spec.name)));
+    }
     w.guard.update(probe);
     if (w.data) await w.data.poll(t, signal);
     for (const l of await w.guardFollow.poll(t, signal)) print(l, formatGuardLine(l));
@@ -262,10 +277,11 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
 
   const emitSample = (w: Watched) => {
     const s = w.guard.sample();
-    const extra = w.economics ? w.economics.annotate(s, w.guard) : {};
+    // (counts tokens from the first sample, so a price the provider tells later has the whole period)
+    const extra = w.economics.annotate(s, w.guard);
     const data = w.data?.sample() ?? [];
     const line = { ...s, ...extra, ...(data.length ? { data } : {}) };
-    for (const tr of w.economics?.transitions(s, line) ?? []) {
+    for (const tr of w.economics.transitions(s, line)) {
       print(transitionJson(tr), formatTransition(tr));
       w.history?.addTransition(tr);
       if (opts.until === 'any' && result === null) finish(0);

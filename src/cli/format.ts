@@ -4,6 +4,7 @@ import type { ProbeResult } from '../core/node/probe';
 import { visible } from '../core/util/terminal';
 import { gatewayLines } from '../core/gateway/discover';
 import { rankPhrase } from '../core/gateway/multinode';
+import { type RentalTerms, priceWithSource } from '../core/node/rental';
 
 export const bytes = formatBytes;
 
@@ -54,4 +55,12 @@ export function formatProbe(p: ProbeResult): string {
   for (const [k, n] of kinds) L.push(`    ${k}: ${n}`);
   L.push(`  (probed in ${p.durationMs} ms, one round trip)`);
   return L.join('\n') + '\n';
+}
+
+/** The rental's terms under the probe: "  Rental: $41.93/h from runpodctl · ends 2026-12-07 18:00 UTC (from vastai)". */
+export function formatRental(t: RentalTerms): string {
+  const price = priceWithSource(t);
+  const end = t.deadline ? `ends ${t.deadline.toISOString().slice(0, 16).replace('T', ' ')} UTC (from ${t.deadlineSource})` : null;
+  if (!price && !end) return '';
+  return `  Rental: ${[price, end].filter(Boolean).join(' · ')}\n`;
 }

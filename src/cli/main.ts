@@ -11,7 +11,8 @@ import { visible } from '../core/util/terminal';
 import { listNodes } from '../core/ssh/nodes';
 import { runOperation } from '../core/remote/operation';
 import { probeOperation } from '../core/node/probe';
-import { formatProbe } from './format';
+import { formatProbe, formatRental } from './format';
+import type { OwnTerms } from '../core/node/rental';
 import { USAGE } from './usage';
 import { CliIo, GlobalOpts, defaultIo, makePool, nodeFor, probeJson, probeNode, usageError, withNode } from './cliNode';
 
@@ -35,13 +36,29 @@ async function cmdNodes(g: GlobalOpts, io: CliIo): Promise<number> {
   return 0;
 }
 
-async function cmdProbe(args: string[], g: GlobalOpts, io: CliIo): Promise<number> {
+async function cmdProbe(args: string[], v: Record<string, unknown>, g: GlobalOpts, io: CliIo): Promise<number> {
   if (args.length !== 1) usageError('probe takes exactly one NODE.');
+  const own = ownTerms(v);
   return withNode(args[0], g, io, async (t, node, signal) => {
     const p = await runOperation(t, probeOperation(node.name, { roots: node.roots }), signal);
-    io.out(g.json ? JSON.stringify(probeJson(p), null, 2) + '\n' : formatProbe(p));
+    // the provider's price and end, read on the node with its own key (issue 46 item 5); flags override them
+    const { readProviderRental, rentalTerms } = await import('../core/node/rental');
+    const provider = await readProviderRental(t, p.provider, signal);
+    const rental = { provider, terms: rentalTerms(own, provider) };
+    io.out(g.json ? JSON.stringify(probeJson(p, rental), null, 2) + '\n' : formatProbe(p) + formatRental(rental.terms));
     return 0;
   });
+}
+
+/** `--price-per-hour` and `--deadline` (probe, watch): the user's own terms, over the provider's. */
+function ownTerms(v: Record<string, unknown>): OwnTerms {
+  const price = v['price-per-hour'] !== undefined ? Number(v['price-per-hour']) : null;
+  if (price !== null && !(price >= 0 && Number.isFinite(price))) usageError('--price-per-hour is a number of US dollars, e.g. 12.5.');
+  const deadline = deadlineOption(v);
+  return {
+    price: price !== null ? { value: price, source: '--price-per-hour' } : null,
+    deadline: deadline ? { at: deadline, source: '--deadline' } : null,
+  };
 }
 
 async function cmdDemo(
@@ -183,9 +200,7 @@ async function cmdWatchMain(
   const until = v.until as string | undefined;
   if (until !== undefined && !['done', 'crashed', 'unhealthy', 'any'].includes(until))
     usageError(`--until must be done, crashed, unhealthy or any (got "${until}").`);
-  const price = v['price-per-hour'] !== undefined ? Number(v['price-per-hour']) : null;
-  if (price !== null && !(price >= 0 && Number.isFinite(price))) usageError('--price-per-hour is a number of US dollars, e.g. 12.5.');
-  const deadline = deadlineOption(v);
+  const own = ownTerms(v);
   if (v.data !== undefined && v['no-data']) usageError('--data and --no-data do not go together.');
   const leadMin = v['deadline-lead'] !== undefined ? Number(v['deadline-lead']) : 30;
   if (!(leadMin >= 0)) usageError('--deadline-lead is a number of minutes.');
@@ -206,7 +221,8 @@ async function cmdWatchMain(
         intervalS,
         until: (until as 'done' | 'crashed' | 'unhealthy' | 'any' | undefined) ?? null,
         tuning: tuningFromEnv(),
-        spend: price !== null || deadline ? { pricePerHour: price, deadline, leadMs: leadMin * 60_000 } : undefined,
+        // the flags' terms; without them the provider's, where the node can tell (read after the first probe)
+        terms: { own, leadMs: leadMin * 60_000 },
         historyDir: defaultHistoryDir(),
         data: v['no-data'] ? null : { paths: typeof v.data === 'string' ? v.data.split(',').filter(Boolean) : [], roots: g.roots },
       },
@@ -352,7 +368,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
       case 'nodes':
         return await cmdNodes(g, io);
       case 'probe':
-        return await cmdProbe(rest, g, io);
+        return await cmdProbe(rest, v, g, io);
       case 'resolve': {
         const { cmdResolve } = await import('./cmdResolve');
         return await cmdResolve(rest, g, io);

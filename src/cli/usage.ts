@@ -8,7 +8,10 @@ Usage:
   gpu-sessions resolve NODE [--json]          what GPU Sessions will connect to, in ssh -G's field names (host name,
                                               port, user, identity files, each ProxyJump hop, ProxyCommand,
                                               known_hosts files, host key alias): compare with 'ssh -G NODE'
-  gpu-sessions probe NODE [--json]            GPUs, SGLang servers and artifacts of a node (one SSH round trip)
+  gpu-sessions probe NODE [--json] [--price-per-hour USD] [--deadline ISO-8601]
+                                              GPUs, SGLang servers and artifacts of a node (one SSH round trip);
+                                              the rental's price and end from its provider where it can tell
+                                              (runpodctl, vastai), the flags over them
   gpu-sessions salvage NODE --dest DIR [--roots A,B] [--add-root DIR] [--stop-servers] [--drain] [--stop-writers]
                         [--redact] [--no-gitignore] [--include-large] [--size-threshold MiB] [--leave PATH]
                         [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--max-files N] [--max-depth N]
@@ -40,7 +43,8 @@ Usage:
   gpu-sessions watch NODE... [--json] [--interval SECONDS] [--until done|crashed|unhealthy|any]
                  [--price-per-hour USD] [--deadline ISO-8601] [--data PATH[,PATH] | --no-data]
                                               poll nodes; one line per sample and per transition (server
-                                              states, failures, lost GPUs, full disks, job done, spend)
+                                              states, failures, lost GPUs, full disks, job done, spend; the
+                                              provider's price and end unless the flags are given)
   gpu-sessions release NODE [--via NODE...] [--drain-timeout S] [--dest DIR] [--dry-run] [--yes] [--json]
                                               give a node back without dropping a request: take its servers out
                                               of every gateway routing to them (on NODE and the --via nodes), wait

@@ -10,6 +10,8 @@ import { NodeLive, NodeMonitor } from '../core/node/monitor';
 import type { Alerts } from './alerts';
 import { HistoryStore } from '../core/node/history';
 import { Deadline, Spend, WatchEconomics, deadlineAt, perMillionPhrase } from '../core/node/spend';
+import { ProviderRentals, type RentalTerms, rentalTerms } from '../core/node/rental';
+import type { ProbeResult } from '../core/node/probe';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '../core/ssh/transport';
 import type { Logger } from '../core/util/logger';
@@ -34,6 +36,8 @@ export class LiveMonitors extends Disposables {
   /** Servers the extension stopped: their end is not a crash (no alert, a neutral row). */
   readonly stopped = new StoppedByYou();
   private readonly ranks = new RankWatch();
+  /** What each node's provider says of its price and end (read on the node, at most every 10 min). */
+  private readonly rentals = new ProviderRentals();
   /** Folder of the per-node history (the extension's global storage); null: kept in memory only. */
   historyDir: string | null = null;
   /** The data guard's latest files of a node (set after construction): each sample keeps their shares (the dashboard). */
@@ -136,7 +140,7 @@ export class LiveMonitors extends Disposables {
     return () => this.recorded.off('record', fn);
   }
 
-  /** Spend and deadline of a node (settings gpuSessions.pricePerHour / rentalDeadlines). */
+  /** Spend and deadline of a node (settings over the provider's own price and end; rentalOf). */
   moneyOf(node: string): { spend?: Spend; deadline?: Deadline } {
     return this.money.get(node) ?? {};
   }
@@ -158,9 +162,10 @@ export class LiveMonitors extends Disposables {
     if (m.spend)
       parts.push(
         `$${m.spend.total.toFixed(2)} since ${m.spend.since.slice(0, 16).replace('T', ' ')} at $${m.spend.perHour}/h` +
+          (m.spend.priceSource ? ` from ${m.spend.priceSource}` : '') +
           (pmText ? ` · ${pmText}` : ''),
       );
-    if (m.deadline) parts.push(m.deadline.message);
+    if (m.deadline) parts.push(m.deadline.message + (m.deadline.source ? ` (end from ${m.deadline.source})` : ''));
     const p = this.live(node)?.problems ?? [];
     if (p.length) parts.push(`not OK: ${p.map((x) => `${x.port !== undefined ? `:${x.port} ` : ''}${x.to}`).join(', ')}`);
     return parts.join('\n');
@@ -175,41 +180,63 @@ export class LiveMonitors extends Disposables {
     return f.next(v);
   }
 
-  /** The node's price and rental deadline from settings (gpuSessions.pricePerHour, nodePricePerHour, rentalDeadlines). */
-  private rentalOf(node: string): { price: number | null; deadline: Date | null; deadlineRaw: string; leadMin: number } {
+  /**
+   * The node's price and rental deadline: a per-node setting (gpuSessions.nodePricePerHour, rentalDeadlines) over
+   * what the node's provider says (core/node/rental.ts), that over the default price (gpuSessions.pricePerHour).
+   */
+  private rentalOf(node: string): { terms: RentalTerms; leadMin: number } {
     const prices = cfg<Record<string, number>>('nodePricePerHour', {}) ?? {};
-    const price = typeof prices[node] === 'number' ? prices[node] : cfg<number | null>('pricePerHour', null);
+    const ok = (x: unknown): x is number => typeof x === 'number' && x >= 0 && Number.isFinite(x);
+    const dflt = cfg<number | null>('pricePerHour', null);
     const deadlines = cfg<Record<string, string>>('rentalDeadlines', {}) ?? {};
     const d = deadlines[node] ? new Date(deadlines[node]) : null;
-    const leadMin = cfg<number>('deadlineWarningMinutes', 30) ?? 30;
-    return {
-      price: price === null || price === undefined || !(price >= 0) ? null : price,
-      deadline: d && !Number.isNaN(d.getTime()) ? d : null,
-      deadlineRaw: deadlines[node] ?? '',
-      leadMin,
-    };
+    const terms = rentalTerms(
+      {
+        price: ok(prices[node]) ? { value: prices[node], source: 'settings' } : null,
+        deadline: d && !Number.isNaN(d.getTime()) ? { at: d, source: 'settings' } : null,
+        defaultPrice: ok(dflt) ? { value: dflt, source: 'settings' } : null,
+      },
+      this.rentals.get(node),
+    );
+    return { terms, leadMin: cfg<number>('deadlineWarningMinutes', 30) ?? 30 };
   }
 
   /**
    * The node's rental deadline now (for the countdown row): seconds left at `now`, not at the last sample, and
-   * the job's ETA from the live guard (as `watch --deadline` computes it). undefined when no deadline is set.
+   * the job's ETA from the live guard (as `watch --deadline` computes it). undefined when no deadline is known.
    */
   deadlineOf(node: string, now = Date.now()): { deadline: Deadline; leadS: number } | undefined {
-    const r = this.rentalOf(node);
-    if (!r.deadline) return undefined;
+    const { terms, leadMin } = this.rentalOf(node);
+    if (!terms.deadline) return undefined;
     const job = this.guards.get(node)?.sample().job;
-    return { deadline: deadlineAt(r.deadline, now, job?.state === 'running' ? job.etaS : null), leadS: r.leadMin * 60 };
+    return {
+      deadline: deadlineAt(terms.deadline, now, job?.state === 'running' ? job.etaS : null, terms.deadlineSource),
+      leadS: leadMin * 60,
+    };
   }
 
   private economicsFor(node: string): WatchEconomics | null {
-    const { price, deadline, deadlineRaw, leadMin } = this.rentalOf(node);
-    if (price === null && !deadline) return null;
-    const key = `${price}|${deadlineRaw}|${leadMin}`;
+    const { terms, leadMin } = this.rentalOf(node);
+    if (terms.pricePerHour === null && !terms.deadline) return null;
+    const key = `${terms.pricePerHour}|${terms.priceSource}|${terms.deadline?.toISOString()}|${terms.deadlineSource}|${leadMin}`;
     const cur = this.economics.get(node);
     if (cur && cur.key === key) return cur.e;
-    const e = new WatchEconomics({ pricePerHour: price, deadline, leadMs: leadMin * 60_000 });
+    const e = new WatchEconomics({ ...terms, leadMs: leadMin * 60_000 });
     this.economics.set(node, { key, e });
     return e;
+  }
+
+  /** Reads the node's provider price and end when due (at most every 10 min), then shows them. */
+  private readRental(name: string, probe: ProbeResult | undefined): void {
+    const t = this.transportFor(name);
+    if (!t || !probe || !this.rentals.due(name)) return;
+    const before = JSON.stringify(this.rentals.get(name));
+    void this.rentals.refresh(name, t, probe.provider).then((r) => {
+      if (JSON.stringify(r) === before) return;
+      this.record(name, true);
+      this.status.update(this.lives());
+      this.tree.refreshNode(name);
+    });
   }
 
   /** A sample into the node's history (at most every 5 s), with spend and deadline. */
@@ -288,6 +315,7 @@ export class LiveMonitors extends Disposables {
       this.guards.set(name, g);
     }
     const probe = st.probe;
+    this.readRental(name, probe);
     // A new process on a port the user stopped ends "stopped by you" (issue 43: a restarted server's later death alerts).
     for (const sv of probe?.servers ?? []) this.stopped.observe(name, sv.port, sv.pid);
     const mon = m;

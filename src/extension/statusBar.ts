@@ -87,13 +87,17 @@ export class ThroughputStatus implements vscode.Disposable {
       if (l.spend) {
         const perMillion = perMillionPhrase(l.spend);
         md.appendMarkdown(
-          `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h${perMillion ? ` · ${perMillion}` : ''}\n`,
+          `\n**${mdText(l.node)} spend:** $${l.spend.total.toFixed(2)} at $${l.spend.perHour}/h` +
+            `${l.spend.priceSource ? ` from ${mdText(l.spend.priceSource)}` : ''}${perMillion ? ` · ${perMillion}` : ''}\n`,
         );
       }
       md.appendMarkdown(
         `\n[$(graph-line) Dashboard of ${mdText(l.node)}](command:gpuSessions.openDashboard?${encodeURIComponent(JSON.stringify([l.node]))})\n`,
       );
-      if (l.deadline) md.appendMarkdown(`\n**${mdText(l.node)} rental:** ${mdText(l.deadline.message)}\n`);
+      if (l.deadline)
+        md.appendMarkdown(
+          `\n**${mdText(l.node)} rental:** ${mdText(l.deadline.message)}${l.deadline.source ? ` (end from ${mdText(l.deadline.source)})` : ''}\n`,
+        );
       const d = l.progress?.doneIndices;
       if (d)
         md.appendMarkdown(

@@ -4,10 +4,12 @@
  * container, the harness stops its sshd as the provider would). Detection of the pod and of no provider; refusals
  * (no verdict, a stale one, unique weights) call the provider never; --dry-run ends nothing; a stop that "succeeds"
  * while the pod stays RUNNING is exit 1; after a safe salvage, --stop runs exactly one provider call with the
- * node's own key, verifies (EXITED, SSH gone) and exits 0; the user's own key never reaches the node.
+ * node's own key, verifies (EXITED, SSH gone) and exits 0; the user's own key never reaches the node. The pod's
+ * price (costPerHr) and the Vast instance's price and end (dph_total, end_date) in `probe --json` with their source,
+ * and the flags over them; `watch` without a price flag counts spend at the pod's price.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -69,6 +71,62 @@ describe('end-rental over a real OpenSSH sshd (simulated RunPod pod)', function 
     } finally {
       writeFileSync(envFile, saved);
     }
+  });
+
+  it("the pod's price from runpodctl in probe --json with its source (no end: a pod runs until stopped); flags override", async () => {
+    const cost = readSimPod(sim.home)!.costPerHr;
+    const j = JSON.parse((await cli([...g(), 'probe', 'simnode', '--json'])).stdout);
+    assert.deepEqual(j.rental, { pricePerHour: cost, priceSource: 'runpodctl', deadline: null, deadlineSource: null });
+    const told = j.provider.rental;
+    assert.deepEqual(
+      [told.pricePerHour, told.endsAt, told.state, told.source, told.instanceId],
+      [cost, null, 'running', 'runpodctl', sim.layout.provider!.instanceId],
+    );
+    assert.match(told.readAt, /^\d{4}-\d\d-\d\dT/);
+    const text = await cli([...g(), 'probe', 'simnode']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.ok(text.stdout.includes(`  Rental: $${cost}/h from runpodctl\n`), text.stdout);
+    const own = await cli([...g(), 'probe', 'simnode', '--json', '--price-per-hour', '3.49', '--deadline', '2026-12-31T18:00:00Z']);
+    assert.equal(own.code, 0, own.stderr);
+    const o = JSON.parse(own.stdout);
+    assert.deepEqual(o.rental, {
+      pricePerHour: 3.49,
+      priceSource: '--price-per-hour',
+      deadline: '2026-12-31T18:00:00.000Z',
+      deadlineSource: '--deadline',
+    });
+    assert.equal(o.provider.rental.pricePerHour, cost, "the provider's own figure is still shown");
+    assert.ok(!own.stdout.includes(sim.layout.provider!.apiKey), 'the pod key is never printed');
+    assert.deepEqual(calls(), [], 'reading the price changes nothing');
+  });
+
+  it('watch without a price flag: spend at the pod price from runpodctl, with its source', async () => {
+    const cost = readSimPod(sim.home)!.costPerHr;
+    const CLI = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
+    const child = spawn(process.execPath, [CLI, ...g(), 'watch', 'simnode', '--json', '--interval', '1', '--no-data'], {
+      env: { ...process.env, GPU_SESSIONS_CACHE_DIR: path.join(work, 'cache') },
+    });
+    let out = '';
+    child.stdout.on('data', (b) => (out += b));
+    const closed = new Promise((r) => child.on('close', r));
+    try {
+      const sample = await waitFor(
+        'a watch sample with spend',
+        () =>
+          out
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as { type: string; spend?: { perHour: number; priceSource?: string; total: number } })
+            .find((l) => l.type === 'sample' && l.spend),
+        60_000,
+      );
+      assert.deepEqual([sample.spend!.perHour, sample.spend!.priceSource], [cost, 'runpodctl']);
+      assert.ok(sample.spend!.total > 0, 'spend since the node booted');
+    } finally {
+      child.kill('SIGINT');
+      await closed;
+    }
+    assert.deepEqual(calls(), []);
   });
 
   it('refused without a salvage verdict: exit 5, no-safe-verdict, no provider call', async () => {
@@ -273,9 +331,18 @@ describe('end-rental --terminate over a real OpenSSH sshd (simulated Vast.ai ins
   });
 
   it('probe detects the Vast instance; after a safe salvage --terminate destroys it once (-y, the instance key), verified gone', async () => {
-    const p = JSON.parse((await cli([...g(), 'probe', 'simnode', '--json'])).stdout).provider;
+    const probed = JSON.parse((await cli([...g(), 'probe', 'simnode', '--json'])).stdout);
+    const p = probed.provider;
     assert.deepEqual([p.name, p.instanceId, p.actions], ['vast', sim.layout.provider!.instanceId, ['stop', 'terminate']]);
     assert.ok(p.evidence.includes('vastai on PATH'), p.evidence.join('; '));
+    // the instance's price (dph_total) and the contract's end (end_date) from vastai, with their source
+    const v = readSimVast(sim.home)!;
+    assert.deepEqual(probed.rental, {
+      pricePerHour: v.dph_total,
+      priceSource: 'vastai',
+      deadline: new Date(v.end_date * 1000).toISOString(),
+      deadlineSource: 'vastai',
+    });
     const dest = path.join(work, 'salvage');
     const s = await cli([...g(), 'salvage', 'simnode', '--dest', dest, '--yes', '--json', '--stop-servers'], { timeoutMs: 180_000 });
     assert.equal(s.code, 0, s.stderr + s.stdout.slice(0, 1500));

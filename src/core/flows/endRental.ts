@@ -202,6 +202,7 @@ async function verify(o: EndRentalOptions, r: EndRentalResult, p: ProviderInfo, 
   };
   if (first) seen(first, 'right after the call');
   let sshGone = false;
+  let sshGoneAt: string | null = null;
   let nodeAnswers = true;
   for (;;) {
     if (!statusOk && nodeAnswers && withStatus) {
@@ -216,7 +217,7 @@ async function verify(o: EndRentalOptions, r: EndRentalResult, p: ProviderInfo, 
       const st = await o.localStatus({ ...p, instanceId: p.instanceId! }).catch(() => null);
       if (st) seen(st, 'read here with your own key');
     }
-    if (!sshGone) sshGone = await sshRefused(o, r);
+    if (!sshGone && (sshGone = await sshRefused(o, r))) sshGoneAt = new Date().toISOString();
     if ((statusOk && sshGone) || Date.now() >= deadline || o.signal?.aborted) break;
     say(
       `Waiting for ${statusOk ? 'SSH to stop answering' : `${p.name} to report the instance ${o.action === 'terminate' ? 'gone' : 'stopped'}`}…`,
@@ -230,6 +231,8 @@ async function verify(o: EndRentalOptions, r: EndRentalResult, p: ProviderInfo, 
     );
   if (!sshGone) r.evidence.push('SSH still lets a new session in: the node is still up');
   r.verified = statusOk && sshGone;
+  // a shutdown has no provider status: its end is when SSH stopped letting anyone in
+  if (r.verified && !withStatus && !r.endedAt) r.endedAt = sshGoneAt;
 }
 
 /** True when a new SSH connection can no longer run a command (refused, reset, timed out); host-key trouble is not that. */

@@ -88,7 +88,7 @@ export interface NodeLive {
   problems?: Array<{ key: string; to: string; message: string; class?: string; port?: number; logFile?: string | null }>;
   /** Servers the user stopped through the extension (not problems): port and when (ms). */
   stoppedByYou?: Array<{ port: number; at: number }>;
-  /** With a price per hour / rental deadline set (core/node/spend.ts). */
+  /** With a price per hour / rental deadline known: set, or told by the provider (core/node/spend.ts, rental.ts). */
   spend?: {
     perHour: number;
     total: number;
@@ -98,8 +98,10 @@ export interface NodeLive {
     perMillionTokensWindow?: number | null;
     windowS?: number | null;
     since: string;
+    /** Where the price came from ("runpodctl", "settings"). */
+    priceSource?: string;
   };
-  deadline?: { at: string; secondsLeft: number; jobEta: number | null; jobOverrunS: number | null; message: string };
+  deadline?: { at: string; secondsLeft: number; jobEta: number | null; jobOverrunS: number | null; message: string; source?: string };
 }
 
 /** Follows one node. Call update(probe) after every probe; dispose() stops the tail channel. */

@@ -15,6 +15,10 @@ export interface SpendOptions {
   /** Warn this long before the deadline. Default 30 min. */
   leadMs?: number;
   now?: () => number;
+  /** Where the price came from ("runpodctl", "settings", "--price-per-hour"; core/node/rental.ts). */
+  priceSource?: string | null;
+  /** Where the deadline came from ("vastai", "settings", "--deadline"). */
+  deadlineSource?: string | null;
 }
 
 export interface Spend {
@@ -37,6 +41,8 @@ export interface Spend {
   windowS?: number | null;
   /** ISO 8601: since when `total` counts */
   since: string;
+  /** Where `perHour` came from ("runpodctl", "settings", "--price-per-hour"), when known. */
+  priceSource?: string;
 }
 
 export interface Deadline {
@@ -47,6 +53,8 @@ export interface Deadline {
   /** seconds the job would run past the deadline (negative: it ends before), null when unknown */
   jobOverrunS: number | null;
   message: string;
+  /** Where the deadline came from ("vastai", "settings", "--deadline"), when known. */
+  source?: string;
 }
 
 /** USD per million tokens from a spend and a token count over the same period. */
@@ -88,12 +96,19 @@ export function jobPhrase(jobOverrunS: number | null): string | null {
 }
 
 /** The deadline figures at `now`. */
-export function deadlineAt(at: Date, now: number, jobEtaS: number | null): Deadline {
+export function deadlineAt(at: Date, now: number, jobEtaS: number | null, source?: string | null): Deadline {
   const secondsLeft = Math.round((at.getTime() - now) / 1000);
   const overrun = jobEtaS === null ? null : Math.round(jobEtaS - secondsLeft);
   const job = jobPhrase(overrun);
   const message = rentalPhrase(secondsLeft) + (job ? `; ${job}` : '');
-  return { at: at.toISOString(), secondsLeft, jobEta: jobEtaS === null ? null : Math.round(jobEtaS), jobOverrunS: overrun, message };
+  const d: Deadline = {
+    at: at.toISOString(),
+    secondsLeft,
+    jobEta: jobEtaS === null ? null : Math.round(jobEtaS),
+    jobOverrunS: overrun,
+    message,
+  };
+  return source ? { ...d, source } : d;
 }
 
 /** The countdown row under a node: "Rental ends in 1 h 12 min", the job's ETA against it, and whether to warn. */
@@ -137,10 +152,25 @@ export class WatchEconomics {
   private readonly leadMs: number;
   private readonly now: () => number;
 
-  constructor(private readonly opts: SpendOptions) {
+  constructor(private opts: SpendOptions) {
     this.now = opts.now ?? Date.now;
     this.startedAt = this.now();
     this.leadMs = opts.leadMs ?? 30 * 60_000;
+  }
+
+  /**
+   * New price or deadline terms (the provider's answer came, or a setting changed): the tokens counted so far and
+   * the warnings already given stay; a new deadline may warn again.
+   */
+  setTerms(t: Pick<SpendOptions, 'pricePerHour' | 'deadline' | 'priceSource' | 'deadlineSource'>): void {
+    const before = this.opts.deadline?.getTime() ?? null;
+    this.opts = { ...this.opts, ...t };
+    if ((this.opts.deadline?.getTime() ?? null) !== before) this.warned = this.warnedEnd = this.warnedOverrun = false;
+  }
+
+  /** True when this follows a price or a deadline (else it adds nothing to a sample). */
+  get active(): boolean {
+    return (this.opts.pricePerHour !== null && this.opts.pricePerHour !== undefined) || !!this.opts.deadline;
   }
 
   /** Adds `spend` and `deadline` to a sample (only those configured). */
@@ -171,9 +201,11 @@ export class WatchEconomics {
         perMillionTokensWindow: round(windowed, 4),
         windowS: windowed === null ? null : Math.round(spanS),
         since: new Date(since).toISOString(),
+        ...(this.opts.priceSource ? { priceSource: this.opts.priceSource } : {}),
       };
     }
-    if (this.opts.deadline) out.deadline = deadlineAt(this.opts.deadline, now, s.job.state === 'running' ? s.job.etaS : null);
+    if (this.opts.deadline)
+      out.deadline = deadlineAt(this.opts.deadline, now, s.job.state === 'running' ? s.job.etaS : null, this.opts.deadlineSource);
     return out;
   }
 

@@ -114,6 +114,14 @@ describe('simulated RunPod pod (runpodctl stand-in)', function () {
     const st = parseStatusOutput('vast', vast.instanceId, run(String(statusOperation(vast).stdin)));
     assert.deepEqual([st.state, st.pricePerHour], ['running', 6.82]);
     assert.match(st.endsAt ?? '', /^\d{4}-/);
+    // the price and contract end as the real CLI prints them (providers.md 2.2): dph_total, end_date as a float
+    const raw = spawnSync(path.join(V.home, 'bin', 'vastai'), ['show', 'instance', vast.instanceId, '--raw'], {
+      env: { PATH: V.env.PATH, HOME: V.home, VAST_API_KEY: V.provider!.apiKey },
+      encoding: 'utf8',
+    }).stdout;
+    assert.match(raw, /^ "dph_total": 6\.82,$/m);
+    assert.match(raw, /^ "end_date": \d{10}\.0,$/m);
+    assert.equal(st.endsAt, new Date(readSimVast(V.home)!.end_date * 1000).toISOString());
     const aborted = spawnSync(path.join(V.home, 'bin', 'vastai'), ['destroy', 'instance', vast.instanceId], {
       env: { PATH: V.env.PATH, HOME: V.home, VAST_API_KEY: V.provider!.apiKey },
       input: '',

@@ -1,9 +1,9 @@
 /**
  * Inside the real extension host, on the demo node: the rental countdown row under the node
- * (gpuSessions.rentalDeadlines), and planted secrets — a simulated SGLang server started with
- * `--api-key` / `--admin-api-key=` and HF_TOKEN in its environment, whose log then prints them — found in
- * no tree label, description or tooltip (the whole tree walked through the TreeDataProvider), no line of
- * the GPU Sessions output channel, no notification and not in Show Node Details.
+ * (gpuSessions.rentalDeadlines), the demo pod's own price (runpodctl) and a per-node setting over it, and
+ * planted secrets — a simulated SGLang server started with `--api-key` / `--admin-api-key=` and HF_TOKEN in its
+ * environment, whose log then prints them — found in no tree label, description or tooltip (the whole tree walked
+ * through the TreeDataProvider), no line of the GPU Sessions output channel, no notification and not in Show Node Details.
  */
 import * as assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
@@ -111,6 +111,39 @@ describe('the demo node: rental countdown, and no planted secret anywhere in the
       assert.equal((r.item.iconPath as vscode.ThemeIcon).id, 'error');
       await vscode.commands.executeCommand('gpuSessions.setRentalDeadline', DEMO, '');
       await waitFor('no countdown row', async () => !(await countdown()), 30_000);
+    });
+  });
+
+  describe("the demo pod's own price (issue 46 item 5)", () => {
+    after(async () => {
+      await conf()
+        .update('nodePricePerHour', undefined, vscode.ConfigurationTarget.Global)
+        .then(undefined, () => undefined);
+    });
+
+    it('with no price setting, spend at the pod\'s costPerHr "from runpodctl"; gpuSessions.nodePricePerHour overrides it', async () => {
+      const pod = JSON.parse(readFileSync(path.join(demoHome(), '.sim', 'provider', 'runpod.json'), 'utf8')) as { costPerHr: number };
+      const told = await waitFor(
+        "spend at the provider's price",
+        () => {
+          const sp = api.live.live(DEMO)?.spend;
+          return sp?.priceSource === 'runpodctl' ? sp : undefined;
+        },
+        90_000,
+      );
+      assert.equal(told.perHour, pod.costPerHr);
+      assert.ok(api.live.summary(DEMO).includes(`at $${pod.costPerHr}/h from runpodctl`), api.live.summary(DEMO));
+      await conf().update('nodePricePerHour', { [DEMO]: 3.49 }, vscode.ConfigurationTarget.Global);
+      const own = await waitFor(
+        'spend at the setting',
+        () => {
+          const sp = api.live.live(DEMO)?.spend;
+          return sp?.priceSource === 'settings' ? sp : undefined;
+        },
+        90_000,
+      );
+      assert.equal(own.perHour, 3.49);
+      console.log(`      ${api.live.summary(DEMO).split('\n')[0]}`);
     });
   });
 

@@ -134,7 +134,14 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
   return out;
 }
 
-/** The rental countdown (gpuSessions.rentalDeadlines): a warning under the lead time, the job's ETA against it. */
+/** Where the rental's end came from, for the countdown's tooltip. */
+function endSource(source: string | undefined): string {
+  return !source || source === 'settings'
+    ? 'gpuSessions.rentalDeadlines'
+    : `from ${source}; a gpuSessions.rentalDeadlines entry overrides it`;
+}
+
+/** The rental countdown (gpuSessions.rentalDeadlines, else the provider's end): a warning under the lead time, the job's ETA against it. */
 function deadlineRows(name: string, ctx: TreeContext): TreeNode[] {
   const d = ctx.deadlineFor(name);
   if (!d) return [];
@@ -150,7 +157,8 @@ function deadlineRows(name: string, ctx: TreeContext): TreeNode[] {
       icon: r.state === 'ok' ? 'watch' : r.state === 'near' ? 'warning' : 'error',
       color: r.state === 'near' ? 'list.warningForeground' : r.state === 'ended' ? 'errorForeground' : undefined,
       tooltip:
-        `Rental of ${name} ends ${at.toLocaleString()} (gpuSessions.rentalDeadlines)\n${d.deadline.message}\n` +
+        `Rental of ${name} ends ${at.toLocaleString()} (${endSource(d.deadline.source)})\n` +
+        `${d.deadline.message}\n` +
         `Warning ${formatDuration(d.leadS)} before the end (gpuSessions.deadlineWarningMinutes), with Salvage Node.`,
     },
   ];
