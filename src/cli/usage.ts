@@ -13,11 +13,13 @@ Usage:
                         [--redact] [--no-gitignore] [--include-large] [--size-threshold MiB] [--leave PATH]
                         [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--max-files N] [--max-depth N]
                         [--watch [--interval S] [--grace S]]
-                        [--upload-missing [--part-size MiB]] [--deadline ISO] [--yes] [--json]
+                        [--upload-missing [--part-size MiB]] [--deadline ISO] [--download-guarded] [--yes] [--json]
                                               every file under the work's folders saved byte-exact or listed with
                                               why it stays; check S3; environment; whether NODE is safe to shut
                                               down (exit 5 unsafe: still-running, changed-during-run, ...);
-                                              --leave PATH accepts leaving weights of unknown origin (repeatable)
+                                              --leave PATH accepts leaving weights of unknown origin (repeatable);
+                                              files the node's guard verified in S3 count as saved
+                                              (--download-guarded downloads them too)
   gpu-sessions parse-log [FILE...] [--json | --summary]
                                               SGLang log lines → stats (stdin when no FILE)
   gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats] [--raw]

@@ -277,6 +277,41 @@ export async function inventoryS3(
   return { target: { ...t }, objects, totalBytes, pages, truncated, durationMs: Math.round(performance.now() - t0) };
 }
 
+/**
+ * The size and `x-amz-meta-sha256` of each key (null: no such object), a few requests at a time. Throws as
+ * inventoryS3 does when the store cannot be read at all (no credential, no network).
+ */
+export async function headObjects(
+  t: S3Target,
+  keys: string[],
+  opts: { signal?: AbortSignal; concurrency?: number } = {},
+): Promise<Map<string, { size: number; sha256: string | null } | null>> {
+  const sdk = loadSdk();
+  const client = makeClient(sdk, t);
+  const out = new Map<string, { size: number; sha256: string | null } | null>();
+  let next = 0;
+  const one = async (): Promise<void> => {
+    while (next < keys.length) {
+      if (opts.signal?.aborted) throw cancelled(t);
+      const key = keys[next++];
+      try {
+        const h = await client.send(new sdk.HeadObjectCommand({ Bucket: t.bucket, Key: key }), { abortSignal: opts.signal });
+        out.set(key, { size: Number(h.ContentLength ?? -1), sha256: h.Metadata?.sha256 ?? null });
+      } catch (e) {
+        const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        if (status === 404) out.set(key, null);
+        else throw s3Error(e, t);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 8, keys.length)) }, one));
+  } finally {
+    client.destroy();
+  }
+  return out;
+}
+
 const NET_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
