@@ -21,6 +21,7 @@ const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex')
 
 interface SalvageJson {
   verdict: string;
+  dest: string;
   reasons: string[];
   listing: { truncated: boolean } | null;
   stats: { filesTransferred: number };
@@ -132,6 +133,22 @@ describe('salvage next to the node guard over a real OpenSSH sshd and s3rver', f
     const b = await salvage();
     assert.equal(b.j.guard?.counted, 2, JSON.stringify(b.j.guard));
     assert.equal(b.j.guard?.notCounted, 1);
+    // restore the first run (nothing of it downloaded) from the guard's S3 copy, each file checked against the
+    // SHA-256 the guard verified: S3's train.py is no longer that copy, so it fails, named
+    const rs = await cli([...base(), 'restore', a.j.dest, 'simnode', '--map', `${sim.home}/job=${sim.home}/restored`, '--yes', '--json'], {
+      timeoutMs: 120_000,
+      env: s3Env(),
+    });
+    const rj = JSON.parse(rs.stdout) as {
+      fromGuard?: { fetched: number; failed: number };
+      files: { failed: Array<{ path: string; reason: string }> };
+    };
+    assert.deepEqual(rj.fromGuard, { fetched: 2, present: 0, failed: 1 }, rs.stderr);
+    for (const rel of ['out/batch_000.jsonl', 'out/batch_001.jsonl'])
+      assert.equal(readFileSync(path.join(sim.home, 'restored', rel), 'utf8'), work[`job/${rel}`], rel);
+    assert.equal(existsSync(path.join(sim.home, 'restored/train.py')), false);
+    assert.match(rj.files.failed.find((f) => f.path.endsWith('/job/train.py'))?.reason ?? '', /not the [0-9a-f]{12}… the guard verified/);
+    assert.equal(rs.code, 1);
     const train = b.j.items.find((i) => i.remotePath === path.join(sim.home, 'job/train.py'))!;
     assert.equal(train.status, 'verified');
     assert.equal(sha(readFileSync(train.localPath!)), sha(work['job/train.py']));

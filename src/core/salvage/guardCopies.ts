@@ -24,6 +24,7 @@ export async function countGuardCopies(sv: SalvageRun, seen: GuardSeen | null): 
     running: seen.running,
     to: seen.to,
     s3: seen.s3 ? formatS3Url(seen.s3.bucket, seen.s3.prefix) : null,
+    s3Endpoint: seen.s3?.endpoint ?? null,
     verifiedInJournal: seen.verified.length,
     counted: 0,
     confirmed: 0,

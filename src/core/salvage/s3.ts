@@ -312,6 +312,45 @@ export async function headObjects(
   return out;
 }
 
+/**
+ * One object's bytes into `file` (written as `file.gs-s3.tmp`, then renamed), with their SHA-256. The caller
+ * compares the hash before it trusts the bytes. Throws as inventoryS3 does.
+ */
+export async function getObjectToFile(
+  t: S3Target,
+  key: string,
+  file: string,
+  signal?: AbortSignal,
+): Promise<{ sha256: string; size: number }> {
+  const { createHash } = await import('node:crypto');
+  const { createWriteStream, mkdirSync, renameSync, rmSync } = await import('node:fs');
+  const { pipeline } = await import('node:stream/promises');
+  const { dirname } = await import('node:path');
+  const sdk = loadSdk();
+  const client = makeClient(sdk, t);
+  const tmp = `${file}.gs-s3.tmp`;
+  try {
+    const out = await client.send(new sdk.GetObjectCommand({ Bucket: t.bucket, Key: key }), { abortSignal: signal });
+    const body = out.Body as NodeJS.ReadableStream | undefined;
+    if (!body) throw new GpuSessionsError('remote-failed', `S3 gave no body for ${formatS3Url(t.bucket, key)}.`);
+    mkdirSync(dirname(file), { recursive: true });
+    const h = createHash('sha256');
+    let size = 0;
+    body.on('data', (b: Buffer) => {
+      h.update(b);
+      size += b.length;
+    });
+    await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), { signal });
+    renameSync(tmp, file);
+    return { sha256: h.digest('hex'), size };
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e instanceof GpuSessionsError ? e : s3Error(e, t);
+  } finally {
+    client.destroy();
+  }
+}
+
 const NET_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',

@@ -77,6 +77,8 @@ export interface SalvageGuardRecord {
   /** The guard's `--to` folder on the node (never listed), or its S3 place. */
   to: string | null;
   s3: string | null;
+  /** The S3-compatible endpoint the guard uploads to (null: AWS); restore reads the copies back from there. */
+  s3Endpoint?: string | null;
   /** Files its journal names as verified in S3. */
   verifiedInJournal: number;
   /** Items counted safe from the guard's S3 copy (not downloaded): all, and those read back from S3. */
