@@ -74,10 +74,12 @@ Usage:
                                               salvage_node, release_node and end_rental with confirm: true, salvage_status, watch_node,
                                               data_quality, restore_plan, restore_run with confirm: true);
                                               salvage_node writes only under --mcp-dest (default: current folder)
-  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--provider runpod|vast|none] [--json]
+  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--provider runpod|vast|none] [--guard] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data;
-                                              it plays a RunPod pod (default) or a Vast instance for end-rental
+                                              it plays a RunPod pod (default) or a Vast instance for end-rental;
+                                              --guard: the node runs its own guard (to the local S3, else a folder)
+                                              and shows it; the salvage counts what the guard verified in S3
   gpu-sessions demo --fleet [DIR] [--keep] [--no-salvage] [--dest DIR] [--json]
                                               two demo nodes (gpu-demo-a, gpu-demo-b) with a gateway and a multi-node
                                               server: probe both, then release gpu-demo-b the safe way
