@@ -17,7 +17,7 @@ const common = {
   // The node guard's Python files (issue 47) travel as text inside the bundles (src/core/guard/script.ts).
   define: {
     GS_GUARD_FILES: JSON.stringify(
-      Object.fromEntries(['guard.py', 'provider.py'].map((f) => [f, readFileSync(`src/core/guard/${f}`, 'utf8')])),
+      Object.fromEntries(['guard.py', 'provider.py', 'seen.py'].map((f) => [f, readFileSync(`src/core/guard/${f}`, 'utf8')])),
     ),
   },
   external: ['vscode', 'ssh2', '@aws-sdk/*', 's3rver', '*.node', 'cpu-features', '@modelcontextprotocol/*', 'zod'],

@@ -83,7 +83,9 @@ const common = {
     'process.env.GS_SSH2_WHOLE': '"1"',
     // the node guard's Python files travel as text inside the bundle, as in scripts/build.mjs (src/core/guard/script.ts)
     GS_GUARD_FILES: JSON.stringify(
-      Object.fromEntries(['guard.py', 'provider.py'].map((f) => [f, readFileSync(path.join(root, 'src/core/guard', f), 'utf8')])),
+      Object.fromEntries(
+        ['guard.py', 'provider.py', 'seen.py'].map((f) => [f, readFileSync(path.join(root, 'src/core/guard', f), 'utf8')]),
+      ),
     ),
   },
 };

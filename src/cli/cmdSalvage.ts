@@ -40,6 +40,8 @@ export interface SalvageCliOptions {
   watch?: boolean;
   intervalS?: number;
   uploadMissing?: boolean;
+  /** Download the files the node's guard verified in S3 too (default: they count as saved where they are). */
+  downloadGuarded?: boolean;
   partSizeMiB?: number;
   /** How long the node may be unreachable before the last synced state becomes final. */
   graceS?: number;
@@ -76,6 +78,8 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
     listing: m.listing,
     uploads: m.uploads ?? [],
     data: m.data ?? null,
+    // the node's own guard: its --to folder left out, and how many items its S3 copy counted (issue 47)
+    guard: m.guard ?? null,
     deadline: m.deadline ?? null,
     timings: m.timings ?? null,
     items: m.items.map((i) => ({
@@ -94,6 +98,7 @@ export function salvageJson(m: SalvageManifest): Record<string, unknown> {
       ...(i.linkTarget !== undefined ? { linkTarget: i.linkTarget } : {}),
       ...(i.jobWeights ? { jobWeights: true } : {}),
       ...(i.leaveAccepted ? { leaveAccepted: true } : {}),
+      ...(i.guardS3 ? { guardS3: i.guardS3 } : {}),
       ...(i.goneFromNode ? { goneFromNode: true } : {}),
       ...(i.changedAfterVerify ? { changedAfterVerify: true } : {}),
       ...(i.redacted ? { redacted: true, localSha256: i.localSha256 } : {}),
@@ -117,6 +122,13 @@ function summarizePlan(items: SalvageItem[], m: SalvageManifest): string {
       `  Left on the node (${r}${r === 'large' || r === 'on-the-hub' || r === 'origin-unknown' ? '; --include-large takes them' : ''}): ` +
         `${list.length} (${bytes(list.reduce((a, b) => a + b.size, 0))})`,
     );
+  const g = m.guard;
+  if (g?.counted)
+    L.push(
+      `  The node's guard verified ${g.counted} more file(s) in ${g.s3}` +
+        `${g.s3Error ? ' (its journal: S3 could not be read back here)' : ''}: counted as saved, not downloaded (--download-guarded takes them).`,
+    );
+  if (g?.to) L.push(`  The guard's copy ${g.to} is not listed (it is the guard's, not the work).`);
   const jw = items.filter((i) => i.jobWeights && !i.selected);
   if (jw.length) L.push(`  WARNING: ${jw.length} weight file(s) the job wrote are above the threshold and left on the node.`);
   if (m.writers.length) L.push(`  Still running: ${m.writers.map((w) => `pid ${w.pid}${w.server ? ' (SGLang)' : ''}`).join(', ')}`);
@@ -160,6 +172,7 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
     maxFiles: o.maxFiles,
     maxDepth: o.maxDepth,
     uploadMissing: o.uploadMissing,
+    downloadGuarded: o.downloadGuarded,
     partSize: o.partSizeMiB ? o.partSizeMiB * 1048576 : undefined,
     deadline: o.deadline,
     includeLarge: o.includeLarge,

@@ -61,11 +61,20 @@ function ownTerms(v: Record<string, unknown>): OwnTerms {
   };
 }
 
+/** `--keep`: the demo node runs until Ctrl-C. */
+async function keepUntilSignal(io: CliIo): Promise<void> {
+  io.err('Demo node is running. Press Ctrl-C to stop it.\n');
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
 async function cmdDemo(
   args: string[],
   g: GlobalOpts,
   io: CliIo,
-  o: { keep: boolean; salvage: boolean; dest?: string; provider?: string },
+  o: { keep: boolean; salvage: boolean; dest?: string; provider?: string; guard?: boolean },
 ): Promise<number> {
   const { keep, salvage, dest } = o;
   const provider = o.provider ?? 'runpod';
@@ -96,6 +105,8 @@ async function cmdDemo(
     const node = nodeFor(demo.alias, dg);
     const pool = makePool(dg, io, node);
     let code = 0;
+    // --guard (issue 47): the node runs its own guard; stopped before the demo ends
+    const dguard = o.guard ? await import('./cmdDemoGuard') : null;
     try {
       const p = await probeNode(node, pool);
       if (!g.json) io.out(formatProbe(p));
@@ -107,6 +118,7 @@ async function cmdDemo(
             io.err(
               `Demo S3 (s3rver) at ${s3.endpoint}: s3://${s3.bucket}/${s3.prefix} already holds ${s3.uploaded.length} completion batch(es).\n`,
             );
+          if (dguard) await dguard.demoGuardStart(pool.get(node), node.name, dguard.demoGuardOptions(dir, s3), io);
           io.err(`\nThe generation job is done: waiting for the servers to go idle…\n`);
           await demo.finishJob();
           io.err(`Salvaging ${demo.alias} (the node is about to be shut down)…\n`);
@@ -131,17 +143,18 @@ async function cmdDemo(
         } finally {
           await s3?.stop();
         }
-      } else if (g.json) io.out(JSON.stringify(probeJson(p), null, 2) + '\n');
+      } else {
+        if (dguard) await dguard.demoGuardStart(pool.get(node), node.name, dguard.demoGuardOptions(dir, null), io);
+        if (g.json) io.out(JSON.stringify(probeJson(p), null, 2) + '\n');
+      }
     } finally {
+      if (dguard) {
+        if (keep) await keepUntilSignal(io);
+        await dguard.demoGuardStop(pool.get(node), node.name, io);
+      }
       pool.dispose();
     }
-    if (keep) {
-      io.err('Demo node is running. Press Ctrl-C to stop it.\n');
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', () => resolve());
-        process.once('SIGTERM', () => resolve());
-      });
-    }
+    if (keep && !dguard) await keepUntilSignal(io);
     // The demo's verdict is informative: exit 0 when it ran (5 would read as a failure of `npm run demo`).
     return code === 5 ? 0 : code;
   } finally {
@@ -271,6 +284,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         keep: { type: 'boolean' },
         'no-salvage': { type: 'boolean' },
         fleet: { type: 'boolean' },
+        guard: { type: 'boolean' },
         dest: { type: 'string' },
         summary: { type: 'boolean' },
         profile: { type: 'string' },
@@ -304,6 +318,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         'max-depth': { type: 'string' },
         watch: { type: 'boolean' },
         'upload-missing': { type: 'boolean' },
+        'download-guarded': { type: 'boolean' },
         'part-size': { type: 'string' },
         grace: { type: 'string' },
         roots: { type: 'string' },
@@ -387,6 +402,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
           salvage: !v['no-salvage'],
           dest: v.dest ? path.resolve(v.dest) : undefined,
           provider: v.provider,
+          guard: Boolean(v.guard),
         });
       case 'parse-log': {
         const { cmdParseLog } = await import('./cmdParseLog');
@@ -647,6 +663,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
               maxDepth,
               watch: Boolean(v.watch),
               uploadMissing: Boolean(v['upload-missing']),
+              downloadGuarded: Boolean(v['download-guarded']),
               partSizeMiB,
               intervalS: wInterval,
               graceS,

@@ -16,11 +16,13 @@ Usage:
                         [--redact] [--no-gitignore] [--include-large] [--size-threshold MiB] [--leave PATH]
                         [--s3 s3://bucket/prefix] [--s3-endpoint URL] [--max-files N] [--max-depth N]
                         [--watch [--interval S] [--grace S]]
-                        [--upload-missing [--part-size MiB]] [--deadline ISO] [--yes] [--json]
+                        [--upload-missing [--part-size MiB]] [--deadline ISO] [--download-guarded] [--yes] [--json]
                                               every file under the work's folders saved byte-exact or listed with
                                               why it stays; check S3; environment; whether NODE is safe to shut
                                               down (exit 5 unsafe: still-running, changed-during-run, ...);
-                                              --leave PATH accepts leaving weights of unknown origin (repeatable)
+                                              --leave PATH accepts leaving weights of unknown origin (repeatable);
+                                              files the node's guard verified in S3 count as saved
+                                              (--download-guarded downloads them too)
   gpu-sessions parse-log [FILE...] [--json | --summary]
                                               SGLang log lines → stats (stdin when no FILE)
   gpu-sessions tail NODE PATH [--lines N] [--follow] [--stats] [--raw]
@@ -76,10 +78,12 @@ Usage:
                                               salvage_node, release_node and end_rental with confirm: true, salvage_status, watch_node,
                                               data_quality, restore_plan, restore_run with confirm: true);
                                               salvage_node writes only under --mcp-dest (default: current folder)
-  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--provider runpod|vast|none] [--json]
+  gpu-sessions demo [--keep] [--no-salvage] [--dest DIR] [--provider runpod|vast|none] [--guard] [--json]
                                               start the embedded demo node (simulated 7x B200), probe it, and
                                               salvage it against a local S3 (s3rver) that holds part of its data;
-                                              it plays a RunPod pod (default) or a Vast instance for end-rental
+                                              it plays a RunPod pod (default) or a Vast instance for end-rental;
+                                              --guard: the node runs its own guard (to the local S3, else a folder)
+                                              and shows it; the salvage counts what the guard verified in S3
   gpu-sessions demo --fleet [DIR] [--keep] [--no-salvage] [--dest DIR] [--json]
                                               two demo nodes (gpu-demo-a, gpu-demo-b) with a gateway and a multi-node
                                               server: probe both, then release gpu-demo-b the safe way

@@ -4,7 +4,7 @@
  * (`bash ~/launch_all.sh`), so they run as that user with `python3 -m sglang.launch_server ...` argv.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SimNodeLayout, SimNodeOptions, buildSimHome } from '../../src/sim/home';
@@ -30,6 +30,15 @@ export interface SimNode {
   home: string;
   user: string;
   stop(): Promise<void>;
+}
+
+/** Writes `rel` under the node's home as its user (its top folder chowned): a file the node's own user made. */
+export function putOnNode(sim: Pick<SimNode, 'home' | 'user'>, rel: string, body: string): string {
+  const p = path.join(sim.home, rel);
+  mkdirSync(path.dirname(p), { recursive: true });
+  writeFileSync(p, body);
+  execFileSync('chown', ['-R', `${sim.user}:${sim.user}`, path.join(sim.home, rel.split('/')[0])]);
+  return p;
 }
 
 /** Empty a home directory (keeps the directory itself). */

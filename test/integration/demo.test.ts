@@ -101,6 +101,24 @@ describe('demo node', function () {
 /** "pid argv" lines of the processes that belong to the folder (readable in an assertion message). */
 const processesUnder = (dir: string): string[] => procsUnder(dir).map((p) => `${p.pid} ${p.cmd}`);
 
+/** After a demo run: nothing of it may still run under `dir` (what does is killed, then named); the folder goes. */
+async function nothingLeftUnder(dir: string): Promise<void> {
+  let left: string[] = [];
+  try {
+    await waitFor('no process left', () => processesUnder(dir).length === 0, 25_000);
+  } catch {
+    left = processesUnder(dir);
+  }
+  for (const p of processesUnder(dir))
+    try {
+      process.kill(Number(p.split(' ')[0]), 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  rmSync(dir, { recursive: true, force: true });
+  assert.deepEqual(left, [], `left behind:\n${left.join('\n')}`);
+}
+
 /** `ssh -F config alias 'tail -n 200 -F ...'` through the demo: the process issue 13 saw outlive it. */
 function sshTail(configFile: string, alias: string): ChildProcess {
   const c = spawn(
@@ -184,6 +202,32 @@ describe('demo node leaves no process behind', function () {
     });
   }
 
+  it("demo --guard: the node's own guard syncs to the demo's S3 and is shown; the salvage counts its copies; nothing left running", async function () {
+    this.timeout(420_000);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-demo-guard-'));
+    const cliJs = path.resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
+    try {
+      const r = await promisify(execFile)(process.execPath, [cliJs, 'demo', dir, '--guard', '--json'], {
+        encoding: 'utf8',
+        timeout: 400_000,
+        maxBuffer: 16 << 20,
+      });
+      assert.match(r.stderr, /Guard started on gpu-demo \(pid \d+\): every 5 s → s3:\/\/demo-train-dflash\/guard\//);
+      // its status, with the first pass that copied and verified files (a live job keeps writing its logs)
+      assert.match(r.stderr, /Guard on gpu-demo: running \(pid \d+\)/);
+      assert.match(r.stderr, /last verified sync: /);
+      assert.match(r.stderr, /Z {2}sync {2}atRisk=\d+ bytes=\d+ changing=\d+ copied=[1-9]\d* /, r.stderr.slice(-3000));
+      assert.match(r.stderr, /The demo's guard \(pid \d+\) stopped\./);
+      const j = JSON.parse(r.stdout) as { verdict: string; guard: { counted: number; confirmed: number; s3: string } | null };
+      assert.equal(j.verdict, 'safe', r.stderr.slice(-3000));
+      assert.equal(j.guard?.s3, 's3://demo-train-dflash/guard/');
+      assert.ok((j.guard?.counted ?? 0) > 0, JSON.stringify(j.guard));
+      assert.equal(j.guard?.confirmed, j.guard?.counted, 'each counted file read back from S3');
+    } finally {
+      await nothingLeftUnder(dir);
+    }
+  });
+
   it('demo --fleet: two nodes, a gateway and a multi-node server; release gpu-demo-b is safe, touches nothing of gpu-demo-a, leaves nothing running', async function () {
     this.timeout(150_000);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-demo-fleet-'));
@@ -217,20 +261,7 @@ describe('demo node leaves no process behind', function () {
       assert.ok(!md.includes(path.join(dir, 'gpu-demo-a')), "a's folders are not b's");
       assert.equal((md.match(/Stopped the server on port/g) ?? []).length, 3, 'two one-GPU servers and rank 1');
     } finally {
-      let left: string[] = [];
-      try {
-        await waitFor('no process left', () => processesUnder(dir).length === 0, 25_000);
-      } catch {
-        left = processesUnder(dir);
-      }
-      for (const p of processesUnder(dir))
-        try {
-          process.kill(Number(p.split(' ')[0]), 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      rmSync(dir, { recursive: true, force: true });
-      assert.deepEqual(left, [], `left behind:\n${left.join('\n')}`);
+      await nothingLeftUnder(dir);
     }
   });
 });

@@ -9,11 +9,11 @@ import { Watch } from '../helpers/watchCli';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { cli } from '../helpers/cli';
 import { S3rverHandle, createBucket, s3Env, startS3rver, testS3Client } from '../helpers/s3rver';
-import { SimNode, startSimNode, testUser } from '../helpers/simnode';
+import { SimNode, putOnNode, startSimNode, testUser } from '../helpers/simnode';
 import { sleep, waitFor } from '../helpers/wait';
 
 const USER = testUser('gs47guard');
@@ -37,13 +37,7 @@ describe('gpu-sessions guard over a real OpenSSH sshd', function () {
   let sim: SimNode;
   let s3: S3rverHandle | null = null;
   const args = () => ['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile, '--roots', '~/job'];
-  const put = (rel: string, body: string) => {
-    const p = path.join(sim.home, rel);
-    mkdirSync(path.dirname(p), { recursive: true });
-    writeFileSync(p, body);
-    execFileSync('chown', ['-R', `${USER}:${USER}`, path.join(sim.home, rel.split('/')[0])]);
-    return p;
-  };
+  const put = (rel: string, body: string) => putOnNode(sim, rel, body);
   const guard = async (sub: string, extra: string[] = [], env?: NodeJS.ProcessEnv) => {
     const r = await cli([...args(), 'guard', 'simnode', sub, ...extra, '--json'], { timeoutMs: 90_000, env });
     return { code: r.code, out: r.stdout ? (JSON.parse(r.stdout) as Record<string, unknown>) : {}, stderr: r.stderr };

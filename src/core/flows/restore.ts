@@ -17,6 +17,7 @@ import type { RestoreCapture } from '../salvage/restoreCapture';
 import { ClientResume, clientResume, startClientOperation } from '../restore/client';
 import { FilesResult, LocalPlan, applyFiles, buildLocalPlan, checkWritable } from '../restore/files';
 import { adaptProfile } from '../restore/launchAdapt';
+import { GuardFetch, fetchGuardCopies } from '../restore/guardCopies';
 import { FolderMap } from '../restore/mapping';
 import { NodeFacts, nodeFactsOperation } from '../restore/nodeOps';
 
@@ -70,6 +71,8 @@ export interface RestoreResult {
   client: (ClientResume & { started: boolean; pid: number | null; error: string | null }) | null;
   /** 0 ok, 9 conflicts (without force), 6 launch refused, 7 not ready, 1 files failed. */
   exitCode: number;
+  /** Files taken from the node guard's S3 copy (the salvage counted them there): read now, already here, failed. */
+  fromGuard?: GuardFetch;
   messages: string[];
 }
 
@@ -160,6 +163,8 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
   const progress = (m: string) => o.onProgress?.(m);
   const runDir = resolveRunDir(o.runDir);
   const m = readRun(runDir);
+  // files the node's guard verified in S3 (the salvage counted them, not downloaded): read back into the run folder
+  const fromGuard = await fetchGuardCopies(runDir, m, { signal: o.signal as AbortSignal | undefined, onProgress: progress });
   progress(`Reading ${o.node} (home, GPUs, ports)…`);
   const facts: NodeFacts = await runOperation(t, nodeFactsOperation(o.node), o.signal);
   if (!facts.home.startsWith('/'))
@@ -180,6 +185,7 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
     signal: o.signal,
     onProgress: (msg, done, total) => progress(`${msg} (${Math.round((done / Math.max(1, total)) * 100)}%)`),
   });
+  files.failed.push(...fromGuard.failed);
   const res: RestoreResult = {
     node: o.node,
     from: { node: m.node, run: runDir },
@@ -188,6 +194,7 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
     client: null,
     exitCode: 0,
     messages,
+    ...(fromGuard.fetched + fromGuard.present + fromGuard.failed.length ? { fromGuard } : {}),
   };
   if (files.failed.length) res.exitCode = 1;
   if (files.conflicts.length && !o.force) res.exitCode = 9;

@@ -19,6 +19,9 @@ export function restoreJson(r: RestoreResult): Record<string, unknown> {
       git: r.files.git,
       ...(r.files.toUpload !== undefined ? { toUpload: r.files.toUpload } : {}),
     },
+    ...(r.fromGuard
+      ? { fromGuard: { fetched: r.fromGuard.fetched, present: r.fromGuard.present, failed: r.fromGuard.failed.length } }
+      : {}),
     ...(r.launch ? { launch: r.launch } : {}),
     client: r.client,
     messages: r.messages,
@@ -35,6 +38,8 @@ export function renderRestore(r: RestoreResult): string {
   const v = (s: string) => visible(s);
   L.push(`Restore of ${r.from.node} (${r.from.run}) onto ${r.node}`);
   for (const m of r.mapped) L.push(`  ${v(m.from)} → ${v(m.to)}`);
+  const g = r.fromGuard;
+  if (g) L.push(`  from the node guard's S3 copy: ${g.fetched} file(s) read, ${g.present} already here, ${g.failed.length} failed`);
   const f = r.files;
   L.push(
     f.toUpload !== undefined

@@ -57,6 +57,9 @@ import { runS3Step, runUploadStep } from '../salvage/s3Step';
 import { finish } from '../salvage/verdict';
 import type { SalvageRun } from '../salvage/salvageRun';
 import { LocalBase, SnapshotResult, defaultSnapshot, isFileItem } from '../salvage/salvageUtil';
+import { countGuardCopies } from '../salvage/guardCopies';
+import { readGuardSeen } from '../guard/seen';
+import type { GuardSeen } from '../salvage/salvageTypes';
 
 export class Salvager implements SalvageRun {
   readonly manifest: SalvageManifest;
@@ -169,9 +172,21 @@ export class Salvager implements SalvageRun {
     if (this.o.signal?.aborted) throw new GpuSessionsError('cancelled', 'Salvage cancelled.');
   }
 
-  /** List the node and build the plan (with preselection). */
+  /** @internal */
+  guardSeen: GuardSeen | null = null;
+
+  /**
+   * List the node and build the plan (with preselection). The node's own guard (issue 47) is read first: its
+   * folders are never listed, and the files it verified in S3 count as saved (not downloaded unless asked).
+   */
   async plan(): Promise<SalvageItem[]> {
-    return this.timer.time('plan', () => planNow(this));
+    return this.timer.time('plan', async () => {
+      const g = this.o.guard;
+      if (g !== false) this.guardSeen = await (g ?? ((s) => readGuardSeen(this.o.transport, s)))(this.o.signal);
+      const items = await planNow(this);
+      await countGuardCopies(this, this.guardSeen);
+      return items;
+    });
   }
 
   /** Local names given so far (case- and normalisation-folded), so two remote files never share one. @internal */

@@ -5,12 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RemoteOperation, incomplete, malformed, stderrTail } from '../remote/operation';
-import { buildListingScript, HUB_CACHE_PATTERNS, SECRET_STORE_RULES } from '../salvage/listing';
+import { buildListingScript, GUARD_HOME, HUB_CACHE_PATTERNS, SECRET_STORE_RULES } from '../salvage/listing';
 import { dataScript } from '../data/operation';
 import { DEFAULT_THRESHOLDS, DataThresholds } from '../data/verdict';
 import type { ExecResult } from '../ssh/transport';
 import type { PresignedPost } from './s3Post';
-import { guardPy } from './script';
+import { GuardPyFile, guardPy } from './script';
 
 export type WhenDone = 'notify' | 'stop' | 'terminate';
 
@@ -38,6 +38,11 @@ export interface GuardStartInput {
   /** Stop the generation client when its output is degenerate (default: record it). */
   stopClientOnBadData?: boolean;
   replace: boolean;
+}
+
+/** The guard's own folders on the node (`~/x` is the node's home): salvage and the guard never list them. */
+export function guardOwnFolders(to?: string | null): string[] {
+  return [GUARD_HOME, ...(to ? [to] : [])];
 }
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
@@ -73,9 +78,15 @@ export function guardConfig(i: GuardStartInput, listNonce: string, dataNonce: st
   };
 }
 
-function pyOperation<T>(name: string, payload: Record<string, unknown>, timeoutMs: number, parse: (o: Record<string, unknown>) => T) {
+export function pyOperation<T>(
+  name: string,
+  payload: Record<string, unknown>,
+  timeoutMs: number,
+  parse: (o: Record<string, unknown>) => T,
+  file: GuardPyFile = 'guard.py',
+) {
   const nonce = `GS${randomBytes(8).toString('hex')}`;
-  const stdin = `PAYLOAD = "${b64(JSON.stringify({ ...payload, nonce }))}"\n${guardPy('guard.py')}`;
+  const stdin = `PAYLOAD = "${b64(JSON.stringify({ ...payload, nonce }))}"\n${guardPy(file)}`;
   const op: RemoteOperation<T> = {
     name,
     command: 'python3 -',
@@ -127,7 +138,8 @@ export function guardStartOperation(i: GuardStartInput): RemoteOperation<GuardSt
     'guard.py': b64(guardPy('guard.py')),
     'provider.py': b64(guardPy('provider.py')),
     'config.json': b64(JSON.stringify(guardConfig(i, listNonce, dataNonce))),
-    'listing.sh': b64(buildListingScript(listNonce, { roots: i.roots })),
+    // its own state and its --to copy are never entered (a copy inside the work's folders would be listed again)
+    'listing.sh': b64(buildListingScript(listNonce, { roots: i.roots, prune: guardOwnFolders(i.to) })),
   };
   if (i.settings.data)
     files['data.py'] = b64(

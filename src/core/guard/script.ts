@@ -8,7 +8,7 @@ import * as path from 'node:path';
 
 declare const GS_GUARD_FILES: Record<string, string> | undefined;
 
-export const GUARD_PY_FILES = ['guard.py', 'provider.py'] as const;
+export const GUARD_PY_FILES = ['guard.py', 'provider.py', 'seen.py'] as const;
 export type GuardPyFile = (typeof GUARD_PY_FILES)[number];
 
 function sourceDir(): string {

@@ -9,6 +9,7 @@ import { SalvageItem } from './salvageTypes';
 import { writerInfo } from './classify';
 import type { SalvageRun } from './salvageRun';
 import { cacheItem, itemFor, list } from './plan';
+import { uncountGuardCopy } from './guardCopies';
 import { transferItems } from './transferPhase';
 import { writeServersScript } from './gitStep';
 import { isFileItem, mergeRoots } from './salvageUtil';
@@ -133,7 +134,13 @@ export async function catchUp(
       }
       continue;
     }
-    if (it.status === 'verified' && (f.size !== it.size || f.mtime !== it.mtime)) {
+    if (it.guardS3 && (f.size !== it.size || f.mtime !== it.mtime)) {
+      // the node guard's S3 copy is of an older state: this file is downloaded as any other
+      uncountGuardCopy(m, it);
+      Object.assign(it, { size: f.size, mtime: f.mtime });
+      atRisk += f.size;
+      catchUp.push(it);
+    } else if (it.status === 'verified' && (f.size !== it.size || f.mtime !== it.mtime)) {
       atRisk += f.size > it.size ? f.size - it.size : f.size;
       sv.bases.set(it.remotePath, {
         size: it.size,

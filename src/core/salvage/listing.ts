@@ -26,7 +26,7 @@ export type SalvageKind = ArtifactKind | 'data' | 'model' | 'symlink' | 'other' 
 /** Why a file is left on the node (null: selected). */
 /** Why a file stays on the node. `redownloadable-weights` only in manifests written before issue 23 (now: ./weights). */
 export type LeftReason =
-  'cache' | 'large' | 'redownloadable-weights' | 'on-the-hub' | 'in-s3' | 'origin-unknown' | 'secret-store' | 'deselected';
+  'cache' | 'large' | 'redownloadable-weights' | 'on-the-hub' | 'in-s3' | 'origin-unknown' | 'secret-store' | 'deselected' | 'guard-s3';
 
 export interface ListedFile {
   path: string;
@@ -228,8 +228,14 @@ export interface ListingOptions {
   volumes?: string[];
   maxDepth?: number;
   maxFiles?: number;
-  /** Paths never listed (the salvage destination, when the node is this machine). */
+  /** Paths never listed (the salvage destination, when the node is this machine): `find` does not enter them either. */
   exclude?: string[];
+  /**
+   * Folders on the node that are never listed nor entered, and never a root (`~/x` is the node's home): the node
+   * guard's own state and its `--to` copy (issue 47). A copy of the work inside the work's folders doubled its
+   * entries and took the listing past its depth bound (`listing-truncated`).
+   */
+  prune?: string[];
   /** Processes that are not evidence (this process, when the node is this machine: the demo node). */
   excludePids?: number[];
 }
@@ -262,6 +268,7 @@ export function buildListingScript(nonce: string, o: ListingOptions = {}): strin
         ...(o.previousRoots ?? []).map((r) => `cand previous - ${shq(r)}`),
       ].join('\n');
   const evidence = !explicit;
+  const prune = [...(o.exclude ?? []).filter((x) => x.startsWith('/')), ...(o.prune ?? [])].map(remoteRootExpr);
   return `
 ${sectionPrologue(nonce)}
 export LC_ALL=C
@@ -269,13 +276,19 @@ T=$(mktemp -d 2>/dev/null) || { T="/tmp/gs-list.$$"; mkdir -p "$T"; }
 U=$(id -u)
 ME=$$
 EXCL=" ${(o.excludePids ?? []).filter((n) => Number.isInteger(n) && n > 0).join(' ')} "
-: > "$T/c"; : > "$T/servers"; : > "$T/k"; : > "$T/m"
+: > "$T/c"; : > "$T/servers"; : > "$T/k"; : > "$T/m"; : > "$T/prune"
+${prune.length ? `for x in ${prune.join(' ')}; do [ -d "$x" ] && x=$(cd -- "$x" 2>/dev/null && pwd -P); printf '%s\\n' "$x" >> "$T/prune"; done` : ''}
+pruned() {
+  while IFS= read -r _x; do case "$1" in "$_x"|"$_x"/*) return 0;; esac; done < "$T/prune"
+  return 1
+}
 cand() {
   _c=$3
   case "$_c" in /*) ;; *) return 0;; esac
   [ -e "$_c" ] || return 0
   if [ -d "$_c" ]; then _c=$(cd -- "$_c" 2>/dev/null && pwd -P) || return 0; fi
   ${sysCase()}
+  pruned "$_c" && return 0
   printf '%s\\t%s\\t%s\\n' "$1" "$2" "$_c" >> "$T/c"
 }
 under_base() {
@@ -379,7 +392,10 @@ sec files
 set --
 while IFS= read -r r; do set -- "$@" "$r"; done < "$T/roots"
 if [ $# -gt 0 ]; then
-  find "$@" -maxdepth ${depth + 1} \\( -type d -name .git -printf 'G\\t%d\\t0\\t0\\t%h\\000' -prune \\) \\
+  set -- "$@" -maxdepth ${depth + 1}
+  # a pruned folder is never entered (find -path takes a pattern: its glob characters are escaped)
+  while IFS= read -r x; do set -- "$@" -path "$(printf '%s\\n' "$x" | sed 's/[][*?\\\\]/\\\\&/g')" -prune -o; done < "$T/prune"
+  find "$@" \\( -type d -name .git -printf 'G\\t%d\\t0\\t0\\t%h\\000' -prune \\) \\
     -o \\( -type d \\( ${caches} \\) -printf 'C\\t%d\\t0\\t0\\t%p\\000' -fprintf "$T/k" '%p\\n' -prune \\) \\
     -o \\( -type f -printf 'F\\t%d\\t%s\\t%T@\\t%p\\000' \\) \\
     -o \\( -type l -printf 'L\\t%d\\t%s\\t%T@\\t%p\\t%l\\000' \\) \\
@@ -695,6 +711,9 @@ export const SECRET_STORE_RULES = {
     '/.vault-token',
   ],
 };
+
+/** The node guard's own folder (issue 47): its state, journal and upload credential. Never listed by salvage. */
+export const GUARD_HOME = '~/.gpu-sessions/guard';
 
 /** Private keys and credential stores: never copied, always listed. */
 export function isSecretStore(p: string): boolean {

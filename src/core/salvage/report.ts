@@ -136,6 +136,7 @@ export function renderSalvageReport(m: SalvageManifest): string {
       'secret-store',
       'large',
       'in-s3',
+      'guard-s3',
       'on-the-hub',
       'redownloadable-weights',
       'deselected',

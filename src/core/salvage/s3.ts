@@ -277,6 +277,80 @@ export async function inventoryS3(
   return { target: { ...t }, objects, totalBytes, pages, truncated, durationMs: Math.round(performance.now() - t0) };
 }
 
+/**
+ * The size and `x-amz-meta-sha256` of each key (null: no such object), a few requests at a time. Throws as
+ * inventoryS3 does when the store cannot be read at all (no credential, no network).
+ */
+export async function headObjects(
+  t: S3Target,
+  keys: string[],
+  opts: { signal?: AbortSignal; concurrency?: number } = {},
+): Promise<Map<string, { size: number; sha256: string | null } | null>> {
+  const sdk = loadSdk();
+  const client = makeClient(sdk, t);
+  const out = new Map<string, { size: number; sha256: string | null } | null>();
+  let next = 0;
+  const one = async (): Promise<void> => {
+    while (next < keys.length) {
+      if (opts.signal?.aborted) throw cancelled(t);
+      const key = keys[next++];
+      try {
+        const h = await client.send(new sdk.HeadObjectCommand({ Bucket: t.bucket, Key: key }), { abortSignal: opts.signal });
+        out.set(key, { size: Number(h.ContentLength ?? -1), sha256: h.Metadata?.sha256 ?? null });
+      } catch (e) {
+        const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        if (status === 404) out.set(key, null);
+        else throw s3Error(e, t);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 8, keys.length)) }, one));
+  } finally {
+    client.destroy();
+  }
+  return out;
+}
+
+/**
+ * One object's bytes into `file` (written as `file.gs-s3.tmp`, then renamed), with their SHA-256. The caller
+ * compares the hash before it trusts the bytes. Throws as inventoryS3 does.
+ */
+export async function getObjectToFile(
+  t: S3Target,
+  key: string,
+  file: string,
+  signal?: AbortSignal,
+): Promise<{ sha256: string; size: number }> {
+  const { createHash } = await import('node:crypto');
+  const { createWriteStream, mkdirSync, renameSync, rmSync } = await import('node:fs');
+  const { pipeline } = await import('node:stream/promises');
+  const { dirname } = await import('node:path');
+  const sdk = loadSdk();
+  const client = makeClient(sdk, t);
+  const tmp = `${file}.gs-s3.tmp`;
+  try {
+    const out = await client.send(new sdk.GetObjectCommand({ Bucket: t.bucket, Key: key }), { abortSignal: signal });
+    const body = out.Body as NodeJS.ReadableStream | undefined;
+    if (!body) throw new GpuSessionsError('remote-failed', `S3 gave no body for ${formatS3Url(t.bucket, key)}.`);
+    mkdirSync(dirname(file), { recursive: true });
+    const h = createHash('sha256');
+    let size = 0;
+    body.on('data', (b: Buffer) => {
+      h.update(b);
+      size += b.length;
+    });
+    await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), { signal });
+    renameSync(tmp, file);
+    return { sha256: h.digest('hex'), size };
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e instanceof GpuSessionsError ? e : s3Error(e, t);
+  } finally {
+    client.destroy();
+  }
+}
+
 const NET_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',

@@ -18,7 +18,8 @@ export async function runS3Step(sv: SalvageRun, early?: Promise<Settled<S3Invent
   const s3 = sv.o.s3;
   if (!s3) {
     m.steps.s3 = { status: 'skipped', reason: 'no S3 bucket configured (CLI --s3 s3://bucket/prefix, setting gpuSessions.salvage.s3)' };
-    for (const it of m.items) it.s3 = 'unknown';
+    // the node guard's S3 copies (./guardCopies) keep what this run read of them
+    for (const it of m.items) if (!it.guardS3) it.s3 = 'unknown';
     sv.save(true);
     return;
   }
@@ -33,13 +34,13 @@ export async function runS3Step(sv: SalvageRun, early?: Promise<Settled<S3Invent
   } catch (e) {
     m.s3 = { target: `s3://${s3.bucket}/${s3.prefix}`, endpoint: s3.endpoint, objects: 0, bytes: 0, error: errorMessage(e) };
     m.steps.s3 = { status: 'failed', reason: errorMessage(e) };
-    for (const it of m.items) it.s3 = 'unknown';
+    for (const it of m.items) if (!it.guardS3) it.s3 = 'unknown';
     sv.save(true);
     return;
   }
   sv.timer.start('s3');
   // MD5 of files we did not download, so single-part ETags can be compared (bounded work on the node).
-  const candidates = m.items.filter((i) => isFileItem(i) && !i.md5 && i.status !== 'verified');
+  const candidates = m.items.filter((i) => isFileItem(i) && !i.md5 && i.status !== 'verified' && !i.guardS3);
   const pre = matchToS3(
     candidates.map((i) => ({ remotePath: i.remotePath, size: i.size })),
     inv,
@@ -63,7 +64,7 @@ export async function runS3Step(sv: SalvageRun, early?: Promise<Settled<S3Invent
       sv.log.warn(`MD5 on the node failed: ${errorMessage(e)}`);
     }
   }
-  const fileItems = m.items.filter((i) => isFileItem(i));
+  const fileItems = m.items.filter((i) => isFileItem(i) && !i.guardS3);
   const matches = matchToS3(
     fileItems.map((i) => ({ remotePath: i.remotePath, size: i.size, md5: i.md5 ?? md5s.get(i.remotePath) ?? null })),
     inv,

@@ -9,7 +9,7 @@ import type { SalvageListing } from './listing';
 import type { LocalNames } from './paths';
 import type { BatchWriter } from './batchWriter';
 import type { PhaseTimer } from './timings';
-import type { SalvageManifest, SalvageOptions, SalvageProgress } from './salvageTypes';
+import type { GuardSeen, SalvageManifest, SalvageOptions, SalvageProgress } from './salvageTypes';
 import type { LocalBase } from './salvageUtil';
 
 export interface SalvageRun {
@@ -34,6 +34,8 @@ export interface SalvageRun {
   servers: SglangServer[];
   modelDirs: string[];
   probeServers: SglangServer[];
+  /** The node's own guard, read before the listing (issue 47): its folders are never listed. */
+  guardSeen: GuardSeen | null;
   /** Tell the face what is happening now. */
   progress(step: SalvageProgress['step'], message: string): void;
   /** Write the manifest atomically (unforced saves are throttled). */

@@ -64,6 +64,32 @@ export interface SalvageItem {
   localNote?: string;
   /** Weights of unknown origin the user accepted leaving on the node (`--leave`, the VS Code review). */
   leaveAccepted?: boolean;
+  /**
+   * The node's guard (issue 47) verified this file, at this size and mtime, in S3: `confirmed` when this run read
+   * the object back (size and the guard's sha256 metadata), `journal` when no S3 credential could read it.
+   */
+  guardS3?: 'confirmed' | 'journal';
+}
+
+/** What this salvage found of the node's own guard (issue 47). */
+export interface SalvageGuardRecord {
+  running: boolean;
+  /** The guard's `--to` folder on the node (never listed), or its S3 place. */
+  to: string | null;
+  s3: string | null;
+  /** The S3-compatible endpoint the guard uploads to (null: AWS); restore reads the copies back from there. */
+  s3Endpoint?: string | null;
+  /** Files its journal names as verified in S3. */
+  verifiedInJournal: number;
+  /** Items counted safe from the guard's S3 copy (not downloaded): all, and those read back from S3. */
+  counted: number;
+  confirmed: number;
+  /** Named by the guard but not counted: changed on the node since, missing or different in S3. */
+  notCounted: number;
+  /** Why the S3 copy could not be read back (then the journal alone counts), or null. */
+  s3Error: string | null;
+  /** `--download-guarded`: the guard's copies were downloaded too. */
+  downloaded: boolean;
 }
 
 export interface WriterInfo {
@@ -109,6 +135,8 @@ export interface SalvageManifest {
   timings?: SalvageTimings;
   /** The data verdict of each generation output file (core/data): informs, never changes the verdict. */
   data?: SalvageDataRecord | null;
+  /** The node's own guard: its folders left out of the listing, its verified S3 copies counted (issue 47). */
+  guard?: SalvageGuardRecord | null;
   /** What `restore` needs to carry the job to another node (launch profile, client, old home, modes). */
   restore?: import('./restoreCapture').RestoreCapture | null;
 }
@@ -183,6 +211,22 @@ export interface SalvageOptions {
   snapshot?: (t: Transport, node: string, servers: SglangServer[]) => Promise<{ json: unknown; markdown: string; summary: string }>;
   /** false: do not judge the generation output files (core/data). Default true. */
   dataCheck?: boolean;
+  /**
+   * The node's own guard (issue 47): read once before the listing (flows/salvage.ts reads it by default; false:
+   * not at all). Its folders are never listed; the files it verified in S3 count as saved.
+   */
+  guard?: false | ((signal?: AbortLike) => Promise<GuardSeen | null>);
+  /** Download the files the guard verified in S3 too (`--download-guarded`). */
+  downloadGuarded?: boolean;
+}
+
+/** The node guard's own folders and S3 copies, as salvage reads them (core/guard/seen.ts). */
+export interface GuardSeen {
+  running: boolean;
+  /** The `--to` folder, resolved on the node. */
+  to: string | null;
+  s3: { bucket: string; prefix: string; endpoint: string | null } | null;
+  verified: Array<{ path: string; size: number; mtime: number; sha256: string }>;
 }
 
 export const SMALL_FILE = 4 * 1024 * 1024;
@@ -201,6 +245,7 @@ export const LEFT_REASON_TEXT: Record<LeftReason, string> = {
   'origin-unknown': 'model weights that nothing shows exist anywhere else',
   'secret-store': 'private key or credentials store: never copied',
   deselected: 'not selected',
+  'guard-s3': "verified in S3 by the node's guard (not downloaded again; --download-guarded takes them)",
 };
 
 /** The bulk data against the rental deadline, from the rate measured on the steps before it. */

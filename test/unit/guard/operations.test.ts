@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { guardConfig, guardStatusOperation, guardStopOperation, GuardSettings } from '../../../src/core/guard/operations';
-import { guardPy } from '../../../src/core/guard/script';
+import { GUARD_PY_FILES, guardPy } from '../../../src/core/guard/script';
 import { isSecretStore } from '../../../src/core/salvage/listing';
 import type { RemoteOperation } from '../../../src/core/remote/operation';
 import { execResult } from '../../helpers/fakeTransport';
@@ -126,10 +126,10 @@ describe('guard operations (core/guard/operations)', () => {
     assert.deepEqual(r.stdout.toString().trim().split('\n'), ['False', 'True False', 'shutdown-coming']);
   });
 
-  it('guard.py and provider.py pass pyflakes (the wheel in the repo root)', function () {
+  it('guard.py, provider.py and seen.py pass pyflakes (the wheel in the repo root)', function () {
     const root = path.resolve(__dirname, '..', '..', '..', '..');
     const whl = path.join(root, 'pyflakes-4.0.0-py2.py3-none-any.whl');
-    const files = ['guard.py', 'provider.py'].map((f) => path.join(root, 'src', 'core', 'guard', f));
+    const files = GUARD_PY_FILES.map((f) => path.join(root, 'src', 'core', 'guard', f));
     const r = spawnSync('python3', ['-m', 'pyflakes', ...files], { env: { ...process.env, PYTHONPATH: whl } });
     assert.equal(r.status, 0, r.stdout.toString() + r.stderr.toString());
   });

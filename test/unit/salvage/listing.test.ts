@@ -71,6 +71,31 @@ describe('salvage listing (the real script, run locally)', () => {
     assert.match(l.roots[0].why, /--roots/);
   });
 
+  it("pruned folders (the node guard's own, its --to copy) are never entered: a deep copy no longer hits the depth bound", () => {
+    // the guard's --to copy mirrors absolute paths (DIR/<path>): inside the work's folders it is deeper than the work
+    const copy = path.join(dir, 'guard copy[1]');
+    const deep = path.join(copy, dir.slice(1), 'a/b/c/d/e/deep.txt');
+    mkdirSync(path.dirname(deep), { recursive: true });
+    writeFileSync(deep, 'x\n');
+    try {
+      const before = runListing({ roots: [dir], maxDepth: 8 });
+      assert.equal(before.truncated, true, 'without the prune the copy takes the listing past its depth bound');
+      assert.equal(before.bound, 'max-depth');
+      const l = runListing({ roots: [dir], maxDepth: 8, prune: [copy] });
+      assert.equal(l.truncated, false);
+      assert.ok(!l.files.some((x) => x.path.startsWith(copy)), 'nothing of the copy is listed');
+      assert.ok(
+        l.files.some((x) => x.path === path.join(dir, 'a/b/c/d/e/deep.txt')),
+        'the work is listed',
+      );
+      // a pruned folder is never a root either
+      const r = runListing({ roots: [copy], prune: [copy] });
+      assert.equal(r.files.length, 0);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
   it('a hit bound makes the listing incomplete and says which', () => {
     const d = runListing({ roots: [dir], maxDepth: 3 });
     assert.equal(d.truncated, true);
