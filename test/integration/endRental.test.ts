@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readSimPod, readSimVast, setSimPodKnobs } from '../../src/sim/provider';
@@ -282,6 +282,11 @@ describe('end-rental over a real OpenSSH sshd (simulated RunPod pod)', function 
   it('after a safe salvage, --stop runs exactly one provider call with the pod key, verifies and exits 0', async () => {
     setSimPodKnobs(sim.home, { stopKeepsRunning: false });
     assert.equal((await salvage(dest())).verdict, 'safe');
+    // the product's own price read runs runpodctl on the node, which writes ~/.runpod/config.toml as the real one
+    // does on its first run: not a change of the work, so the verdict still holds
+    rmSync(path.join(sim.home, '.runpod'), { recursive: true, force: true });
+    assert.equal((await cli([...g(), 'probe', 'simnode', '--json'])).code, 0);
+    assert.ok(existsSync(path.join(sim.home, '.runpod/config.toml')), 'the stand-in wrote its config as the real CLI does');
     const before = calls().length;
     const r = await endRental('--stop', '--yes', '--dest', dest(), '--verify-timeout', '60');
     assert.equal(r.code, 0, r.stderr + r.stdout);

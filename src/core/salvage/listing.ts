@@ -231,9 +231,9 @@ export interface ListingOptions {
   /** Paths never listed (the salvage destination, when the node is this machine): `find` does not enter them either. */
   exclude?: string[];
   /**
-   * Folders on the node that are never listed nor entered, and never a root (`~/x` is the node's home): the node
-   * guard's own state and its `--to` copy (issue 47). A copy of the work inside the work's folders doubled its
-   * entries and took the listing past its depth bound (`listing-truncated`).
+   * Folders on the node that are never listed nor entered, and never a root (`~/x` is the node's home), besides
+   * those every listing prunes (ALWAYS_PRUNED): the node guard's `--to` copy (issue 47). A copy of the work inside
+   * the work's folders doubled its entries and took the listing past its depth bound (`listing-truncated`).
    */
   prune?: string[];
   /** Processes that are not evidence (this process, when the node is this machine: the demo node). */
@@ -268,7 +268,7 @@ export function buildListingScript(nonce: string, o: ListingOptions = {}): strin
         ...(o.previousRoots ?? []).map((r) => `cand previous - ${shq(r)}`),
       ].join('\n');
   const evidence = !explicit;
-  const prune = [...(o.exclude ?? []).filter((x) => x.startsWith('/')), ...(o.prune ?? [])].map(remoteRootExpr);
+  const prune = [...(o.exclude ?? []).filter((x) => x.startsWith('/')), ...ALWAYS_PRUNED, ...(o.prune ?? [])].map(remoteRootExpr);
   return `
 ${sectionPrologue(nonce)}
 export LC_ALL=C
@@ -714,6 +714,16 @@ export const SECRET_STORE_RULES = {
 
 /** The node guard's own folder (issue 47): its state, journal and upload credential. Never listed by salvage. */
 export const GUARD_HOME = '~/.gpu-sessions/guard';
+
+/**
+ * What the providers' CLIs write in the home whenever they run (`runpodctl`'s `~/.runpod/config.toml`, `vastai`'s
+ * config and state folders; its cache is under `~/.cache`, a cache folder): their settings and keys, never the work.
+ * Never listed, so that the product's own status and price reads on the node do not make a salvage look stale.
+ */
+export const PROVIDER_CLI_STATE = ['~/.runpod', '~/.config/vastai', '~/.local/state/vastai'];
+
+/** Folders every listing prunes (its own and the providers' state), whatever the caller adds. */
+const ALWAYS_PRUNED = [GUARD_HOME, ...PROVIDER_CLI_STATE];
 
 /** Private keys and credential stores: never copied, always listed. */
 export function isSecretStore(p: string): boolean {

@@ -7,7 +7,7 @@ import { GpuSessionsError, errorMessage } from '../util/errors';
 import { formatBytes } from '../util/format';
 import { runOperation } from '../remote/operation';
 import { SglangServer } from '../sglang/serverArgv';
-import { GUARD_HOME, ListedFile, ListingOptions, SalvageListing, insideRoots, salvageListOperation } from './listing';
+import { ListedFile, ListingOptions, SalvageListing, insideRoots, salvageListOperation } from './listing';
 import { describeDestRules, destPolicy, probeDestNames } from './destNames';
 import { usableRecordedPath } from './localNames';
 import { accepted as acceptedLeave } from './weights';
@@ -32,7 +32,7 @@ export function listingOptions(sv: SalvageRun, extraRoots: string[] = []): Listi
     // When the node is this machine (the demo node), never salvage the salvage folder itself.
     exclude: [path.resolve(sv.o.base)],
     // the node guard's own state and its --to copy of the work (issue 47)
-    prune: [GUARD_HOME, ...(sv.guardSeen?.to ? [sv.guardSeen.to] : [])],
+    prune: sv.guardSeen?.to ? [sv.guardSeen.to] : [],
     excludePids:
       sv.o.transport.describe().transport === 'local' || isLoopback(String(sv.o.transport.describe().host ?? '')) ? [process.pid] : [],
   };

@@ -21,9 +21,9 @@ import { planted } from '../../helpers/planted';
 
 const HF_PLANTED = planted('hf_', 'AbCdEfGhIjKlMnOpQrStUvWxYz012345');
 
-function runListing(o: ListingOptions) {
+function runListing(o: ListingOptions, env: Record<string, string> = {}) {
   const nonce = 'GStest0123456789';
-  const r = spawnSync('sh', ['-s'], { input: buildListingScript(nonce, o), maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync('sh', ['-s'], { input: buildListingScript(nonce, o), maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } });
   assert.equal(r.status, 0, r.stderr.toString());
   return parseListing(r.stdout.toString('utf8'), nonce, o);
 }
@@ -93,6 +93,29 @@ describe('salvage listing (the real script, run locally)', () => {
       assert.equal(r.files.length, 0);
     } finally {
       rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
+  it("the providers' CLI state (~/.runpod, ~/.config/vastai) and the guard's folder are pruned by every listing", () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'gs-list-home-'));
+    try {
+      for (const f of [
+        '.runpod/config.toml',
+        '.config/vastai/vast_api_key',
+        '.local/state/vastai/x',
+        '.gpu-sessions/guard/journal.jsonl',
+        'work/a.txt',
+      ]) {
+        mkdirSync(path.dirname(path.join(home, f)), { recursive: true });
+        writeFileSync(path.join(home, f), 'x\n');
+      }
+      const l = runListing({ roots: ['~'] }, { HOME: home });
+      assert.deepEqual(
+        l.files.map((x) => path.relative(home, x.path)).filter((p) => !p.startsWith('..')),
+        ['work/a.txt'],
+      );
+    } finally {
+      rmSync(home, { recursive: true, force: true });
     }
   });
 
