@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { builtinModules, createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { nodeScriptsDefine } from './nodeScripts.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -85,6 +86,7 @@ const common = {
     GS_GUARD_FILES: JSON.stringify(
       Object.fromEntries(['guard.py', 'provider.py'].map((f) => [f, readFileSync(path.join(root, 'src/core/guard', f), 'utf8')])),
     ),
+    GS_NODE_SCRIPTS: nodeScriptsDefine(root),
   },
 };
 const vendorPlugin = {
