@@ -1,6 +1,7 @@
 import base64, hashlib, json, os, signal, stat, sys, time
 
-CFG = json.loads(base64.b64decode(CFG_B64).decode("utf-8"))
+# CFG_B64 is the line the client puts first (core/data/operation.ts)
+CFG = json.loads(base64.b64decode(globals()["CFG_B64"]).decode("utf-8"))
 NONCE = CFG["nonce"]
 T0 = time.time()
 DEADLINE = T0 + float(CFG.get("budgetS", 60))
@@ -225,14 +226,12 @@ def count_rows(f, size):
     """(rows, exact): newlines counted in 8 MiB blocks; past the budget, the rest estimated from the bytes per row."""
     f.seek(0)
     n, pos, t = 0, 0, time.time()
-    last = b""
     while True:
         b = f.read(8 << 20)
         if not b:
             break
         n += b.count(b"\n")
         pos += len(b)
-        last = b[-1:]
         if time.time() - t > COUNT_BUDGET or time.time() > DEADLINE:
             if pos < size and n > 0:
                 return int(round(n + (size - pos) * (float(n) / pos))), False
