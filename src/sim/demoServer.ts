@@ -5,7 +5,7 @@
  * No root, no OpenSSH needed. It writes a ready ssh config and known_hosts for itself.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Server } from 'ssh2';
@@ -14,7 +14,7 @@ import { loadSsh2 } from '../core/ssh/transport';
 import { SIM_SCOPE_VAR } from '../core/node/probe';
 import { simContainerDead } from './provider';
 
-export interface DemoNodeOptions {
+interface DemoNodeOptions {
   /** Folder for keys, config and the sandbox home. */
   dir: string;
   /** SSH port; 0 picks a free one. */
@@ -358,9 +358,4 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
     }
   };
   return { alias, port, dir, home, sshConfigFile, knownHostsFile, identityFile, layout, hostKeyFingerprint: fp, finishJob, stop };
-}
-
-/** True when a previous demo wrote its config in `dir` (used by the extension to offer it again). */
-export function demoConfigExists(dir: string): boolean {
-  return existsSync(path.join(dir, 'ssh_config')) && readFileSync(path.join(dir, 'ssh_config'), 'utf8').includes('GPU Sessions demo node');
 }

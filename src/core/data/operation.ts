@@ -30,7 +30,7 @@ export interface DataOptions {
   timeoutMs?: number;
 }
 
-export interface DataOutput {
+interface DataOutput {
   files: RawDataFile[];
   skipped: Array<{ path: string; why: string }>;
   elapsedMs: number;

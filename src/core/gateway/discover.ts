@@ -10,16 +10,7 @@
  * bounded bodies; the key of a gateway started with a visible --api-key is used there and never printed.
  * The raw answers come back as JSON and are parsed here (api.ts), so the parsers are tested without a node.
  */
-import {
-  GatewayProfile,
-  GatewayWorker,
-  isUuid,
-  parseGatewayMetrics,
-  parseListWorkers,
-  parseLoads,
-  parseReadiness,
-  parseWorkersList,
-} from './api';
+import { GatewayProfile, GatewayWorker, parseGatewayMetrics, parseListWorkers, parseLoads, parseReadiness, parseWorkersList } from './api';
 import { nodeScript } from '../util/nodeScripts';
 import { mapLocalWorkers } from './mapping';
 
@@ -255,8 +246,6 @@ export function workerDescription(w: GatewayWorker): string {
   parts.push(w.node ? `→ ${w.node} :${w.serverPort}` : 'no probed server');
   return parts.join(' · ');
 }
-
-export { isUuid };
 
 /** The `gateways[]` entry of `probe --json` (field names are a contract: issue #28). */
 export function gatewayJson(g: Gateway): Record<string, unknown> {

@@ -13,7 +13,7 @@ import { removedFlags } from '../sglang/removedFlags';
 
 // ------------------------------------------------------------------------------------ preflight
 
-export type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir' | 'secret' | 'flags';
+type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir' | 'secret' | 'flags';
 
 export interface PreflightIssue {
   check: PreflightCheck;
@@ -36,7 +36,7 @@ export interface PreflightResult {
   sglangVersion: string | null;
 }
 
-export interface PreflightOptions {
+interface PreflightOptions {
   /** Launch on GPUs that have compute processes anyway (and when nvidia-smi cannot be asked). */
   override?: boolean;
   signal?: AbortLike;

@@ -24,7 +24,7 @@ import { InstancePlan, SECRET_MARK, dirOf, instanceArgv, planInstances } from '.
 
 // ------------------------------------------------------------------------------------ capture
 
-export interface CaptureExtras {
+interface CaptureExtras {
   /** Per server pid: its VIRTUAL_ENV when `<venv>/bin/activate` exists. */
   virtualEnv?: Record<number, string | undefined>;
   /** Per server pid: launch-relevant environment variables that differ from a login shell's. */
@@ -35,7 +35,7 @@ export interface CaptureExtras {
 }
 
 /** A secret the captured profile refers to, and where it came from. The value stays in memory (restart). */
-export interface CapturedSecret {
+interface CapturedSecret {
   name: string;
   /** `--api-key` or `env HF_TOKEN`. */
   what: string;
@@ -71,7 +71,7 @@ interface ParsedArgv {
   warnings: string[];
 }
 
-export function typed(spec: FlagSpec, raw: string): string | number | null {
+function typed(spec: FlagSpec, raw: string): string | number | null {
   if (spec.kind === 'string') {
     if (spec.field === 'speculative.algorithm' && !(SPECULATIVE_ALGORITHMS as readonly string[]).includes(raw)) return null;
     return raw;
@@ -89,7 +89,7 @@ export function typed(spec: FlagSpec, raw: string): string | number | null {
  * Split a server's argv into typed fields, port and verbatim extra args. The values of secret flags
  * become references (`refFor`; default `{"env": "SGLANG_<FLAG>"}`): the argv may be the redacted one.
  */
-export function parseServerArgv(args: readonly string[], refFor: (flag: string) => SecretRef = defaultRef): ParsedArgv {
+function parseServerArgv(args: readonly string[], refFor: (flag: string) => SecretRef = defaultRef): ParsedArgv {
   const warnings: string[] = [];
   const at = sglangLaunchIndex(args);
   const launcherOk = at === 3 && args[1] === '-m' && args[2] === 'sglang.launch_server';

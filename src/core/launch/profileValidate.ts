@@ -23,7 +23,7 @@ import {
 
 // ------------------------------------------------------------------------------------ validation
 
-export interface ValidationResult {
+interface ValidationResult {
   /** The first (for an old single-group file: the only) server group. */
   profile?: LaunchProfile;
   /** Every server group, each carrying the profile's name and description. */
