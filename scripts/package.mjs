@@ -137,7 +137,7 @@ for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) {
 }
 const skip = (src) => !/(^|\/)(__pycache__|\.pytest_cache)(\/|$)|\.py[co]$/.test(src);
 cpSync(path.join(root, 'media'), path.join(stage, 'media'), { recursive: true, filter: skip });
-for (const d of ['python', 'bin'])
+for (const d of ['python', 'bin', 'homeFiles'])
   cpSync(path.join(root, 'src', 'sim', d), path.join(stage, 'src', 'sim', d), { recursive: true, filter: skip });
 // The launch-profile JSON schema (contributes.jsonValidation).
 cpSync(path.join(root, 'schemas'), path.join(stage, 'schemas'), { recursive: true, filter: skip });

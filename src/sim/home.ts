@@ -14,7 +14,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { HomeWriter, gpuUuid, isInside, shq, stripUndefined } from './homeWriter';
-import { S3_UTILS, STOP_SCRIPT, TOKENIZE_SCRIPT, activateScript, generateScript, launchScript } from './homeScripts';
+import { activateScript, generateScript, launchScript } from './homeScripts';
 import { writeArtifacts, writeModel } from './homeArtifacts';
 import { writeWorkspace } from './homeWorkspace';
 import { SimProvider, writeSimProvider } from './provider';
@@ -203,12 +203,13 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     launchScript({ ...launchArgs, title: 'Launch (tuned: 96 concurrent, fp8, hierarchical cache)', flags: tunedFlags }),
     0o755,
   );
-  w.file('stop_all.sh', STOP_SCRIPT, 0o755);
+  // the scripts that need no parameter are files of their own (homeFiles/), checked by `npm run lint`
+  w.copy(path.join(assets, 'homeFiles', 'stop_all.sh'), 'stop_all.sh', 0o755);
 
   // --- the generation job's scripts and artifacts -------------------------------------------
   w.file('generate_completions.py', generateScript(o.basePort, serverCount, servedModelName), 0o755);
-  w.file('tokenize_completions.py', TOKENIZE_SCRIPT, 0o755);
-  w.file('s3_utils.py', S3_UTILS);
+  w.copy(path.join(assets, 'homeFiles', 'tokenize_completions.py'), 'tokenize_completions.py', 0o755);
+  w.copy(path.join(assets, 'homeFiles', 's3_utils.py'), 's3_utils.py', 0o644);
   writeArtifacts(w, ports);
   const workspaceFiles = workspace ? writeWorkspace(new HomeWriter(workspace), w, o.basePort) : [];
 
