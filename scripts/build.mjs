@@ -3,6 +3,7 @@
 // they are loaded from node_modules at run time when present, else ssh2 falls back to JS ciphers.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { nodeScriptsDefine } from './nodeScripts.mjs';
 
 const common = {
   bundle: true,
@@ -19,6 +20,8 @@ const common = {
     GS_GUARD_FILES: JSON.stringify(
       Object.fromEntries(['guard.py', 'provider.py', 'seen.py'].map((f) => [f, readFileSync(`src/core/guard/${f}`, 'utf8')])),
     ),
+    // The other scripts that run on a node (src/core/util/nodeScripts.ts).
+    GS_NODE_SCRIPTS: nodeScriptsDefine('.'),
   },
   external: ['vscode', 'ssh2', '@aws-sdk/*', 's3rver', '*.node', 'cpu-features', '@modelcontextprotocol/*', 'zod'],
 };

@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { builtinModules, createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { nodeScriptsDefine } from './nodeScripts.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -87,6 +88,7 @@ const common = {
         ['guard.py', 'provider.py', 'seen.py'].map((f) => [f, readFileSync(path.join(root, 'src/core/guard', f), 'utf8')]),
       ),
     ),
+    GS_NODE_SCRIPTS: nodeScriptsDefine(root),
   },
 };
 const vendorPlugin = {
@@ -137,7 +139,7 @@ for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) {
 }
 const skip = (src) => !/(^|\/)(__pycache__|\.pytest_cache)(\/|$)|\.py[co]$/.test(src);
 cpSync(path.join(root, 'media'), path.join(stage, 'media'), { recursive: true, filter: skip });
-for (const d of ['python', 'bin'])
+for (const d of ['python', 'bin', 'homeFiles'])
   cpSync(path.join(root, 'src', 'sim', d), path.join(stage, 'src', 'sim', d), { recursive: true, filter: skip });
 // The launch-profile JSON schema (contributes.jsonValidation).
 cpSync(path.join(root, 'schemas'), path.join(stage, 'schemas'), { recursive: true, filter: skip });

@@ -13,9 +13,9 @@ import { DataOptions, checkPointer, dataOperation } from '../core/data/operation
 import { DataFileReport, DataReport, parseThresholds } from '../core/data/verdict';
 import type { Transport } from '../core/ssh/transport';
 
-export const DATA_EXIT_DEGENERATE = 7;
+const DATA_EXIT_DEGENERATE = 7;
 
-export interface DataCliOptions extends DataOptions {
+interface DataCliOptions extends DataOptions {
   json: boolean;
 }
 
@@ -62,7 +62,7 @@ function rowsText(f: DataFileReport): string {
 }
 
 /** The short table a person reads at a glance, then each file's reasons. */
-export function formatDataReport(r: DataReport): string {
+function formatDataReport(r: DataReport): string {
   const L: string[] = [];
   L.push(`${r.node}: ${r.files.length} output file${r.files.length === 1 ? '' : 's'} judged — ${r.verdict.toUpperCase()}`);
   if (!r.files.length) {

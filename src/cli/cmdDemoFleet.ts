@@ -15,9 +15,9 @@ import { shq } from '../sim/homeWriter';
 import { formatProbe } from './format';
 import { CliIo, GlobalOpts, makePool, nodeFor, probeJson, probeNode } from './cliNode';
 
-export const FLEET_ALIASES = ['gpu-demo-a', 'gpu-demo-b'] as const;
+const FLEET_ALIASES = ['gpu-demo-a', 'gpu-demo-b'] as const;
 
-export interface FleetDemoOptions {
+interface FleetDemoOptions {
   keep: boolean;
   salvage: boolean;
   dest?: string;

@@ -35,14 +35,14 @@ import { formatCount } from '../core/util/format';
 import { FastLogSummarizer } from '../core/sglang/logFast';
 import { summarizeFileParallel } from '../core/sglang/logParallel';
 
-export interface ParseLogIo {
+interface ParseLogIo {
   out(s: string): void;
   err(s: string): void;
   /** Read when no FILE is given (default process.stdin). */
   stdin?: NodeJS.ReadableStream;
 }
 
-export interface ParseLogOptions {
+interface ParseLogOptions {
   json: boolean;
   summary: boolean;
 }
@@ -178,7 +178,7 @@ export function statJsonLine(stat: StatRecord, file: string | null, lineNo: numb
 }
 
 /** One --json line (without the newline) for an error line. */
-export function errorJsonLine(line: string, message: string, errorClass: string | null, file: string | null, lineNo: number): string {
+function errorJsonLine(line: string, message: string, errorClass: string | null, file: string | null, lineNo: number): string {
   const h = lineHeader(line);
   return JSON.stringify({ kind: 'error', time: h.time, rank: h.rank, ranks: h.ranks, errorClass, message, file, lineNo });
 }
@@ -188,7 +188,7 @@ const n1 = (x: number | null) => (x === null ? '—' : x.toLocaleString('en-US',
 const n2 = (x: number | null) => (x === null ? '—' : x.toFixed(2));
 
 /** Human summary of one log. */
-export function formatSummary(name: string, s: LogSummary): string {
+function formatSummary(name: string, s: LogSummary): string {
   const L: string[] = [];
   const kinds = (Object.keys(s.kinds) as LineKind[]).filter((k) => s.kinds[k] > 0).map((k) => `${k} ${n0(s.kinds[k])}`);
   L.push(`${name}: ${n0(s.totalLines)} lines${kinds.length ? ` (${kinds.join(', ')})` : ''}`);

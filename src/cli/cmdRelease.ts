@@ -13,7 +13,7 @@ import { visible } from '../core/util/terminal';
 import { routingLines } from '../core/gateway/rotation';
 import { ReleaseFleetNode, executeRelease, multiNodeWarnings, planRelease, releaseJson } from '../core/flows/release';
 
-export interface ReleaseCliOptions {
+interface ReleaseCliOptions {
   via: string[];
   drainTimeoutS: number;
   dest: string;
@@ -22,7 +22,7 @@ export interface ReleaseCliOptions {
   json: boolean;
 }
 
-export interface ReleaseIo {
+interface ReleaseIo {
   out(s: string): void;
   err(s: string): void;
   isTTY: boolean;

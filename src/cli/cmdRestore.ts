@@ -11,14 +11,11 @@ import type { Transport } from '../core/ssh/transport';
 import { readRun, resolveRunDir, restoreRun } from '../core/flows/restore';
 import { renderRestore, restoreJson } from '../core/flows/restoreRender';
 
-export { renderRestore, restoreJson };
 import type { FolderMap } from '../core/restore/mapping';
 import { GpuSessionsError } from '../core/util/errors';
 import { cliSecretSource } from './cmdLaunch';
 
-export const EXIT_CONFLICTS = 9;
-
-export interface RestoreCliOptions {
+interface RestoreCliOptions {
   runDir: string;
   maps: FolderMap[];
   /** Protected paths on the new node the user restores anyway (`--include-dotfiles PATH`, repeatable or comma-separated). */
@@ -34,7 +31,7 @@ export interface RestoreCliOptions {
   secretFiles?: Record<string, string>;
 }
 
-export interface RestoreIo {
+interface RestoreIo {
   out(s: string): void;
   err(s: string): void;
   isTTY: boolean;

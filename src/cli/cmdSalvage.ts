@@ -13,7 +13,7 @@ import { bytes } from './format';
 import { keepSalvaged } from '../core/flows/keepSalvaged';
 import { PhaseTimer, connectNow, formatTimings } from '../core/salvage/timings';
 
-export interface SalvageCliOptions {
+interface SalvageCliOptions {
   dest: string;
   s3?: string;
   s3Endpoint?: string;
@@ -51,14 +51,14 @@ export interface SalvageCliOptions {
   verbose?: boolean;
 }
 
-export interface Io {
+interface Io {
   out(s: string): void;
   err(s: string): void;
   isTTY: boolean;
   ask?: (q: string) => Promise<string>;
 }
 
-export function salvageJson(m: SalvageManifest): Record<string, unknown> {
+function salvageJson(m: SalvageManifest): Record<string, unknown> {
   return {
     verdict: m.verdict,
     dest: m.dest,

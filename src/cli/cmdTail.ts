@@ -22,7 +22,7 @@ import { RemoteTail, lastLinesOperation } from '../core/remote/tail';
 import { StatsTracker } from '../core/sglang/liveStats';
 import type { Transport } from '../core/ssh/transport';
 
-export interface TailCmdIo {
+interface TailCmdIo {
   out(s: string): void;
   err(s: string): void;
   /** Unsanitized stdout (cursor controls, --raw lines); default out. */
@@ -31,7 +31,7 @@ export interface TailCmdIo {
   isTTY?: boolean;
 }
 
-export interface TailCmdOptions {
+interface TailCmdOptions {
   lines: number;
   follow: boolean;
   stats: boolean;

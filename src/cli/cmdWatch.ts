@@ -34,9 +34,9 @@ import { HistoryStore } from '../core/node/history';
 import { DataWatch } from '../core/data/watch';
 import { RankWatch } from '../core/gateway/rankWatch';
 
-export type UntilCondition = 'done' | 'crashed' | 'unhealthy' | 'any';
+type UntilCondition = 'done' | 'crashed' | 'unhealthy' | 'any';
 
-export interface WatchOptions {
+interface WatchOptions {
   json: boolean;
   intervalS: number;
   until: UntilCondition | null;
@@ -54,16 +54,16 @@ export interface WatchOptions {
   data?: { paths: string[]; roots?: string[] } | null;
 }
 
-export interface WatchIo {
+interface WatchIo {
   out(s: string): void;
   err(s: string): void;
 }
 
-export const WATCH_EXIT_UNREACHABLE = 8;
-export const WATCH_EXIT_INTERRUPTED = 130;
+const WATCH_EXIT_UNREACHABLE = 8;
+const WATCH_EXIT_INTERRUPTED = 130;
 
 /** Does this transition satisfy --until? */
-export function matchesUntil(t: { to: string }, until: UntilCondition): boolean {
+function matchesUntil(t: { to: string }, until: UntilCondition): boolean {
   if (until === 'any') return !isOkValue(t.to) && t.to !== 'unreachable';
   // a multi-node server that lost a rank has failed as a whole (its rank 0 still runs, but cannot serve)
   return t.to === until || (until === 'crashed' && t.to === 'rank-lost');
@@ -133,7 +133,7 @@ export function formatTransition(t: GuardTransition): string {
 }
 
 /** The JSON line of a transition: the contract's keys first. */
-export function transitionJson(t: GuardTransition): Record<string, unknown> {
+function transitionJson(t: GuardTransition): Record<string, unknown> {
   const o: Record<string, unknown> = { type: 'transition', node: t.node, time: t.time };
   if (t.port !== undefined) o.port = t.port;
   if (t.gpu !== undefined) o.gpu = t.gpu;
@@ -327,7 +327,7 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
  * GPU_SESSIONS_DEBUG_HEAP=N (hidden, for leak hunts): every N polls, after a forced collection (node --expose-gc),
  * one line on stderr with the heap in use and the RSS. Without the variable it does nothing.
  */
-export function heapReporter(io: WatchIo, env: NodeJS.ProcessEnv = process.env): () => void {
+function heapReporter(io: WatchIo, env: NodeJS.ProcessEnv = process.env): () => void {
   const every = Math.floor(Number(env.GPU_SESSIONS_DEBUG_HEAP));
   if (!(every >= 1)) return () => undefined;
   const gc = (globalThis as { gc?: () => void }).gc;

@@ -11,7 +11,7 @@ import type { Transport } from '../core/ssh/transport';
 import { GpuSessionsError } from '../core/util/errors';
 import { DEFAULT_VERIFY_TIMEOUT_S, endRental, endRentalExitCode, endRentalJson } from '../core/flows/endRental';
 
-export interface EndRentalToolDeps {
+interface EndRentalToolDeps {
   node: z.ZodString;
   nodeFor(name: string): NodeSpec;
   pool: ConnectionPool;

@@ -13,7 +13,7 @@ import { guardStart, guardStartOptions } from '../core/flows/guard';
 import { guardStatusOperation, guardStopOperation } from '../core/guard/operations';
 import { guardStatusJson } from './cmdGuard';
 
-export interface GuardToolDeps {
+interface GuardToolDeps {
   node: z.ZodString;
   withNode<T>(name: string, fn: (t: Transport, spec: NodeSpec) => Promise<T>): Promise<T>;
   guarded(fn: () => Promise<Record<string, unknown>>): Promise<unknown>;

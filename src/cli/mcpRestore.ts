@@ -12,7 +12,7 @@ import { parseMapOption } from '../core/restore/mapping';
 import { restoreRun } from '../core/flows/restore';
 import { restoreJson } from '../core/flows/restoreRender';
 
-export interface RestoreToolDeps {
+interface RestoreToolDeps {
   node: z.ZodString;
   withNode<T>(name: string, fn: (t: Transport, spec: NodeSpec) => Promise<T>): Promise<T>;
   guarded(fn: () => Promise<Record<string, unknown>>): Promise<unknown>;

@@ -11,7 +11,7 @@ import { visible } from '../core/util/terminal';
 
 const EVERY_MS = 60_000;
 
-export type GuardLine =
+type GuardLine =
   | { type: 'guard-summary'; node: string; time: string; running: boolean; summary: string }
   | ({ type: 'guard-event'; node: string; time: string; event: string } & Record<string, unknown>);
 

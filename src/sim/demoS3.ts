@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-export interface DemoS3 {
+interface DemoS3 {
   endpoint: string;
   bucket: string;
   prefix: string;

@@ -5,16 +5,16 @@
  * No root, no OpenSSH needed. It writes a ready ssh config and known_hosts for itself.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import type { Server } from 'ssh2';
+import type { AcceptConnection, RejectConnection, Server, ServerChannel, Session, TcpipRequestInfo } from 'ssh2';
 import { buildSimHome, SimNodeLayout, SimNodeOptions } from './home';
 import { loadSsh2 } from '../core/ssh/transport';
 import { SIM_SCOPE_VAR } from '../core/node/probe';
 import { simContainerDead } from './provider';
 
-export interface DemoNodeOptions {
+interface DemoNodeOptions {
   /** Folder for keys, config and the sandbox home. */
   dir: string;
   /** SSH port; 0 picks a free one. */
@@ -108,19 +108,7 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const home = path.join(dir, 'home');
 
-  // Throwaway keys, regenerated on every start.
-  const hostKey = generateEd25519(utils);
-  const clientKey = generateEd25519(utils);
-  const identityFile = path.join(dir, 'id_ed25519');
-  writeFileSync(identityFile, clientKey.private, { mode: 0o600 });
-  chmodSync(identityFile, 0o600);
-  writeFileSync(identityFile + '.pub', clientKey.public + '\n');
-  const allowed = utils.parseKey(clientKey.public);
-  if (allowed instanceof Error) throw allowed;
-  const hostPub = utils.parseKey(hostKey.public);
-  if (hostPub instanceof Error) throw hostPub;
-  const hostBlob = hostPub.getPublicSSH();
-  const fp = 'SHA256:' + createHash('sha256').update(hostBlob).digest('base64').replace(/=+$/, '');
+  const { hostKey, identityFile, allowed, hostPub, hostBlob, fp } = throwawayKeys(utils, dir, createHash);
 
   // A random block below the ephemeral range (32768+), so that demos started at the same moment on a
   // shared machine (test harnesses) do not pick the same free ports before their servers bind them.
@@ -142,6 +130,7 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
   };
 
   const children = new Set<ChildProcess>();
+  const exec: ExecContext = { home, shellEnv, children };
   const clients = new Set<{ end(): void }>();
   // A stopped or deleted pod's container is gone: its sshd with it. Once the stand-in says so, every session ends
   // and new connections are closed before their handshake.
@@ -170,87 +159,10 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
     client.on('ready', () => {
       client.on('session', (acceptSession) => {
         const session = acceptSession();
-        session.on('exec', (accept, _reject, info) => {
-          const ch = accept();
-          // Its own process group (killed as a whole when the channel closes), plus a watcher in that
-          // group that ends it when this process goes away without stopping the demo (window closed,
-          // CLI killed): the watcher's fd 3 is a pipe from here, and EOF on it means we are gone.
-          const child = spawn('/bin/sh', ['-c', EXEC_WRAPPER, 'sh', info.command], {
-            cwd: home,
-            env: shellEnv,
-            stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-            detached: true,
-          });
-          children.add(child);
-          const watch = child.stdio[3] as net.Socket | null;
-          watch?.on('error', () => undefined);
-          child.stdout.pipe(ch, { end: false });
-          child.stderr.pipe(ch.stderr, { end: false });
-          ch.pipe(child.stdin).on('error', () => undefined);
-          child.stdin.on('error', () => undefined);
-          let outDone = 0;
-          let exitCode: number | null = null;
-          let exitSig: string | null = null;
-          let exited = false;
-          const finish = () => {
-            if (!exited || outDone < 2) return;
-            try {
-              if (exitSig) ch.exit(exitSig.replace(/^SIG/, ''), false, '');
-              else ch.exit(exitCode ?? 0);
-            } catch {
-              /* channel already gone */
-            }
-            ch.end();
-          };
-          child.stdout.on('end', () => {
-            outDone++;
-            finish();
-          });
-          child.stderr.on('end', () => {
-            outDone++;
-            finish();
-          });
-          child.on('exit', (code, sig) => {
-            children.delete(child);
-            // Finished normally: tell the watcher to leave what the command started alone.
-            watch?.end('done\n');
-            exitCode = code;
-            exitSig = sig;
-            exited = true;
-            finish();
-          });
-          child.on('error', () => {
-            exited = true;
-            exitCode = 127;
-            outDone = 2;
-            finish();
-          });
-          const kill = () => {
-            if (child.exitCode === null && child.pid) {
-              try {
-                process.kill(-child.pid, 'SIGTERM');
-              } catch {
-                /* gone */
-              }
-            }
-          };
-          ch.on('close', kill);
-          session.on('signal', kill as never);
-        });
+        session.on('exec', (accept, _reject, info) => runExec(accept(), session, info.command, exec));
         session.on('signal', (accept) => accept?.());
       });
-      // Port forwards (direct-tcpip): loopback destinations only.
-      client.on('tcpip', (accept, reject, info) => {
-        if (!['127.0.0.1', 'localhost', '::1'].includes(info.destIP)) return reject();
-        const sock = net.connect(info.destPort, info.destIP === 'localhost' ? '127.0.0.1' : info.destIP);
-        sock.once('connect', () => {
-          const ch = accept();
-          ch.pipe(sock).pipe(ch);
-          ch.on('close', () => sock.destroy());
-          sock.on('close', () => ch.close());
-        });
-        sock.once('error', () => reject());
-      });
+      client.on('tcpip', forwardLoopback);
     });
   });
 
@@ -271,22 +183,12 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
     server.listen(want, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
   });
 
-  const knownHostsFile = path.join(dir, 'known_hosts');
-  writeFileSync(knownHostsFile, `[127.0.0.1]:${port} ${hostPub.type} ${hostBlob.toString('base64')}\n`, { mode: 0o600 });
-  const sshConfigFile = path.join(dir, 'ssh_config');
-  writeFileSync(
-    sshConfigFile,
-    [
-      `# GPU Sessions demo node (throwaway keys; regenerated at every start)`,
-      `Host ${alias}`,
-      `  HostName 127.0.0.1`,
-      `  Port ${port}`,
-      `  User demo`,
-      `  IdentityFile ${identityFile}`,
-      `  IdentitiesOnly yes`,
-      `  UserKnownHostsFile ${knownHostsFile}`,
-      ``,
-    ].join('\n'),
+  const { knownHostsFile, sshConfigFile } = writeClientFiles(
+    dir,
+    alias,
+    port,
+    identityFile,
+    `${hostPub.type} ${hostBlob.toString('base64')}`,
   );
 
   // Asynchronously: the demo may live inside the VS Code extension host, which must not block.
@@ -342,25 +244,156 @@ export async function startDemoNode(opts: DemoNodeOptions): Promise<DemoNode> {
     // A connection still in its handshake can hold close() open: bounded.
     await Promise.race([new Promise<void>((resolve) => server.close(() => resolve())), new Promise((r) => setTimeout(r, 3000))]);
   };
-  const finishJob = async (maxWaitMs = 20_000) => {
-    writeFileSync(path.join(home, '.sim', 'pause_load'), 'the demo generation job finished\n');
-    const sizes = () => layout.logFiles.map((f) => (existsSync(f) ? statSync(f).size : 0)).join(',');
-    const deadline = Date.now() + maxWaitMs;
-    let last = sizes();
-    let quietSince = Date.now();
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 250));
-      const now = sizes();
-      if (now !== last) {
-        last = now;
-        quietSince = Date.now();
-      } else if (Date.now() - quietSince >= 2500) return;
-    }
-  };
+  const finishJob = (maxWaitMs = 20_000) => finishDemoJob(home, layout.logFiles, maxWaitMs);
   return { alias, port, dir, home, sshConfigFile, knownHostsFile, identityFile, layout, hostKeyFingerprint: fp, finishJob, stop };
 }
 
-/** True when a previous demo wrote its config in `dir` (used by the extension to offer it again). */
-export function demoConfigExists(dir: string): boolean {
-  return existsSync(path.join(dir, 'ssh_config')) && readFileSync(path.join(dir, 'ssh_config'), 'utf8').includes('GPU Sessions demo node');
+/** What each exec of the demo node shares: the home, the shell's environment, the children still running. */
+interface ExecContext {
+  home: string;
+  shellEnv: NodeJS.ProcessEnv;
+  children: Set<ChildProcess>;
+}
+
+/** One exec: `command` run by /bin/sh in the home, its output on the channel, its exit status (or signal) at the end. */
+function runExec(ch: ServerChannel, session: Session, command: string, { home, shellEnv, children }: ExecContext): void {
+  // Its own process group (killed as a whole when the channel closes), plus a watcher in that
+  // group that ends it when this process goes away without stopping the demo (window closed,
+  // CLI killed): the watcher's fd 3 is a pipe from here, and EOF on it means we are gone.
+  const child = spawn('/bin/sh', ['-c', EXEC_WRAPPER, 'sh', command], {
+    cwd: home,
+    env: shellEnv,
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
+  children.add(child);
+  const watch = child.stdio[3] as net.Socket | null;
+  watch?.on('error', () => undefined);
+  child.stdout.pipe(ch, { end: false });
+  child.stderr.pipe(ch.stderr, { end: false });
+  ch.pipe(child.stdin).on('error', () => undefined);
+  child.stdin.on('error', () => undefined);
+  let outDone = 0;
+  let exitCode: number | null = null;
+  let exitSig: string | null = null;
+  let exited = false;
+  const finish = () => {
+    if (!exited || outDone < 2) return;
+    try {
+      if (exitSig) ch.exit(exitSig.replace(/^SIG/, ''), false, '');
+      else ch.exit(exitCode ?? 0);
+    } catch {
+      /* channel already gone */
+    }
+    ch.end();
+  };
+  child.stdout.on('end', () => {
+    outDone++;
+    finish();
+  });
+  child.stderr.on('end', () => {
+    outDone++;
+    finish();
+  });
+  child.on('exit', (code, sig) => {
+    children.delete(child);
+    // Finished normally: tell the watcher to leave what the command started alone.
+    watch?.end('done\n');
+    exitCode = code;
+    exitSig = sig;
+    exited = true;
+    finish();
+  });
+  child.on('error', () => {
+    exited = true;
+    exitCode = 127;
+    outDone = 2;
+    finish();
+  });
+  const kill = () => {
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
+  };
+  ch.on('close', kill);
+  session.on('signal', kill as never);
+}
+
+/** A port forward (direct-tcpip): loopback destinations only. */
+function forwardLoopback(accept: AcceptConnection<ServerChannel>, reject: RejectConnection, info: TcpipRequestInfo): void {
+  if (!['127.0.0.1', 'localhost', '::1'].includes(info.destIP)) return reject();
+  const sock = net.connect(info.destPort, info.destIP === 'localhost' ? '127.0.0.1' : info.destIP);
+  sock.once('connect', () => {
+    const ch = accept();
+    ch.pipe(sock).pipe(ch);
+    ch.on('close', () => sock.destroy());
+    sock.on('close', () => ch.close());
+  });
+  sock.once('error', () => reject());
+}
+
+/** Pauses the generation job, then waits (at most maxWaitMs) until the servers' logs stay still 2.5 s. */
+async function finishDemoJob(home: string, logFiles: string[], maxWaitMs: number): Promise<void> {
+  writeFileSync(path.join(home, '.sim', 'pause_load'), 'the demo generation job finished\n');
+  const sizes = () => logFiles.map((f) => (existsSync(f) ? statSync(f).size : 0)).join(',');
+  const deadline = Date.now() + maxWaitMs;
+  let last = sizes();
+  let quietSince = Date.now();
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = sizes();
+    if (now !== last) {
+      last = now;
+      quietSince = Date.now();
+    } else if (Date.now() - quietSince >= 2500) return;
+  }
+}
+
+/** known_hosts and an ssh config (Host ALIAS) that reach the demo node with its throwaway key. */
+function writeClientFiles(
+  dir: string,
+  alias: string,
+  port: number,
+  identityFile: string,
+  hostKeyLine: string,
+): { knownHostsFile: string; sshConfigFile: string } {
+  const knownHostsFile = path.join(dir, 'known_hosts');
+  writeFileSync(knownHostsFile, `[127.0.0.1]:${port} ${hostKeyLine}\n`, { mode: 0o600 });
+  const sshConfigFile = path.join(dir, 'ssh_config');
+  writeFileSync(
+    sshConfigFile,
+    [
+      `# GPU Sessions demo node (throwaway keys; regenerated at every start)`,
+      `Host ${alias}`,
+      `  HostName 127.0.0.1`,
+      `  Port ${port}`,
+      `  User demo`,
+      `  IdentityFile ${identityFile}`,
+      `  IdentitiesOnly yes`,
+      `  UserKnownHostsFile ${knownHostsFile}`,
+      ``,
+    ].join('\n'),
+  );
+  return { knownHostsFile, sshConfigFile };
+}
+
+/** Throwaway keys, regenerated on every start: the host key, and the client's (written to dir/id_ed25519). */
+function throwawayKeys(utils: ReturnType<typeof loadSsh2>['utils'], dir: string, createHash: typeof import('node:crypto').createHash) {
+  const hostKey = generateEd25519(utils);
+  const clientKey = generateEd25519(utils);
+  const identityFile = path.join(dir, 'id_ed25519');
+  writeFileSync(identityFile, clientKey.private, { mode: 0o600 });
+  chmodSync(identityFile, 0o600);
+  writeFileSync(identityFile + '.pub', clientKey.public + '\n');
+  const allowed = utils.parseKey(clientKey.public);
+  if (allowed instanceof Error) throw allowed;
+  const hostPub = utils.parseKey(hostKey.public);
+  if (hostPub instanceof Error) throw hostPub;
+  const hostBlob = hostPub.getPublicSSH();
+  const fp = 'SHA256:' + createHash('sha256').update(hostBlob).digest('base64').replace(/=+$/, '');
+  return { hostKey, identityFile, allowed, hostPub, hostBlob, fp };
 }

@@ -14,7 +14,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { HomeWriter, gpuUuid, isInside, shq, stripUndefined } from './homeWriter';
-import { S3_UTILS, STOP_SCRIPT, TOKENIZE_SCRIPT, activateScript, generateScript, launchScript } from './homeScripts';
+import { activateScript, generateScript, launchScript } from './homeScripts';
 import { writeArtifacts, writeModel } from './homeArtifacts';
 import { writeWorkspace } from './homeWorkspace';
 import { SimProvider, writeSimProvider } from './provider';
@@ -150,24 +150,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
   }
 
   // --- the simulated node: GPUs for nvidia-smi, the knobs for the servers -------------------
-  const gpus = Array.from({ length: gpuCount }, (_, i) => ({
-    index: i,
-    name: o.gpuName,
-    memoryTotalMiB: o.gpuMemoryMiB,
-    uuid: gpuUuid(`${home}/${i}`),
-    busId: `00000000:${BUS_IDS[i % BUS_IDS.length]}:00.0`,
-    serial: String(1654524000000 + 1731 * (i + 1)),
-    numaNode: i < Math.ceil(gpuCount / 2) ? 0 : 1,
-  }));
-  const node = {
-    hostname: 'b200-node',
-    driverVersion: o.driverVersion,
-    cudaVersion: o.cudaVersion,
-    failMode: null,
-    gpus,
-  };
-  w.file('.sim/node.json', JSON.stringify(node, null, 2) + '\n');
-  rmSync(path.join(home, '.sim', 'faults.json'), { force: true }); // a fresh node has no faults
+  writeNodeJson(w, home, gpuCount, o);
 
   const knobs: Record<string, string> = {
     SGLANG_SIM_GEN_TPS: String(o.genTokPerSec),
@@ -184,16 +167,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
   );
 
   // --- tools: nvidia-smi on PATH, the sglang package in the venv ----------------------------
-  w.copy(path.join(assets, 'bin', 'nvidia-smi'), 'bin/nvidia-smi', 0o755);
-  // run-time faults (sim-fault writes .sim/faults.json; df shows a nearly full disk on demand)
-  w.copy(path.join(assets, 'bin', 'sim-fault'), 'bin/sim-fault', 0o755);
-  w.copy(path.join(assets, 'bin', 'df'), 'bin/df', 0o755);
-  w.copyDir(path.join(assets, 'python', 'sglang'), 'venv/lib/sglang-sim/sglang');
-  // the simulated Model Gateway: `python3 -m sglang_router.launch_router …`, `python3 -m smg launch …`
-  w.copyDir(path.join(assets, 'python', 'sglang_router'), 'venv/lib/sglang-sim/sglang_router');
-  w.copyDir(path.join(assets, 'python', 'smg'), 'venv/lib/sglang-sim/smg');
-  w.file('venv/bin/activate', activateScript(), 0o644);
-  w.file('venv/pyvenv.cfg', 'home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.7\n');
+  writeTools(w, assets);
 
   for (const f of ['bin/runpodctl', 'bin/vastai', '.sim/provider']) rmSync(path.join(home, f), { recursive: true, force: true });
   const provider = opts.provider ? writeSimProvider(w, assets, gpuCount, opts.provider) : null;
@@ -220,32 +194,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
 
   // --- launch / stop scripts ------------------------------------------------------------------
   const modelArg = isInside(home, modelPath) ? `"$HOME/${path.relative(home, modelPath)}"` : shq(modelPath);
-  const specFlags = spec
-    ? [`--speculative-algorithm ${spec}`, '--speculative-num-steps 3', '--speculative-eagle-topk 1', '--speculative-num-draft-tokens 4']
-    : [];
-  const baseFlags = [
-    `--model-path "$MODEL"`,
-    `--served-model-name ${servedModelName}`,
-    '--host 127.0.0.1',
-    '--port $PORT',
-    '--mem-fraction-static 0.88',
-    '--context-length 32768',
-    '--reasoning-parser qwen3',
-    '--trust-remote-code',
-    ...specFlags,
-    ...(o.enableMetrics ? ['--enable-metrics'] : []),
-  ];
-  const tunedFlags = [
-    ...baseFlags,
-    '--max-running-requests 96',
-    '--chunked-prefill-size 8192',
-    '--cuda-graph-max-bs 96',
-    '--enable-hierarchical-cache',
-    '--quantization fp8',
-    '--kv-cache-dtype fp8_e4m3',
-    '--attention-backend flashinfer',
-    '--decode-log-interval 40',
-  ];
+  const { baseFlags, tunedFlags } = serverFlags(spec, servedModelName, o.enableMetrics);
   const workspace = opts.workspace ? path.resolve(opts.workspace) : null;
   const launchArgs = { modelArg, gpuCount: serverCount, basePort: o.basePort, python: o.python, workspace };
   w.file('launch_all.sh', launchScript({ ...launchArgs, title: 'Launch', flags: baseFlags }), 0o755);
@@ -254,12 +203,13 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
     launchScript({ ...launchArgs, title: 'Launch (tuned: 96 concurrent, fp8, hierarchical cache)', flags: tunedFlags }),
     0o755,
   );
-  w.file('stop_all.sh', STOP_SCRIPT, 0o755);
+  // the scripts that need no parameter are files of their own (homeFiles/), checked by `npm run lint`
+  w.copy(path.join(assets, 'homeFiles', 'stop_all.sh'), 'stop_all.sh', 0o755);
 
   // --- the generation job's scripts and artifacts -------------------------------------------
   w.file('generate_completions.py', generateScript(o.basePort, serverCount, servedModelName), 0o755);
-  w.file('tokenize_completions.py', TOKENIZE_SCRIPT, 0o755);
-  w.file('s3_utils.py', S3_UTILS);
+  w.copy(path.join(assets, 'homeFiles', 'tokenize_completions.py'), 'tokenize_completions.py', 0o755);
+  w.copy(path.join(assets, 'homeFiles', 's3_utils.py'), 's3_utils.py', 0o644);
   writeArtifacts(w, ports);
   const workspaceFiles = workspace ? writeWorkspace(new HomeWriter(workspace), w, o.basePort) : [];
 
@@ -288,4 +238,80 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
       ...provider?.env,
     },
   };
+}
+
+/** `.sim/node.json`: the GPUs nvidia-smi shows (a fresh node has no faults). */
+function writeNodeJson(
+  w: HomeWriter,
+  home: string,
+  gpuCount: number,
+  o: { gpuName: string; gpuMemoryMiB: number; driverVersion: string; cudaVersion: string },
+): void {
+  const gpus = Array.from({ length: gpuCount }, (_, i) => ({
+    index: i,
+    name: o.gpuName,
+    memoryTotalMiB: o.gpuMemoryMiB,
+    uuid: gpuUuid(`${home}/${i}`),
+    busId: `00000000:${BUS_IDS[i % BUS_IDS.length]}:00.0`,
+    serial: String(1654524000000 + 1731 * (i + 1)),
+    numaNode: i < Math.ceil(gpuCount / 2) ? 0 : 1,
+  }));
+  const node = {
+    hostname: 'b200-node',
+    driverVersion: o.driverVersion,
+    cudaVersion: o.cudaVersion,
+    failMode: null,
+    gpus,
+  };
+  w.file('.sim/node.json', JSON.stringify(node, null, 2) + '\n');
+  rmSync(path.join(home, '.sim', 'faults.json'), { force: true }); // a fresh node has no faults
+}
+
+/** nvidia-smi, sim-fault and df on PATH; the simulated sglang, router and smg packages in the venv. */
+function writeTools(w: HomeWriter, assets: string): void {
+  w.copy(path.join(assets, 'bin', 'nvidia-smi'), 'bin/nvidia-smi', 0o755);
+  // run-time faults (sim-fault writes .sim/faults.json; df shows a nearly full disk on demand)
+  w.copy(path.join(assets, 'bin', 'sim-fault'), 'bin/sim-fault', 0o755);
+  w.copy(path.join(assets, 'bin', 'df'), 'bin/df', 0o755);
+  w.copyDir(path.join(assets, 'python', 'sglang'), 'venv/lib/sglang-sim/sglang');
+  // the simulated Model Gateway: `python3 -m sglang_router.launch_router …`, `python3 -m smg launch …`
+  w.copyDir(path.join(assets, 'python', 'sglang_router'), 'venv/lib/sglang-sim/sglang_router');
+  w.copyDir(path.join(assets, 'python', 'smg'), 'venv/lib/sglang-sim/smg');
+  w.file('venv/bin/activate', activateScript(), 0o644);
+  w.file('venv/pyvenv.cfg', 'home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.7\n');
+}
+
+/** The flags of launch_all.sh's servers, and of launch_tuned.sh's. */
+function serverFlags(
+  spec: string | null | undefined,
+  servedModelName: string,
+  enableMetrics: boolean | undefined,
+): { baseFlags: string[]; tunedFlags: string[] } {
+  const specFlags = spec
+    ? [`--speculative-algorithm ${spec}`, '--speculative-num-steps 3', '--speculative-eagle-topk 1', '--speculative-num-draft-tokens 4']
+    : [];
+  const baseFlags = [
+    `--model-path "$MODEL"`,
+    `--served-model-name ${servedModelName}`,
+    '--host 127.0.0.1',
+    '--port $PORT',
+    '--mem-fraction-static 0.88',
+    '--context-length 32768',
+    '--reasoning-parser qwen3',
+    '--trust-remote-code',
+    ...specFlags,
+    ...(enableMetrics ? ['--enable-metrics'] : []),
+  ];
+  const tunedFlags = [
+    ...baseFlags,
+    '--max-running-requests 96',
+    '--chunked-prefill-size 8192',
+    '--cuda-graph-max-bs 96',
+    '--enable-hierarchical-cache',
+    '--quantization fp8',
+    '--kv-cache-dtype fp8_e4m3',
+    '--attention-backend flashinfer',
+    '--decode-log-interval 40',
+  ];
+  return { baseFlags, tunedFlags };
 }

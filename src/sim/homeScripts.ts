@@ -1,5 +1,6 @@
 /**
- * The shell and Python scripts the simulated node home carries (venv activate, launch, stop, generation, tokenize, S3).
+ * The simulated node home's scripts that take parameters (venv activate, launch, generation); the others (stop,
+ * tokenize, S3) are files in homeFiles/.
  */
 import { shq } from './homeWriter';
 
@@ -59,41 +60,6 @@ done
 echo "Launched $NUM_GPUS servers; each log says 'The server is fired up and ready to roll!' when ready."
 `;
 }
-
-export const STOP_SCRIPT = `#!/bin/bash
-# Stop the SGLang servers started by launch_all.sh / launch_tuned.sh: SIGTERM, then SIGKILL after 15 s.
-# POSIX sh body. Servers are found by their pid files ($HOME/.sim/run/server_<port>.pid: "<pid> <gpu>"),
-# which a server removes when it has shut down.
-stopping=""
-for f in "$HOME"/.sim/run/server_*.pid; do
-  [ -f "$f" ] || continue
-  read -r pid _rest < "$f" || continue
-  if kill "$pid" 2>/dev/null; then
-    echo "stopping pid $pid ($(basename "$f" .pid))"
-    stopping="$stopping $f"
-  else
-    rm -f "$f"  # stale: the process is gone
-  fi
-done
-n=0
-left="$stopping"
-while [ -n "$left" ] && [ "$n" -lt 150 ]; do
-  sleep 0.1
-  n=$((n + 1))
-  still=""
-  for f in $left; do
-    [ -f "$f" ] && still="$still $f"
-  done
-  left="$still"
-done
-for f in $left; do
-  read -r pid _rest < "$f" 2>/dev/null && kill -9 "$pid" 2>/dev/null && echo "killed pid $pid (did not stop within 15 s)"
-  rm -f "$f"
-done
-count=0
-for f in $stopping; do count=$((count + 1)); done
-echo "stopped $count server(s)"
-`;
 
 export function generateScript(basePort: number, gpuCount: number, model: string): string {
   return `#!/usr/bin/env python3
@@ -209,81 +175,3 @@ if __name__ == "__main__":
     main()
 `;
 }
-
-export const TOKENIZE_SCRIPT = `#!/usr/bin/env python3
-"""Tokenize the generated completions for DFlash drafter training (chat template + loss mask)."""
-import argparse
-import glob
-import json
-import os
-
-from transformers import AutoTokenizer
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default=os.path.expanduser("~/models/Qwen3.6-27B"))
-    ap.add_argument("--input", default=os.path.expanduser("~/completions"))
-    ap.add_argument("--output", default=os.path.expanduser("~/tokenized"))
-    ap.add_argument("--max-len", type=int, default=32768)
-    args = ap.parse_args()
-    tok = AutoTokenizer.from_pretrained(args.model, trust_remote_code=True)
-    os.makedirs(args.output, exist_ok=True)
-    short = 0
-    for path in sorted(glob.glob(os.path.join(args.input, "batch_*.jsonl"))):
-        out = os.path.join(args.output, os.path.basename(path))
-        with open(path) as f, open(out, "w") as g:
-            for line in f:
-                row = json.loads(line)
-                prompt = tok.apply_chat_template([{"role": "user", "content": row["prompt"]}],
-                                                 tokenize=False, add_generation_prompt=True)
-                answer = "<think>\\n%s\\n</think>\\n\\n%s<|im_end|>" % (row.get("reasoning") or "", row["completion"])
-                p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
-                a_ids = tok(answer, add_special_tokens=False)["input_ids"]
-                ids = (p_ids + a_ids)[: args.max_len]
-                mask = ([0] * len(p_ids) + [1] * len(a_ids))[: args.max_len]
-                if sum(mask) <= 6:
-                    short += 1  # empty answers: the bug that made the first dataset useless
-                g.write(json.dumps({"index": row["index"], "input_ids": ids, "loss_mask": mask}) + "\\n")
-        print("tokenized", os.path.basename(path))
-    print("samples with loss_mask sum <= 6:", short)
-
-
-if __name__ == "__main__":
-    main()
-`;
-
-export const S3_UTILS = `"""S3 helpers for the generation job. Credentials come from the standard AWS chain
-(environment, ~/.aws/credentials, instance role); nothing secret is stored here."""
-import os
-
-BUCKET = os.environ.get("S3_BUCKET", "train-dflash-qwen36-27b")
-ENDPOINT = os.environ.get("S3_ENDPOINT_URL")  # e.g. a MinIO/R2 endpoint; None = AWS
-
-
-def client():
-    import boto3  # imported lazily: the generation script runs without it when --no-upload
-
-    return boto3.client("s3", endpoint_url=ENDPOINT)
-
-
-def upload_file(path, key, bucket=BUCKET):
-    client().upload_file(path, bucket, key)
-    return "s3://%s/%s" % (bucket, key)
-
-
-def list_prefix(prefix, bucket=BUCKET):
-    """(key, size) of every object under prefix, following continuation tokens."""
-    paginator = client().get_paginator("list_objects_v2")
-    for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
-        for obj in page.get("Contents", []):
-            yield obj["Key"], obj["Size"]
-
-
-def exists(key, bucket=BUCKET):
-    try:
-        client().head_object(Bucket=bucket, Key=key)
-        return True
-    except Exception:  # noqa: BLE001 - botocore ClientError 404
-        return False
-`;

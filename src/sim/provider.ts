@@ -11,9 +11,9 @@ import { readFileSync, writeFileSync, renameSync } from 'node:fs';
 import * as path from 'node:path';
 import type { HomeWriter } from './homeWriter';
 
-export type SimProviderName = 'runpod' | 'vast';
+type SimProviderName = 'runpod' | 'vast';
 
-export interface SimPodKnobs {
+interface SimPodKnobs {
   /** A stop "succeeds" (exit 0, an answer printed) while the status stays RUNNING. */
   stopKeepsRunning?: boolean;
   /** Seconds from the stop or delete to the container's end (servers stopped, SSH refused). Default 2. */
@@ -21,7 +21,7 @@ export interface SimPodKnobs {
 }
 
 /** One stop or delete (Vast: destroy), and which key ran it: the node's own ('pod', 'instance'), another, none. */
-export interface SimProviderCall {
+interface SimProviderCall {
   verb: 'stop' | 'delete';
   id: string;
   key: 'pod' | 'instance' | 'other' | 'none';
@@ -29,7 +29,7 @@ export interface SimProviderCall {
 }
 
 /** `~/.sim/provider/vast.json`: the instance as `vastai show instance --raw` reports it. */
-export interface SimVastState {
+interface SimVastState {
   instanceId: string;
   apiKey: string;
   actual_status: string;
@@ -44,7 +44,7 @@ export interface SimVastState {
   containerDead: boolean;
 }
 
-export interface SimPodState {
+interface SimPodState {
   podId: string;
   apiKey: string;
   desiredStatus: 'RUNNING' | 'EXITED' | 'TERMINATED';
@@ -67,7 +67,7 @@ export interface SimProvider {
   env: Record<string, string>;
 }
 
-export function simProviderStateFile(home: string, name: SimProviderName = 'runpod'): string {
+function simProviderStateFile(home: string, name: SimProviderName = 'runpod'): string {
   return path.join(home, '.sim', 'provider', `${name}.json`);
 }
 
@@ -143,11 +143,6 @@ export function readSimPod(home: string): SimPodState | null {
 /** The Vast instance's state as the stand-in left it; null when the node plays none. */
 export function readSimVast(home: string): SimVastState | null {
   return readState<SimVastState>(home, 'vast');
-}
-
-/** The stop/delete calls the provider stand-in recorded (either provider); [] when it plays none. */
-export function simProviderCalls(home: string): SimProviderCall[] {
-  return readSimPod(home)?.calls ?? readSimVast(home)?.calls ?? [];
 }
 
 /** Sets knobs of the pod or instance (tests: a stop that "succeeds" while it keeps running). */

@@ -1,12 +1,12 @@
 /**
- * The data-quality check as ONE described operation: `python3 -` with the node script (nodeScript.ts) and its
+ * The data-quality check as ONE described operation: `python3 -` with the node script (data.py) and its
  * configuration on stdin, its parser next to it. The files stay on the node: only counts come back.
  */
 import { randomBytes } from 'node:crypto';
 import { RemoteOperation, incomplete, malformed, stderrTail } from '../remote/operation';
 import { PRUNE_DIRS, PROBE_VOLUMES } from '../node/probe';
 import type { ExecResult } from '../ssh/transport';
-import { DATA_SCRIPT } from './nodeScript';
+import { dataNodeScript } from './nodeScript';
 import { DEFAULT_THRESHOLDS, DataReport, DataThresholds, RawDataFile, buildReport } from './verdict';
 
 export interface DataOptions {
@@ -30,7 +30,7 @@ export interface DataOptions {
   timeoutMs?: number;
 }
 
-export interface DataOutput {
+interface DataOutput {
   files: RawDataFile[];
   skipped: Array<{ path: string; why: string }>;
   elapsedMs: number;
@@ -60,7 +60,7 @@ export function dataScript(opts: DataOptions, nonce: string): string {
     prune: PRUNE_DIRS,
   };
   const b64 = Buffer.from(JSON.stringify(cfg), 'utf8').toString('base64');
-  return `CFG_B64 = "${b64}"\n${DATA_SCRIPT}`;
+  return `CFG_B64 = "${b64}"\n${dataNodeScript()}`;
 }
 
 /** Parses the script's output: F lines (files), S lines (left out), the E line (the end). */

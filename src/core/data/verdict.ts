@@ -57,14 +57,14 @@ export function parseThresholds(spec: string, base: DataThresholds = DEFAULT_THR
   return out;
 }
 
-export interface Percentiles {
+interface Percentiles {
   p10: number;
   p50: number;
   p90: number;
   max: number;
 }
 
-export interface DataExample {
+interface DataExample {
   prompt: string;
   answer: string;
 }
@@ -99,7 +99,7 @@ export interface RawDataFile {
   elapsedMs?: number;
 }
 
-export interface DataShares {
+interface DataShares {
   empty: number;
   thinkingOnly: number;
   truncated: number;
@@ -148,7 +148,7 @@ export interface DataReport {
 
 const RANK: Record<DataVerdict, number> = { ok: 0, suspect: 1, degenerate: 2 };
 
-export function worstVerdict(vs: DataVerdict[]): DataVerdict {
+function worstVerdict(vs: DataVerdict[]): DataVerdict {
   return vs.reduce<DataVerdict>((w, v) => (RANK[v] > RANK[w] ? v : w), 'ok');
 }
 

@@ -14,13 +14,13 @@ import type { GuardTransition } from '../node/guard';
 import { dataOperation } from './operation';
 import { DEFAULT_THRESHOLDS, DataFileReport, DataThresholds, DataVerdict } from './verdict';
 
-export type DataState = 'data-ok' | 'data-suspect' | 'data-degenerate';
+type DataState = 'data-ok' | 'data-suspect' | 'data-degenerate';
 
-export function dataState(v: DataVerdict): DataState {
+function dataState(v: DataVerdict): DataState {
   return `data-${v}` as DataState;
 }
 
-export interface DataWatchOptions {
+interface DataWatchOptions {
   /** Files to watch; absent or empty: the files discovery finds (found again every rediscoverEvery polls). */
   paths?: string[];
   roots?: string[];

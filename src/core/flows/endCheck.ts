@@ -13,7 +13,7 @@ import type { SalvageItem, SalvageManifest } from '../salvage/salvageTypes';
 import type { EnvSnapshot } from '../salvage/snapshotTypes';
 import { type ProviderAction, type ProviderInfo, shutdownCaveat } from '../provider/detect';
 
-export type RefusalCode =
+type RefusalCode =
   | 'no-safe-verdict'
   | 'verdict-stale'
   | 'unique-weights'

@@ -22,7 +22,7 @@ import { type InstanceStatus, actionVerified } from '../provider/status';
 
 export const DEFAULT_VERIFY_TIMEOUT_S = 180;
 
-export interface EndRentalOptions {
+interface EndRentalOptions {
   node: string;
   transport: Transport;
   /** A transport on a new connection (does SSH still let anyone in?); the flow disposes it after each try. */
@@ -45,7 +45,7 @@ export interface EndRentalOptions {
   localStatus?: (p: ProviderInfo & { instanceId: string }) => Promise<InstanceStatus | null>;
 }
 
-export type EndOutcome = 'refused' | 'dry-run' | 'declined' | 'ended' | 'not-verified';
+type EndOutcome = 'refused' | 'dry-run' | 'declined' | 'ended' | 'not-verified';
 
 export interface EndRentalResult {
   node: string;

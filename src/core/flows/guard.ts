@@ -25,7 +25,7 @@ export interface GuardStartOptions {
   roots?: string[];
 }
 
-export type FlagValues = Record<string, string | boolean | string[] | undefined>;
+type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
 /** The start options from the parsed flags, or a usage error in words. */
 export function guardStartOptions(v: FlagValues, json: boolean, usageError: (m: string) => never): GuardStartOptions {
@@ -78,7 +78,7 @@ function nodePath(p: string): string {
   return p.replace(/\/+$/, '') || '/';
 }
 
-export interface GuardStarted extends GuardStartAnswer {
+interface GuardStarted extends GuardStartAnswer {
   /** The settings of the guard now running: the new ones, or the running guard's (alreadyRunning). */
   settings: GuardSettings | null;
 }

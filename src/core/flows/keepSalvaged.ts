@@ -9,7 +9,7 @@ import { errorMessage } from '../util/errors';
 import type { Salvager } from './salvage';
 import type { SalvageItem } from '../salvage/salvageTypes';
 
-export interface WatchSync {
+interface WatchSync {
   listedAt: string;
   changedBytes: number;
   fetchedBytes: number;
@@ -31,7 +31,7 @@ export interface WatchState {
   last: WatchSync | null;
 }
 
-export interface KeepSalvagedOptions {
+interface KeepSalvagedOptions {
   intervalS: number;
   /** How long the node may be unreachable before the last synced state becomes final. Default max(30 s, 3 intervals). */
   graceS?: number;
@@ -41,7 +41,7 @@ export interface KeepSalvagedOptions {
   now?: () => number;
 }
 
-export interface KeepSalvagedResult {
+interface KeepSalvagedResult {
   outcome: 'stopped' | 'vanished';
   state: WatchState;
   /** Estimated bytes written on the node after the last sync (the vanish report's figure). */

@@ -25,7 +25,7 @@ export interface ReleaseFleetNode {
 }
 
 /** A gateway routing to NODE (on NODE or a via node) and its workers that reach NODE's servers (rotation.ts). */
-export type ReleaseTarget = Routing;
+type ReleaseTarget = Routing;
 
 export interface ReleasePlan {
   node: string;
@@ -36,7 +36,7 @@ export interface ReleasePlan {
   skipped: Array<{ node: string; error: string }>;
 }
 
-export interface ReleaseResult {
+interface ReleaseResult {
   node: string;
   gateways: Array<{ node: string; port: number | null; removed: string[] }>;
   drained: Array<{ port: number; runningAtStart: number | null; seconds: number }>;
@@ -45,7 +45,7 @@ export interface ReleaseResult {
   warnings?: string[];
 }
 
-export interface PlanOptions {
+interface PlanOptions {
   /**
    * A via node whose probe fails is left out (listed in `plan.skipped`) instead of failing the plan: VS Code passes
    * every node of its tree, some of which may be down. The CLI's explicit --via nodes must answer.
@@ -101,7 +101,7 @@ export function multiNodeWarnings(plan: ReleasePlan): string[] {
 /** The drain timeout when none is given (`release --drain-timeout`, Release Node). */
 export const DEFAULT_DRAIN_TIMEOUT_S = 300;
 
-export interface ReleaseOptions {
+interface ReleaseOptions {
   drainTimeoutMs: number;
   signal?: AbortSignal;
   onProgress?: (message: string) => void;
@@ -124,7 +124,7 @@ export function cancelledMessage(node: string, gateways: ReleaseResult['gateways
   );
 }
 
-export interface RemoveOptions {
+interface RemoveOptions {
   /** Until when the removals may take (waitRemoved; at least 5 s). */
   deadline: number;
   signal?: AbortSignal;

@@ -21,9 +21,9 @@ import { GuardFetch, fetchGuardCopies } from '../restore/guardCopies';
 import { FolderMap } from '../restore/mapping';
 import { NodeFacts, nodeFactsOperation } from '../restore/nodeOps';
 
-export type RestoreManifest = SalvageManifest & { restore?: RestoreCapture | null };
+type RestoreManifest = SalvageManifest & { restore?: RestoreCapture | null };
 
-export interface RestoreOptions {
+interface RestoreOptions {
   runDir: string;
   /** The target node's name (for messages and the JSON). */
   node: string;
@@ -45,7 +45,7 @@ export interface RestoreOptions {
   onProgress?: (message: string) => void;
 }
 
-export interface RestoreServer {
+interface RestoreServer {
   port: number;
   gpus: number[];
   modelPath: string | null;

@@ -9,7 +9,7 @@ import type { Transport } from '../ssh/transport';
 import { addWorker, gatewayRef, waitAdded } from './client';
 import type { Routing } from './rotation';
 
-export interface AddBackOutcome {
+interface AddBackOutcome {
   node: string;
   port: number | null;
   added: string[];

@@ -10,9 +10,9 @@
 import { parseMetrics } from '../sglang/endpoints';
 
 export type GatewayProfile = 'legacy-0.1' | 'rest-by-url-0.2' | 'rest-by-uuid-0.3' | 'smg-1.x';
-export const GATEWAY_PROFILES: readonly GatewayProfile[] = ['legacy-0.1', 'rest-by-url-0.2', 'rest-by-uuid-0.3', 'smg-1.x'];
+const GATEWAY_PROFILES: readonly GatewayProfile[] = ['legacy-0.1', 'rest-by-url-0.2', 'rest-by-uuid-0.3', 'smg-1.x'];
 
-export type WorkerType = 'regular' | 'prefill' | 'decode';
+type WorkerType = 'regular' | 'prefill' | 'decode';
 
 export interface GatewayWorker {
   /** The gateway's id: the URL up to 0.2.x, a UUID from 0.3.0 (legacy: the URL). */
@@ -36,7 +36,7 @@ export interface GatewayWorker {
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function isUuid(s: string): boolean {
+function isUuid(s: string): boolean {
   return UUID_RE.test(s);
 }
 
@@ -65,7 +65,7 @@ function workerType(v: unknown): WorkerType {
   return s === 'prefill' || s === 'decode' ? s : 'regular';
 }
 
-export interface WorkersList {
+interface WorkersList {
   workers: GatewayWorker[];
   /** Which profile the shape says (null: an empty list says nothing). */
   profile: GatewayProfile | null;
@@ -113,7 +113,7 @@ export function parseListWorkers(body: string): string[] | null {
   return o.urls.filter((u): u is string => typeof u === 'string').slice(0, 4096);
 }
 
-export interface Readiness {
+interface Readiness {
   ready: boolean;
   healthyWorkers: number | null;
   totalWorkers: number | null;
@@ -148,7 +148,7 @@ export function parseLoads(body: string): Map<string, number | null> {
   return m;
 }
 
-export interface GatewayMetrics {
+interface GatewayMetrics {
   /** `smg_` (≥0.3.0) or `sgl_router_` (≤0.2.4). */
   prefix: 'smg_' | 'sgl_router_';
   health: Map<string, boolean>;

@@ -17,7 +17,7 @@ import {
 } from './api';
 import type { Gateway } from './discover';
 
-export interface GatewayRef {
+interface GatewayRef {
   port: number;
   profile: GatewayProfile;
 }
@@ -42,7 +42,7 @@ export async function listWorkerUrls(t: Transport, g: GatewayRef, timeoutMs = 50
   return l.workers.map((w) => w.url);
 }
 
-export interface RemoveOutcome {
+interface RemoveOutcome {
   url: string;
   accepted: boolean;
   message: string;

@@ -5,7 +5,7 @@
  * ranks ≥ 1 serve no API), or, for a node not probed, when exactly one node has that address.
  */
 
-export interface WorkerAddress {
+interface WorkerAddress {
   host: string;
   port: number;
 }

@@ -24,7 +24,7 @@ export function isSecondaryRank(s: ServerLike): boolean {
   return (s.nnodes ?? 1) > 1 && nodeRank(s) > 0;
 }
 
-export interface MultiNodeServer {
+interface MultiNodeServer {
   /** `--dist-init-addr`, the same on every node of the server. */
   distInitAddr: string;
   nnodes: number;

@@ -10,7 +10,7 @@ import type { SglangServer } from '../sglang/serverArgv';
 
 type ServerLike = Pick<SglangServer, 'port' | 'pid' | 'flags' | 'modelPath'> & { nnodes?: number; gpuCount?: number };
 
-export interface RankValue {
+interface RankValue {
   value: 'ok' | 'rank-lost';
   message: string;
   class?: 'crash';

@@ -5,7 +5,7 @@
  */
 import type { Gateway } from './discover';
 
-export interface GatewayValue {
+interface GatewayValue {
   value: string;
   message: string;
   extra: { subject: 'gateway'; port?: number; worker?: string };

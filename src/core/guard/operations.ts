@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RemoteOperation, incomplete, malformed, stderrTail } from '../remote/operation';
-import { buildListingScript, GUARD_HOME, HUB_CACHE_PATTERNS, SECRET_STORE_RULES } from '../salvage/listing';
+import { buildListingScript, HUB_CACHE_PATTERNS, SECRET_STORE_RULES } from '../salvage/listing';
 import { dataScript } from '../data/operation';
 import { DEFAULT_THRESHOLDS, DataThresholds } from '../data/verdict';
 import type { ExecResult } from '../ssh/transport';
@@ -38,11 +38,6 @@ export interface GuardStartInput {
   /** Stop the generation client when its output is degenerate (default: record it). */
   stopClientOnBadData?: boolean;
   replace: boolean;
-}
-
-/** The guard's own folders on the node (`~/x` is the node's home): salvage and the guard never list them. */
-export function guardOwnFolders(to?: string | null): string[] {
-  return [GUARD_HOME, ...(to ? [to] : [])];
 }
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
@@ -139,7 +134,7 @@ export function guardStartOperation(i: GuardStartInput): RemoteOperation<GuardSt
     'provider.py': b64(guardPy('provider.py')),
     'config.json': b64(JSON.stringify(guardConfig(i, listNonce, dataNonce))),
     // its own state and its --to copy are never entered (a copy inside the work's folders would be listed again)
-    'listing.sh': b64(buildListingScript(listNonce, { roots: i.roots, prune: guardOwnFolders(i.to) })),
+    'listing.sh': b64(buildListingScript(listNonce, { roots: i.roots, prune: i.to ? [i.to] : [] })),
   };
   if (i.settings.data)
     files['data.py'] = b64(

@@ -7,7 +7,7 @@ import type { AbortLike, Transport } from '../ssh/transport';
 import { ScannedServer, scanServers } from './launch';
 import { CaptureResult, captureProfile, profileToJson, validateProfile } from './profile';
 
-export interface CaptureCandidates {
+interface CaptureCandidates {
   /** This account's servers (every server when the SSH user is root or the uid is unknown), after the port filter. */
   servers: ScannedServer[];
   /** Servers running on the node that are not taken (other users', other ports). */
@@ -28,7 +28,7 @@ export async function captureCandidates(
   return { servers, others: scan.servers.length - servers.length };
 }
 
-export interface CapturedProfile extends CaptureResult {
+interface CapturedProfile extends CaptureResult {
   /** The profile file's text. */
   json: string;
   /** What the profile needs edited before it launches (from the profile validator). */

@@ -14,7 +14,7 @@ import { InstanceState, LaunchProgress, LaunchedInstance, waitForInstances } fro
 
 // ------------------------------------------------------------------------------------ launch
 
-export interface LaunchOptions {
+interface LaunchOptions {
   /** GPUs to use instead of the profile's. */
   gpus?: number[];
   /** Render and preflight only: start nothing. */
@@ -40,7 +40,7 @@ export interface LaunchOptions {
   secrets?: SecretSource;
 }
 
-export type LaunchOutcome = 'dry-run' | 'refused' | 'ready' | 'failed';
+type LaunchOutcome = 'dry-run' | 'refused' | 'ready' | 'failed';
 
 export interface LaunchResult {
   outcome: LaunchOutcome;
@@ -57,7 +57,7 @@ export interface LaunchResult {
   durationMs: number;
 }
 
-export interface PreparedLaunch {
+interface PreparedLaunch {
   preflight: PreflightResult;
   script: string | null;
   instances: RenderedInstance[];
@@ -132,7 +132,7 @@ function mergePreflights(list: PreflightResult[]): PreflightResult {
 export type SecretSource = (name: string) => string | undefined | Promise<string | undefined>;
 
 /** Stores one secret in `~/.gpu-sessions/secrets/<name>` (directory 0700, file 0600); the value travels on stdin. */
-export function writeSecretOperation(name: string, value: string, nodeLabel: string): RemoteOperation<void> {
+function writeSecretOperation(name: string, value: string, nodeLabel: string): RemoteOperation<void> {
   if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(name)) throw new GpuSessionsError('usage', `Bad secret name ${JSON.stringify(name)}.`);
   const body =
     'umask 077; d="$HOME/' +
@@ -154,7 +154,7 @@ export function writeSecretOperation(name: string, value: string, nodeLabel: str
  * Write the secrets a launch script reads into `~/.gpu-sessions/secrets/<name>` (directory 0700, files 0600),
  * each value over stdin: never on a command line, never in the script.
  */
-export async function writeSecrets(t: Transport, values: Map<string, string>, signal?: AbortLike): Promise<void> {
+async function writeSecrets(t: Transport, values: Map<string, string>, signal?: AbortLike): Promise<void> {
   for (const [name, value] of values) await runOperation(t, writeSecretOperation(name, value, t.label), signal);
 }
 

@@ -11,7 +11,7 @@ import { LAUNCH_DIR } from './launchCommon';
 // ------------------------------------------------------------------------------------ scripts on the node
 
 /** `~/.gpu-sessions/launch/last.sh` (shown as a diff only: a script cut at 4 MiB is shown as far as it came). */
-export function lastScriptOperation(): RemoteOperation<string | null> {
+function lastScriptOperation(): RemoteOperation<string | null> {
   return {
     name: 'last-script',
     command: `cat "$HOME"/${shq(LAUNCH_DIR + '/last.sh')} 2>/dev/null`,
@@ -51,7 +51,7 @@ export function parseUploadOutput(r: ExecResult, nodeLabel: string, fileName: st
 }
 
 /** Writes the script (on stdin, never on a command line) to `~/.gpu-sessions/launch/<fileName>`. */
-export function uploadScriptOperation(
+function uploadScriptOperation(
   fileName: string,
   script: string,
   nodeLabel: string,
@@ -83,7 +83,7 @@ export async function uploadScript(
   return runOperation(t, uploadScriptOperation(fileName, script, t.label), signal);
 }
 
-export interface ScriptRun {
+interface ScriptRun {
   /** port → pid, from the script's `GS-STARTED <port> <pid>` lines. */
   started: Map<number, number>;
   errors: string[];
@@ -105,7 +105,7 @@ export function parseRunOutput(r: ExecResult): ScriptRun {
  * Runs an uploaded script and copies it to last.sh. The servers are detached by then, so output past the
  * bound is read as far as it came (the GS-STARTED lines come first) rather than losing their pids.
  */
-export function runScriptOperation(fileName: string): RemoteOperation<ScriptRun> {
+function runScriptOperation(fileName: string): RemoteOperation<ScriptRun> {
   const body =
     'd="$HOME/' +
     LAUNCH_DIR +

@@ -13,7 +13,7 @@ import { removedFlags } from '../sglang/removedFlags';
 
 // ------------------------------------------------------------------------------------ preflight
 
-export type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir' | 'secret' | 'flags';
+type PreflightCheck = 'port' | 'gpu' | 'model' | 'python' | 'workdir' | 'secret' | 'flags';
 
 export interface PreflightIssue {
   check: PreflightCheck;
@@ -36,7 +36,7 @@ export interface PreflightResult {
   sglangVersion: string | null;
 }
 
-export interface PreflightOptions {
+interface PreflightOptions {
   /** Launch on GPUs that have compute processes anyway (and when nvidia-smi cannot be asked). */
   override?: boolean;
   signal?: AbortLike;
@@ -142,28 +142,27 @@ function parseSsOwners(text: string): Map<number, string> {
   return out;
 }
 
-export function parsePreflightOutput(
-  text: string,
-  n: string,
-  profile: LaunchProfile,
+/** Where the checks of parsePreflightOutput put what they find, in the order they find it. */
+interface Findings {
+  refusals: PreflightIssue[];
+  warnings: PreflightIssue[];
+  /** A refusal, or a warning when the user overrides an overridable one. */
+  refuseOrWarn(check: PreflightCheck, msg: string, overridable: boolean): void;
+}
+
+type NodeGpu = { index: number; uuid: string | null };
+
+/** The GPUs nvidia-smi listed (null when none), and the GPUs the launch uses: `requested`, or all of the node's. */
+function checkGpus(
+  gtext: string,
   requested: number[] | 'all',
   nodeLabel: string,
-  override: boolean,
-): PreflightResult {
-  const s = splitSections(text, n);
-  const refusals: PreflightIssue[] = [];
-  const warnings: PreflightIssue[] = [];
-  const refuseOrWarn = (check: PreflightCheck, msg: string, overridable: boolean) => {
-    if (overridable && override) warnings.push({ check, message: `${msg} (overridden)` });
-    else refusals.push(overridable ? { check, message: msg, overridable } : { check, message: msg });
-  };
-
-  // GPUs
-  const gtext = s.get('gpus') ?? '';
+  f: Findings,
+): { gpus: number[]; nodeGpus: NodeGpu[] | null } {
   const rcm = /(?:^|\n)rc=(\d+)\s*$/.exec(gtext);
   const body = rcm ? gtext.slice(0, rcm.index) : gtext;
-  let nodeGpus: Array<{ index: number; uuid: string | null }> | null = null;
-  const parsedGpus: Array<{ index: number; uuid: string | null }> = [];
+  let nodeGpus: NodeGpu[] | null = null;
+  const parsedGpus: NodeGpu[] = [];
   for (const line of body.split('\n')) {
     const m = /^\s*(\d+)\s*,\s*(\S*)\s*$/.exec(line);
     if (m) parsedGpus.push({ index: Number(m[1]), uuid: m[2] && !m[2].startsWith('[') ? m[2] : null });
@@ -173,16 +172,16 @@ export function parsePreflightOutput(
   let gpus: number[] = [];
   if (requested === 'all') {
     if (nodeGpus) gpus = nodeGpus.map((g) => g.index);
-    else refusals.push({ check: 'gpu', message: `gpus is "all", but nvidia-smi on ${nodeLabel} lists no GPU (${smiProblem}).` });
+    else f.refusals.push({ check: 'gpu', message: `gpus is "all", but nvidia-smi on ${nodeLabel} lists no GPU (${smiProblem}).` });
   } else {
     gpus = [...requested];
     if (!nodeGpus)
-      refuseOrWarn('gpu', `nvidia-smi on ${nodeLabel} could not list GPUs (${smiProblem}); cannot check GPUs ${gpus.join(',')}.`, true);
+      f.refuseOrWarn('gpu', `nvidia-smi on ${nodeLabel} could not list GPUs (${smiProblem}); cannot check GPUs ${gpus.join(',')}.`, true);
     else {
       const have = new Set(nodeGpus.map((g) => g.index));
       const missing = gpus.filter((g) => !have.has(g));
       if (missing.length)
-        refusals.push({
+        f.refusals.push({
           check: 'gpu',
           message:
             `GPU${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'do' : 'does'} ` +
@@ -190,40 +189,45 @@ export function parsePreflightOutput(
         });
     }
   }
-  if (nodeGpus) {
-    const byUuid = new Map(nodeGpus.filter((g) => g.uuid).map((g) => [g.uuid!, g.index]));
-    const busy = new Map<number, string[]>();
-    for (const line of (s.get('apps') ?? '').split('\n')) {
-      const f = line.split(',').map((x) => x.trim());
-      if (f.length < 4 || !/^\d+$/.test(f[0])) continue;
-      const uuid = f[f.length - 1];
-      const mem = f[f.length - 2];
-      const name = f.slice(1, f.length - 2).join(',');
-      const idx = byUuid.get(uuid);
-      if (idx === undefined) continue;
-      const l = busy.get(idx) ?? [];
-      l.push(`pid ${f[0]} ${name}${/^\d+$/.test(mem) ? ` (${mem} MiB)` : ''}`);
-      busy.set(idx, l);
-    }
-    for (const g of gpus) {
-      const procs = busy.get(g);
-      if (procs)
-        refuseOrWarn(
-          'gpu',
-          `GPU ${g} is in use on ${nodeLabel}: ${procs.slice(0, 3).join(', ')}${procs.length > 3 ? `, and ${procs.length - 3} more` : ''}. ` +
-            `Stop it first, choose other gpus, or override.`,
-          true,
-        );
-    }
-  }
+  return { gpus, nodeGpus };
+}
 
-  // Ports
+/** Each GPU of the launch that a process already uses (the `apps` section: pid, name, MiB, GPU UUID). */
+function checkGpusFree(apps: string, nodeGpus: NodeGpu[], gpus: number[], nodeLabel: string, f: Findings): void {
+  const byUuid = new Map(nodeGpus.filter((g) => g.uuid).map((g) => [g.uuid!, g.index]));
+  const busy = new Map<number, string[]>();
+  for (const line of apps.split('\n')) {
+    const fields = line.split(',').map((x) => x.trim());
+    if (fields.length < 4 || !/^\d+$/.test(fields[0])) continue;
+    const uuid = fields[fields.length - 1];
+    const mem = fields[fields.length - 2];
+    const name = fields.slice(1, fields.length - 2).join(',');
+    const idx = byUuid.get(uuid);
+    if (idx === undefined) continue;
+    const l = busy.get(idx) ?? [];
+    l.push(`pid ${fields[0]} ${name}${/^\d+$/.test(mem) ? ` (${mem} MiB)` : ''}`);
+    busy.set(idx, l);
+  }
+  for (const g of gpus) {
+    const procs = busy.get(g);
+    if (procs)
+      f.refuseOrWarn(
+        'gpu',
+        `GPU ${g} is in use on ${nodeLabel}: ${procs.slice(0, 3).join(', ')}${procs.length > 3 ? `, and ${procs.length - 3} more` : ''}. ` +
+          `Stop it first, choose other gpus, or override.`,
+        true,
+      );
+  }
+}
+
+/** The ports the launch's servers take, each refused when something already listens on it. */
+function checkPorts(s: Map<string, string>, profile: LaunchProfile, gpus: number[], nodeLabel: string, f: Findings): number[] {
   let ports: number[] = [];
   if (gpus.length) {
     try {
       ports = planInstances(profile, gpus).map((p) => p.port);
     } catch (e) {
-      refusals.push({ check: 'gpu', message: errorMessage(e) });
+      f.refusals.push({ check: 'gpu', message: errorMessage(e) });
     }
   }
   const listening = parseListenPorts(s.get('listen') ?? '');
@@ -232,35 +236,39 @@ export function parsePreflightOutput(
     const addrs = listening.get(port);
     if (!addrs) continue;
     const who = owners.get(port);
-    refusals.push({
+    f.refusals.push({
       check: 'port',
       message:
         `Port ${port}${profile.layout === 'per-gpu' ? ` (GPU ${gpus[k]})` : ''} is already in use on ${nodeLabel}: ` +
         `something listens on ${addrs.map((a) => `${a}:${port}`).join(', ')}${who ? ` (${who})` : ''}. Stop it or choose another basePort.`,
     });
   }
+  return ports;
+}
 
-  // Working directory, model
+/** The working directory, the model and the draft model. */
+function checkPaths(s: Map<string, string>, profile: LaunchProfile, nodeLabel: string, f: Findings): void {
   if ((s.get('workdir') ?? '').trim() !== 'ok')
-    refusals.push({ check: 'workdir', message: `workDir ${profile.workDir ?? '~'} does not exist on ${nodeLabel}.` });
+    f.refusals.push({ check: 'workdir', message: `workDir ${profile.workDir ?? '~'} does not exist on ${nodeLabel}.` });
   const modelCheck = (what: string, field: string, p: string, state: string) => {
     if (state === 'dir-config') return;
     if (state === 'dir')
-      warnings.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} has no config.json; SGLang may not load it.` });
-    else if (state === 'not-dir') refusals.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} is not a directory.` });
+      f.warnings.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} has no config.json; SGLang may not load it.` });
+    else if (state === 'not-dir') f.refusals.push({ check: 'model', message: `${field}: ${p} on ${nodeLabel} is not a directory.` });
     else if (looksLikeHfRepo(p))
-      warnings.push({
+      f.warnings.push({
         check: 'model',
         message: `${field}: "${p}" is not a directory on ${nodeLabel}; it looks like a Hugging Face repo id, which SGLang downloads on start (into HF_HOME).`,
       });
-    else refusals.push({ check: 'model', message: `${field}: the ${what} ${p} does not exist on ${nodeLabel}.` });
+    else f.refusals.push({ check: 'model', message: `${field}: the ${what} ${p} does not exist on ${nodeLabel}.` });
   };
   modelCheck('model', 'modelPath', profile.modelPath, (s.get('model') ?? '').trim());
   const draft = profile.speculative?.draftModelPath;
   if (draft !== undefined) modelCheck('draft model', 'speculative.draftModelPath', draft, (s.get('draft') ?? '').trim());
+}
 
-  // Interpreter
-  const pyOut = (s.get('python') ?? '').replace(/\s+$/, '');
+/** Whether the interpreter imports sglang (a preview only says what it could see); the version it imports, or null. */
+function checkPython(pyOut: string, profile: LaunchProfile, nodeLabel: string, f: Findings): string | null {
   const ver = /GS-SGLANG (\S+)/.exec(pyOut);
   const rc = /GS-RC (\d+)/.exec(pyOut);
   const py = profile.python ?? DEFAULT_PYTHON;
@@ -277,7 +285,7 @@ export function parsePreflightOutput(
             ? `whether ${py} imports sglang is checked when the launch is confirmed`
             : `no sglang package in ${profile.venv}'s site-packages on ${nodeLabel}`;
     if (why)
-      warnings.push({
+      f.warnings.push({
         check: 'python',
         message: `${why} (a preview never runs the node's interpreter or sources its venv; the launch checks it first).`,
       });
@@ -285,16 +293,43 @@ export function parsePreflightOutput(
     const lines = pyOut.split('\n').filter((l) => l && !/^GS-RC /.test(l));
     const gsErr = lines.find((l) => l.startsWith('GS-ERROR '));
     const why = gsErr ? gsErr.slice('GS-ERROR '.length) : (errorSummary(lines) ?? `exit ${rc?.[1] ?? '?'}`);
-    refusals.push({
+    f.refusals.push({
       check: 'python',
       message: `${py}${profile.venv ? ` (venv ${profile.venv})` : ''} cannot import sglang on ${nodeLabel}: ${why}`,
     });
   }
+  return ver ? ver[1] : null;
+}
+
+export function parsePreflightOutput(
+  text: string,
+  n: string,
+  profile: LaunchProfile,
+  requested: number[] | 'all',
+  nodeLabel: string,
+  override: boolean,
+): PreflightResult {
+  const s = splitSections(text, n);
+  const refusals: PreflightIssue[] = [];
+  const warnings: PreflightIssue[] = [];
+  const f: Findings = {
+    refusals,
+    warnings,
+    refuseOrWarn: (check, msg, overridable) => {
+      if (overridable && override) warnings.push({ check, message: `${msg} (overridden)` });
+      else refusals.push(overridable ? { check, message: msg, overridable } : { check, message: msg });
+    },
+  };
+  const { gpus, nodeGpus } = checkGpus(s.get('gpus') ?? '', requested, nodeLabel, f);
+  if (nodeGpus) checkGpusFree(s.get('apps') ?? '', nodeGpus, gpus, nodeLabel, f);
+  const ports = checkPorts(s, profile, gpus, nodeLabel, f);
+  checkPaths(s, profile, nodeLabel, f);
+  const sglangVersion = checkPython((s.get('python') ?? '').replace(/\s+$/, ''), profile, nodeLabel, f);
   if (!sectionsComplete(text, n)) refusals.push({ check: 'python', message: `The preflight did not complete on ${nodeLabel}.` });
   // 2026 SGLang removed the deprecated MoE switches: argparse would refuse them (the old builds still take them)
   for (const r of removedFlags(profile.extraArgs ?? []))
     warnings.push({ check: 'flags', message: `${r.flag} was removed from SGLang in 2026 (PR #38375); use ${r.use} instead.` });
-  return { ok: refusals.length === 0, refusals, warnings, gpus, nodeGpus, ports, sglangVersion: ver ? ver[1] : null };
+  return { ok: refusals.length === 0, refusals, warnings, gpus, nodeGpus, ports, sglangVersion };
 }
 
 /**

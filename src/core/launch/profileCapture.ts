@@ -24,7 +24,7 @@ import { InstancePlan, SECRET_MARK, dirOf, instanceArgv, planInstances } from '.
 
 // ------------------------------------------------------------------------------------ capture
 
-export interface CaptureExtras {
+interface CaptureExtras {
   /** Per server pid: its VIRTUAL_ENV when `<venv>/bin/activate` exists. */
   virtualEnv?: Record<number, string | undefined>;
   /** Per server pid: launch-relevant environment variables that differ from a login shell's. */
@@ -35,7 +35,7 @@ export interface CaptureExtras {
 }
 
 /** A secret the captured profile refers to, and where it came from. The value stays in memory (restart). */
-export interface CapturedSecret {
+interface CapturedSecret {
   name: string;
   /** `--api-key` or `env HF_TOKEN`. */
   what: string;
@@ -71,7 +71,7 @@ interface ParsedArgv {
   warnings: string[];
 }
 
-export function typed(spec: FlagSpec, raw: string): string | number | null {
+function typed(spec: FlagSpec, raw: string): string | number | null {
   if (spec.kind === 'string') {
     if (spec.field === 'speculative.algorithm' && !(SPECULATIVE_ALGORITHMS as readonly string[]).includes(raw)) return null;
     return raw;
@@ -89,7 +89,7 @@ export function typed(spec: FlagSpec, raw: string): string | number | null {
  * Split a server's argv into typed fields, port and verbatim extra args. The values of secret flags
  * become references (`refFor`; default `{"env": "SGLANG_<FLAG>"}`): the argv may be the redacted one.
  */
-export function parseServerArgv(args: readonly string[], refFor: (flag: string) => SecretRef = defaultRef): ParsedArgv {
+function parseServerArgv(args: readonly string[], refFor: (flag: string) => SecretRef = defaultRef): ParsedArgv {
   const warnings: string[] = [];
   const at = sglangLaunchIndex(args);
   const launcherOk = at === 3 && args[1] === '-m' && args[2] === 'sglang.launch_server';
@@ -183,6 +183,30 @@ function logTemplate(servers: Array<{ log: string; gpu: number; port: number }>)
   return null;
 }
 
+/** The GPUs a server runs on: as probed, else its CUDA_VISIBLE_DEVICES. */
+function gpuOf(s: SglangServer): number[] {
+  if (s.gpus.length) return s.gpus;
+  if (s.cudaVisibleDevices)
+    return s.cudaVisibleDevices
+      .split(',')
+      .map((x) => Number.parseInt(x, 10))
+      .filter((n) => Number.isInteger(n) && n >= 0);
+  return [];
+}
+
+function logDirOf(s: SglangServer): string {
+  return s.logFile ? dirOf(s.logFile) : '';
+}
+
+/** What the groups of one capture share: each server's parsed argv, the secrets met so far, the warnings. */
+interface Capture {
+  parsed: Map<number, ParsedArgv>;
+  extras: CaptureExtras;
+  warnings: string[];
+  refFor(s: SglangServer, what: string, base: string): SecretRef;
+  isSingleGpu(s: SglangServer): boolean;
+}
+
 /**
  * Running servers → a profile that reproduces every one of them: one group per kind of server. Several
  * single-GPU servers with the same flags on consecutive ports become one per-gpu group; any other server
@@ -208,24 +232,34 @@ export function captureProfile(servers: SglangServer[], extras: CaptureExtras = 
     return { env: found.name };
   };
   const parsed = new Map(list.map((s) => [s.pid, parseServerArgv(s.args, (flag) => refFor(s, flag, secretName(defaultRef(flag))))]));
-  const gpuOf = (s: SglangServer): number[] => {
-    if (s.gpus.length) return s.gpus;
-    if (s.cudaVisibleDevices)
-      return s.cudaVisibleDevices
-        .split(',')
-        .map((x) => Number.parseInt(x, 10))
-        .filter((n) => Number.isInteger(n) && n >= 0);
-    return [];
-  };
-  const logDirOf = (s: SglangServer) => (s.logFile ? dirOf(s.logFile) : '');
-  const envKey = (s: SglangServer) =>
-    JSON.stringify([extras.virtualEnv?.[s.pid] ?? null, Object.entries(extras.env?.[s.pid] ?? {}).sort(), extras.secretEnv?.[s.pid] ?? []]);
   const isSingleGpu = (s: SglangServer) => {
     const f = parsed.get(s.pid)!.fields;
     return gpusPerServer(f as never) === 1 && gpuOf(s).length <= 1;
   };
+  const cap: Capture = { parsed, extras, warnings, refFor, isSingleGpu };
+  const out: LaunchProfile[] = [];
+  for (const group of groupServers(list, cap)) {
+    // A per-gpu group needs one log template for all its servers; otherwise capture them one by one.
+    const logs = group.map((s) => ({ log: s.logFile ?? '', gpu: gpuOf(s)[0] ?? -1, port: s.port }));
+    const known = logs.filter((l) => l.log).length;
+    if (group.length > 1 && known > 0 && (known < logs.length || !logTemplate(logs))) {
+      for (const s of group) out.push(captureGroup([s], cap));
+    } else out.push(captureGroup(group, cap));
+  }
 
-  // Group: runs of single-GPU servers with the same argv (port aside), directory, log dir and env on consecutive ports.
+  const captured = out.flatMap((g) =>
+    list.filter((s) => s.port >= g.basePort && s.port < g.basePort + (g.layout === 'per-gpu' ? (g.gpus as number[]).length : 1)),
+  );
+  const desc = `Captured from ${list.length} running server${list.length > 1 ? 's' : ''} (ports ${list.map((s) => s.port).join(', ')}).`;
+  for (const g of out) g.description = desc;
+  return { profile: out[0], groups: out, captured: [...new Set(captured.map((s) => s.pid))], secrets, warnings };
+}
+
+/** Runs of single-GPU servers with the same argv (port aside), directory, log dir and env on consecutive ports. */
+function groupServers(list: SglangServer[], cap: Capture): SglangServer[][] {
+  const { parsed, extras, isSingleGpu } = cap;
+  const envKey = (s: SglangServer) =>
+    JSON.stringify([extras.virtualEnv?.[s.pid] ?? null, Object.entries(extras.env?.[s.pid] ?? {}).sort(), extras.secretEnv?.[s.pid] ?? []]);
   const groups: SglangServer[][] = [];
   for (const s of list) {
     const last = groups[groups.length - 1];
@@ -244,141 +278,149 @@ export function captureProfile(servers: SglangServer[], extras: CaptureExtras = 
       last.push(s);
     } else groups.push([s]);
   }
-  const out: LaunchProfile[] = [];
-  for (const group of groups) {
-    // A per-gpu group needs one log template for all its servers; otherwise capture them one by one.
-    const logs = group.map((s) => ({ log: s.logFile ?? '', gpu: gpuOf(s)[0] ?? -1, port: s.port }));
-    const known = logs.filter((l) => l.log).length;
-    if (group.length > 1 && known > 0 && (known < logs.length || !logTemplate(logs))) {
-      for (const s of group) out.push(captureGroup([s]));
-    } else out.push(captureGroup(group));
-  }
+  return groups;
+}
 
-  function captureGroup(group: SglangServer[]): LaunchProfile {
-    const first = group[0];
-    const pa = parsed.get(first.pid)!;
-    warnings.push(...pa.warnings.map((w) => `${w} (port ${first.port})`));
-    if (!pa.launcherOk)
-      warnings.push(
-        `The server on port ${first.port} was not started as "python -m sglang.launch_server" (${first.args.slice(0, 3).join(' ')}); ` +
-          `the profile starts it that way with ${pa.python}.`,
-      );
-    const perGpu = isSingleGpu(first);
-    let gpus: number[] = [];
-    if (!perGpu) {
-      gpus = gpuOf(first);
-      const need = gpusPerServer(pa.fields as never);
-      if (!gpus.length) {
-        gpus = Array.from({ length: need }, (_, i) => i);
-        warnings.push(`GPUs of the server on port ${first.port} are unknown (no CUDA_VISIBLE_DEVICES); assuming ${gpus.join(',')}.`);
-      }
-    } else {
-      const seen = new Set<number>();
-      group.forEach((s, k) => {
-        let g = gpuOf(s)[0];
-        if (g === undefined || seen.has(g)) {
-          warnings.push(`GPU of the server on port ${s.port} is unknown; assuming GPU ${k}.`);
-          g = k;
-        }
-        seen.add(g);
-        gpus.push(g);
-      });
+/** The GPUs of a group: one per server of a per-gpu group, else the first server's (assumed 0.. when unknown). */
+function groupGpus(group: SglangServer[], pa: ParsedArgv, perGpu: boolean, warnings: string[]): number[] {
+  const first = group[0];
+  let gpus: number[] = [];
+  if (!perGpu) {
+    gpus = gpuOf(first);
+    const need = gpusPerServer(pa.fields as never);
+    if (!gpus.length) {
+      gpus = Array.from({ length: need }, (_, i) => i);
+      warnings.push(`GPUs of the server on port ${first.port} are unknown (no CUDA_VISIBLE_DEVICES); assuming ${gpus.join(',')}.`);
     }
-    const f = pa.fields;
-    const spec: SpeculativeConfig | undefined = f['speculative.algorithm']
-      ? stripUndef({
-          algorithm: f['speculative.algorithm'] as SpeculativeAlgorithm,
-          numSteps: f['speculative.numSteps'] as number | undefined,
-          eagleTopk: f['speculative.eagleTopk'] as number | undefined,
-          numDraftTokens: f['speculative.numDraftTokens'] as number | undefined,
-          draftModelPath: f['speculative.draftModelPath'] as string | undefined,
-        })
-      : undefined;
-    const extra = [...pa.extra];
-    for (const k of ['speculative.numSteps', 'speculative.eagleTopk', 'speculative.numDraftTokens', 'speculative.draftModelPath']) {
-      if (!spec && f[k] !== undefined) {
-        const fs = FLAG_SPECS.find((x) => x.field === k)!;
-        extra.push(fs.flag, String(f[k]));
+  } else {
+    const seen = new Set<number>();
+    group.forEach((s, k) => {
+      let g = gpuOf(s)[0];
+      if (g === undefined || seen.has(g)) {
+        warnings.push(`GPU of the server on port ${s.port} is unknown; assuming GPU ${k}.`);
+        g = k;
       }
-    }
-    let logFile: string | undefined;
-    if (group.every((s) => s.logFile)) {
-      const t = logTemplate(group.map((s, k) => ({ log: s.logFile!, gpu: gpus[k], port: s.port })));
-      const defaultName = perGpu ? `sglang_gpu${gpus[0]}.log` : `sglang_port${first.port}.log`;
-      if (t && !(first.logFile!.endsWith('/' + defaultName) && t.startsWith(logDirOf(first) + '/'))) logFile = t;
-    } else
-      warnings.push(
-        `The log file of the server on port ${first.port} is unknown (output not redirected to a file); the profile writes it to ~/logs.`,
-      );
-    const modelPath = f.modelPath as string | undefined;
-    if (modelPath === undefined)
-      throw new Error(`The server on port ${first.port} has no --model-path (a --config file is not captured into typed fields).`);
-    const env: Record<string, ArgValue> = { ...(extras.env?.[first.pid] ?? {}) };
-    for (const k of extras.secretEnv?.[first.pid] ?? []) env[k] = refFor(first, `env ${k}`, k);
-    const profile: LaunchProfile = stripUndef({
-      name: extras.name,
-      description: undefined,
-      modelPath,
-      servedModelName: f.servedModelName as string | undefined,
-      gpus,
-      layout: perGpu ? 'per-gpu' : 'single',
-      basePort: first.port,
-      host: f.host as string | undefined,
-      tp: f.tp as number | undefined,
-      dp: f.dp as number | undefined,
-      memFractionStatic: f.memFractionStatic as number | undefined,
-      contextLength: f.contextLength as number | undefined,
-      maxRunningRequests: f.maxRunningRequests as number | undefined,
-      chunkedPrefillSize: f.chunkedPrefillSize as number | undefined,
-      cudaGraphMaxBs: f.cudaGraphMaxBs as number | undefined,
-      quantization: f.quantization as string | undefined,
-      kvCacheDtype: f.kvCacheDtype as string | undefined,
-      speculative: spec,
-      reasoningParser: f.reasoningParser as string | undefined,
-      enableHierarchicalCache: f.enableHierarchicalCache as boolean | undefined,
-      enableMetrics: f.enableMetrics as boolean | undefined,
-      attentionBackend: f.attentionBackend as string | undefined,
-      decodeLogInterval: f.decodeLogInterval as number | undefined,
-      trustRemoteCode: f.trustRemoteCode as boolean | undefined,
-      pp: f.pp as number | undefined,
-      ep: f.ep as number | undefined,
-      nnodes: f.nnodes as number | undefined,
-      enableDpAttention: f.enableDpAttention as boolean | undefined,
-      apiKey: pa.apiKey,
-      extraArgs: extra,
-      env,
-      python: pa.python === DEFAULT_PYTHON ? undefined : pa.python,
-      venv: extras.virtualEnv?.[first.pid],
-      workDir: first.cwd ?? undefined,
-      logDir: logDirOf(first) || undefined,
-      logFile,
+      seen.add(g);
+      gpus.push(g);
     });
-    if (!perGpu && profile.tp === undefined && profile.dp === undefined && gpus.length > 1)
-      warnings.push(`The server on port ${first.port} runs on GPUs ${gpus.join(',')} without --tp-size/--dp-size.`);
-    // Keep the original spelling and order of the flags when the default rendering would differ.
-    const port = first.port;
-    const wanted = withoutPortArgs(first.args);
-    let plan: InstancePlan | undefined;
-    try {
-      plan = planInstances(profile, gpus)[0];
-    } catch {
-      plan = undefined;
-    }
-    const rendered = (p: LaunchProfile) => withoutPortArgs(redactRefs(instanceArgv(p, port, plan ? { tp: plan.tp, dp: plan.dp } : {})));
-    if (JSON.stringify(rendered(profile)) !== JSON.stringify(wanted)) {
-      profile.argOrder = pa.order;
-      if (JSON.stringify(rendered(profile)) !== JSON.stringify(wanted))
-        warnings.push(`The launch of port ${port} will differ from its original command line: ${wanted.slice(3).join(' ')}`);
-    }
-    return profile;
   }
+  return gpus;
+}
 
-  const captured = out.flatMap((g) =>
-    list.filter((s) => s.port >= g.basePort && s.port < g.basePort + (g.layout === 'per-gpu' ? (g.gpus as number[]).length : 1)),
-  );
-  const desc = `Captured from ${list.length} running server${list.length > 1 ? 's' : ''} (ports ${list.map((s) => s.port).join(', ')}).`;
-  for (const g of out) g.description = desc;
-  return { profile: out[0], groups: out, captured: [...new Set(captured.map((s) => s.pid))], secrets, warnings };
+/** The speculative config, and the extra args (a speculative flag without --speculative-algorithm stays one). */
+function speculativeOf(pa: ParsedArgv): { spec: SpeculativeConfig | undefined; extra: ArgValue[] } {
+  const f = pa.fields;
+  const spec: SpeculativeConfig | undefined = f['speculative.algorithm']
+    ? stripUndef({
+        algorithm: f['speculative.algorithm'] as SpeculativeAlgorithm,
+        numSteps: f['speculative.numSteps'] as number | undefined,
+        eagleTopk: f['speculative.eagleTopk'] as number | undefined,
+        numDraftTokens: f['speculative.numDraftTokens'] as number | undefined,
+        draftModelPath: f['speculative.draftModelPath'] as string | undefined,
+      })
+    : undefined;
+  const extra = [...pa.extra];
+  for (const k of ['speculative.numSteps', 'speculative.eagleTopk', 'speculative.numDraftTokens', 'speculative.draftModelPath']) {
+    if (!spec && f[k] !== undefined) {
+      const fs = FLAG_SPECS.find((x) => x.field === k)!;
+      extra.push(fs.flag, String(f[k]));
+    }
+  }
+  return { spec, extra };
+}
+
+/** The group's log file template, when its servers' logs are not where the profile would put them anyway. */
+function groupLogFile(group: SglangServer[], gpus: number[], perGpu: boolean, warnings: string[]): string | undefined {
+  const first = group[0];
+  let logFile: string | undefined;
+  if (group.every((s) => s.logFile)) {
+    const t = logTemplate(group.map((s, k) => ({ log: s.logFile!, gpu: gpus[k], port: s.port })));
+    const defaultName = perGpu ? `sglang_gpu${gpus[0]}.log` : `sglang_port${first.port}.log`;
+    if (t && !(first.logFile!.endsWith('/' + defaultName) && t.startsWith(logDirOf(first) + '/'))) logFile = t;
+  } else
+    warnings.push(
+      `The log file of the server on port ${first.port} is unknown (output not redirected to a file); the profile writes it to ~/logs.`,
+    );
+  return logFile;
+}
+
+/** One group of servers → one profile (its warnings added to the capture's). */
+function captureGroup(group: SglangServer[], cap: Capture): LaunchProfile {
+  const { extras, warnings } = cap;
+  const first = group[0];
+  const pa = cap.parsed.get(first.pid)!;
+  warnings.push(...pa.warnings.map((w) => `${w} (port ${first.port})`));
+  if (!pa.launcherOk)
+    warnings.push(
+      `The server on port ${first.port} was not started as "python -m sglang.launch_server" (${first.args.slice(0, 3).join(' ')}); ` +
+        `the profile starts it that way with ${pa.python}.`,
+    );
+  const perGpu = cap.isSingleGpu(first);
+  const gpus = groupGpus(group, pa, perGpu, warnings);
+  const f = pa.fields;
+  const { spec, extra } = speculativeOf(pa);
+  const logFile = groupLogFile(group, gpus, perGpu, warnings);
+  const modelPath = f.modelPath as string | undefined;
+  if (modelPath === undefined)
+    throw new Error(`The server on port ${first.port} has no --model-path (a --config file is not captured into typed fields).`);
+  const env: Record<string, ArgValue> = { ...(extras.env?.[first.pid] ?? {}) };
+  for (const k of extras.secretEnv?.[first.pid] ?? []) env[k] = cap.refFor(first, `env ${k}`, k);
+  const profile: LaunchProfile = stripUndef({
+    name: extras.name,
+    description: undefined,
+    modelPath,
+    servedModelName: f.servedModelName as string | undefined,
+    gpus,
+    layout: perGpu ? 'per-gpu' : 'single',
+    basePort: first.port,
+    host: f.host as string | undefined,
+    tp: f.tp as number | undefined,
+    dp: f.dp as number | undefined,
+    memFractionStatic: f.memFractionStatic as number | undefined,
+    contextLength: f.contextLength as number | undefined,
+    maxRunningRequests: f.maxRunningRequests as number | undefined,
+    chunkedPrefillSize: f.chunkedPrefillSize as number | undefined,
+    cudaGraphMaxBs: f.cudaGraphMaxBs as number | undefined,
+    quantization: f.quantization as string | undefined,
+    kvCacheDtype: f.kvCacheDtype as string | undefined,
+    speculative: spec,
+    reasoningParser: f.reasoningParser as string | undefined,
+    enableHierarchicalCache: f.enableHierarchicalCache as boolean | undefined,
+    enableMetrics: f.enableMetrics as boolean | undefined,
+    attentionBackend: f.attentionBackend as string | undefined,
+    decodeLogInterval: f.decodeLogInterval as number | undefined,
+    trustRemoteCode: f.trustRemoteCode as boolean | undefined,
+    pp: f.pp as number | undefined,
+    ep: f.ep as number | undefined,
+    nnodes: f.nnodes as number | undefined,
+    enableDpAttention: f.enableDpAttention as boolean | undefined,
+    apiKey: pa.apiKey,
+    extraArgs: extra,
+    env,
+    python: pa.python === DEFAULT_PYTHON ? undefined : pa.python,
+    venv: extras.virtualEnv?.[first.pid],
+    workDir: first.cwd ?? undefined,
+    logDir: logDirOf(first) || undefined,
+    logFile,
+  });
+  if (!perGpu && profile.tp === undefined && profile.dp === undefined && gpus.length > 1)
+    warnings.push(`The server on port ${first.port} runs on GPUs ${gpus.join(',')} without --tp-size/--dp-size.`);
+  // Keep the original spelling and order of the flags when the default rendering would differ.
+  const port = first.port;
+  const wanted = withoutPortArgs(first.args);
+  let plan: InstancePlan | undefined;
+  try {
+    plan = planInstances(profile, gpus)[0];
+  } catch {
+    plan = undefined;
+  }
+  const rendered = (p: LaunchProfile) => withoutPortArgs(redactRefs(instanceArgv(p, port, plan ? { tp: plan.tp, dp: plan.dp } : {})));
+  if (JSON.stringify(rendered(profile)) !== JSON.stringify(wanted)) {
+    profile.argOrder = pa.order;
+    if (JSON.stringify(rendered(profile)) !== JSON.stringify(wanted))
+      warnings.push(`The launch of port ${port} will differ from its original command line: ${wanted.slice(3).join(' ')}`);
+  }
+  return profile;
 }
 
 /** Secret markers of a rendered argv shown as the redacted node argv shows them. */

@@ -7,50 +7,6 @@
 export const SPECULATIVE_ALGORITHMS = ['EAGLE', 'EAGLE3', 'NEXTN', 'STANDALONE', 'NGRAM', 'DFLASH'] as const;
 export type SpeculativeAlgorithm = (typeof SPECULATIVE_ALGORITHMS)[number];
 
-/** Suggestions only (VS Code completion); other values are passed through. */
-export const QUANTIZATION_SUGGESTIONS = [
-  'fp8',
-  'awq',
-  'gptq',
-  'marlin',
-  'gptq_marlin',
-  'awq_marlin',
-  'bitsandbytes',
-  'gguf',
-  'modelopt',
-  'modelopt_fp8',
-  'modelopt_fp4',
-  'w8a8_int8',
-  'w8a8_fp8',
-  'moe_wna16',
-  'mxfp4',
-  'compressed-tensors',
-];
-export const KV_CACHE_DTYPE_SUGGESTIONS = ['auto', 'fp8_e5m2', 'fp8_e4m3', 'bf16', 'bfloat16', 'fp4_e2m1'];
-export const ATTENTION_BACKEND_SUGGESTIONS = [
-  'flashinfer',
-  'fa3',
-  'fa4',
-  'triton',
-  'torch_native',
-  'flashmla',
-  'cutlass_mla',
-  'trtllm_mla',
-  'trtllm_mha',
-  'aiter',
-];
-export const REASONING_PARSER_SUGGESTIONS = [
-  'qwen3',
-  'qwen3-thinking',
-  'deepseek-r1',
-  'deepseek-v3',
-  'glm45',
-  'gpt-oss',
-  'kimi',
-  'minimax',
-  'step3',
-];
-
 export interface SpeculativeConfig {
   /** --speculative-algorithm */
   algorithm: SpeculativeAlgorithm;

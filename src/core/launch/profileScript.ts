@@ -31,7 +31,7 @@ export function remotePathExpr(p: string): string {
 }
 
 /** Join a directory (as given in the profile) and a plain file name. */
-export function joinRemote(dir: string, file: string): string {
+function joinRemote(dir: string, file: string): string {
   return dir.endsWith('/') ? dir + file : `${dir}/${file}`;
 }
 
@@ -47,7 +47,7 @@ export interface RenderedInstance {
   host?: string;
 }
 
-export interface RenderedScript {
+interface RenderedScript {
   script: string;
   instances: RenderedInstance[];
   /** Names of the secrets the script reads from `~/.gpu-sessions/secrets/` (supplied before it runs). */
@@ -63,12 +63,12 @@ const secretToken = (r: SecretRef) => SECRET_MARK + secretName(r);
 const shownToken = (a: string) => (a.startsWith(SECRET_MARK) ? `<secret:${a.slice(SECRET_MARK.length)}>` : a);
 
 /** The shell expression that reads a secret on the node at run time: `"$(cat "$HOME"/'.gpu-sessions/secrets/NAME')"`. */
-export function secretExpr(name: string): string {
+function secretExpr(name: string): string {
   return `"$(cat "$HOME"/${shq(`${SECRETS_DIR}/${name}`)})"`;
 }
 
 /** Every secret a group refers to (names, in order of appearance). */
-export function profileSecrets(p: LaunchProfile): string[] {
+function profileSecrets(p: LaunchProfile): string[] {
   const out: string[] = [];
   const add = (v: ArgValue | undefined) => {
     if (v !== undefined && isSecretRef(v) && !out.includes(secretName(v))) out.push(secretName(v));

@@ -23,7 +23,7 @@ import {
 
 // ------------------------------------------------------------------------------------ validation
 
-export interface ValidationResult {
+interface ValidationResult {
   /** The first (for an old single-group file: the only) server group. */
   profile?: LaunchProfile;
   /** Every server group, each carrying the profile's name and description. */
@@ -232,211 +232,36 @@ function validateOne(x: Record<string, unknown>, known: readonly string[]): Vali
   checkPath(c, modelPath, 'modelPath', true);
   const servedModelName = c.string(x, 'servedModelName', 'servedModelName');
 
-  // gpus
-  let gpus: number[] | 'all' = 'all';
-  if (x.gpus !== undefined) {
-    if (x.gpus === 'all') gpus = 'all';
-    else if (Array.isArray(x.gpus)) {
-      const list: number[] = [];
-      x.gpus.forEach((g, i) => {
-        if (typeof g !== 'number' || !Number.isInteger(g) || g < 0 || g > 1023)
-          c.err(`gpus[${i}]`, `must be a GPU index (an integer >= 0) (got ${show(g)})`);
-        else if (list.includes(g)) c.err(`gpus[${i}]`, `GPU ${g} is listed twice`);
-        else list.push(g);
-      });
-      if (x.gpus.length === 0) c.err('gpus', 'must list at least one GPU index, or be "all"');
-      gpus = list;
-    } else c.err('gpus', `must be "all" or a list of GPU indices like [0, 1, 2, 3] (got ${show(x.gpus)})`);
-  }
-
-  let layout: Layout = 'per-gpu';
-  if (x.layout !== undefined) {
-    if (x.layout === 'per-gpu' || x.layout === 'single') layout = x.layout;
-    else
-      c.err(
-        'layout',
-        `${show(x.layout)} is not one of per-gpu, single${typeof x.layout === 'string' ? hintOf(x.layout, ['per-gpu', 'single']) : ''}`,
-      );
-  }
+  const gpus = checkGpus(c, x);
+  const layout = checkLayout(c, x);
   const basePort = c.int(x, 'basePort', 'basePort', 1, 65535) ?? (x.basePort === undefined ? DEFAULT_BASE_PORT : undefined);
   if (Array.isArray(gpus) && basePort !== undefined && layout === 'per-gpu' && basePort + gpus.length - 1 > 65535) {
     c.err('basePort', `${basePort} + ${gpus.length} instances runs past port 65535`);
   }
   const host = c.string(x, 'host', 'host');
   if (host !== undefined && /\s/.test(host)) c.err('host', `"${host}" must not contain spaces`);
-  const tp = c.int(x, 'tp', 'tp', 1, 1024);
-  const dp = c.int(x, 'dp', 'dp', 1, 1024);
-  if (layout === 'per-gpu') {
-    if (tp !== undefined && tp > 1)
-      c.err('tp', `is ${tp}, but layout "per-gpu" runs one single-GPU server per GPU; use layout "single" for tensor parallelism`);
-    if (dp !== undefined && dp > 1)
-      c.err('dp', `is ${dp}, but layout "per-gpu" already is data parallelism by hand; use layout "single" for --dp-size`);
-  }
-  const pp = c.int(x, 'pp', 'pp', 1, 1024);
-  const ep = c.int(x, 'ep', 'ep', 1, 1024);
-  const nnodes = c.int(x, 'nnodes', 'nnodes', 1, 1024);
-  const enableDpAttention = c.bool(x, 'enableDpAttention', 'enableDpAttention');
-  if (layout === 'per-gpu') {
-    for (const [k, v] of [
-      ['pp', pp],
-      ['nnodes', nnodes],
-    ] as const)
-      if (v !== undefined && v > 1) c.err(k, `is ${v}, but layout "per-gpu" runs one single-GPU server per GPU; use layout "single"`);
-  }
-  if (layout === 'single' && Array.isArray(gpus) && gpus.length && (tp !== undefined || dp !== undefined)) {
-    const o = { tp, dp, pp, nnodes, enableDpAttention };
-    const need = gpusPerServer(o);
-    const formula = `tp ${tp ?? 1}${enableDpAttention ? '' : ` × dp ${dp ?? 1}`}${pp ? ` × pp ${pp}` : ''}${nnodes ? ` / nnodes ${nnodes}` : ''}`;
-    if (tp !== undefined && (dp !== undefined || enableDpAttention) && need !== gpus.length)
-      c.err(
-        'tp',
-        `${formula} = ${need} GPUs, but gpus lists ${gpus.length}${enableDpAttention ? ' (with enableDpAttention the DP ranks share the TP GPUs)' : ''}`,
-      );
-    else if (gpus.length % need !== 0)
-      c.err(tp !== undefined ? 'tp' : 'dp', `${need} does not divide the ${gpus.length} GPUs listed in gpus`);
-  }
-
-  let memFractionStatic: number | undefined;
-  if (x.memFractionStatic !== undefined && x.memFractionStatic !== null) {
-    const v = x.memFractionStatic;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 1)
-      c.err('memFractionStatic', `must be a number greater than 0 and at most 1, e.g. 0.88 (got ${show(v)})`);
-    else memFractionStatic = v;
-  }
-  const contextLength = c.int(x, 'contextLength', 'contextLength', 1);
-  const maxRunningRequests = c.int(x, 'maxRunningRequests', 'maxRunningRequests', 1);
-  let chunkedPrefillSize = c.int(
-    x,
-    'chunkedPrefillSize',
-    'chunkedPrefillSize',
-    -1,
-    Number.MAX_SAFE_INTEGER,
-    ' (-1 disables chunked prefill)',
-  );
-  if (chunkedPrefillSize === 0) {
-    c.err('chunkedPrefillSize', 'must not be 0 (use -1 to disable chunked prefill)');
-    chunkedPrefillSize = undefined;
-  }
-  const cudaGraphMaxBs = c.int(x, 'cudaGraphMaxBs', 'cudaGraphMaxBs', 1);
-  const quantization = c.string(x, 'quantization', 'quantization');
-  const kvCacheDtype = c.string(x, 'kvCacheDtype', 'kvCacheDtype');
-  const reasoningParser = c.string(x, 'reasoningParser', 'reasoningParser');
-  const attentionBackend = c.string(x, 'attentionBackend', 'attentionBackend');
-  const decodeLogInterval = c.int(x, 'decodeLogInterval', 'decodeLogInterval', 1);
-  const enableHierarchicalCache = c.bool(x, 'enableHierarchicalCache', 'enableHierarchicalCache');
-  const enableMetrics = c.bool(x, 'enableMetrics', 'enableMetrics');
-  const trustRemoteCode = c.bool(x, 'trustRemoteCode', 'trustRemoteCode');
-
-  // speculative
-  let speculative: SpeculativeConfig | undefined;
-  if (x.speculative !== undefined && x.speculative !== null) {
-    const s = x.speculative;
-    if (!isObject(s)) c.err('speculative', `must be an object like {"algorithm": "NEXTN", "numSteps": 3} (got ${show(s)})`);
-    else {
-      c.unknownKeys(s, SPECULATIVE_FIELDS, 'speculative.');
-      const alg = s.algorithm;
-      let algorithm: SpeculativeAlgorithm | undefined;
-      if (alg === undefined || alg === null) c.err('speculative.algorithm', `is required (one of ${SPECULATIVE_ALGORITHMS.join(', ')})`);
-      else if (typeof alg !== 'string' || !(SPECULATIVE_ALGORITHMS as readonly string[]).includes(alg)) {
-        const isMtp = typeof alg === 'string' && /mtp/i.test(alg);
-        const hint = typeof alg === 'string' && !isMtp ? hintOf(alg, SPECULATIVE_ALGORITHMS) : '';
-        c.err(
-          'speculative.algorithm',
-          `${show(alg)} is not one of ${SPECULATIVE_ALGORITHMS.join(', ')}${isMtp ? ' (MTP models run through NEXTN or EAGLE)' : hint}`,
-        );
-      } else algorithm = alg as SpeculativeAlgorithm;
-      const numSteps = c.int(s, 'numSteps', 'speculative.numSteps', 1, 64);
-      const eagleTopk = c.int(s, 'eagleTopk', 'speculative.eagleTopk', 1, 64);
-      const numDraftTokens = c.int(s, 'numDraftTokens', 'speculative.numDraftTokens', 1, 1024);
-      const draftModelPath = c.string(s, 'draftModelPath', 'speculative.draftModelPath');
-      checkPath(c, draftModelPath, 'speculative.draftModelPath', true);
-      if (algorithm) speculative = stripUndef({ algorithm, numSteps, eagleTopk, numDraftTokens, draftModelPath });
-    }
-  }
-
-  // extraArgs
-  const extraArgs: ArgValue[] = [];
-  if (x.extraArgs !== undefined && x.extraArgs !== null) {
-    if (!Array.isArray(x.extraArgs))
-      c.err('extraArgs', `must be a list of strings like ["--log-level", "info"] (got ${show(x.extraArgs)})`);
-    else {
-      x.extraArgs.forEach((a, i) => {
-        if (isObject(a)) {
-          const r = checkRef(c, a, `extraArgs[${i}]`);
-          if (r) extraArgs.push(r);
-          return;
-        }
-        if (typeof a !== 'string') return c.err(`extraArgs[${i}]`, `must be a string (got ${show(a)})`);
-        const bad = badChars(a);
-        if (bad) return c.err(`extraArgs[${i}]`, `must not contain ${bad}`);
-        const prev = (x.extraArgs as unknown[])[i - 1];
-        const eq = a.startsWith('--') ? a.indexOf('=') : -1;
-        if (eq > 2 && isSecretFlag(a.slice(0, eq)) && a.slice(eq + 1) !== '') return c.err(`extraArgs[${i}]`, clearSecret(a.slice(0, eq)));
-        if (typeof prev === 'string' && prev.startsWith('--') && !prev.includes('=') && isSecretFlag(prev) && !a.startsWith('--'))
-          return c.err(`extraArgs[${i}]`, clearSecret(prev));
-        extraArgs.push(a);
-      });
-    }
-  }
-  const profileSoFar: Record<string, unknown> = { ...x, speculative };
+  const { tp, dp, pp, ep, nnodes, enableDpAttention } = checkParallelism(c, x, layout, gpus);
+  const {
+    memFractionStatic,
+    contextLength,
+    maxRunningRequests,
+    chunkedPrefillSize,
+    cudaGraphMaxBs,
+    quantization,
+    kvCacheDtype,
+    reasoningParser,
+    attentionBackend,
+    decodeLogInterval,
+    enableHierarchicalCache,
+    enableMetrics,
+    trustRemoteCode,
+  } = checkTuning(c, x);
+  const speculative = checkSpeculative(c, x);
+  const extraArgs = checkExtraArgs(c, x);
   const apiKey = x.apiKey === undefined || x.apiKey === null ? undefined : checkRef(c, x.apiKey, 'apiKey');
-  extraArgs.forEach((a, i) => {
-    if (typeof a !== 'string' || !a.startsWith('--')) return;
-    if (apiKey && resolveFlag(a.split('=')[0]) === '--api-key')
-      return c.err(`extraArgs[${i}]`, '--api-key is already set by apiKey; give it only once');
-    const flag = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
-    if (RESERVED_FLAGS.includes(flag)) {
-      c.err(
-        `extraArgs[${i}]`,
-        `${flag} is set by ${flag === '--port' ? 'basePort (instance k listens on basePort + k)' : 'modelPath'}; remove it from extraArgs`,
-      );
-      return;
-    }
-    const spec = FLAG_BY_NAME.get(flag);
-    if (spec && getField(profileSoFar, spec.field) !== undefined)
-      c.err(`extraArgs[${i}]`, `${flag} is already set by ${spec.field}; give it only once`);
-  });
-
-  // env
-  const env: Record<string, ArgValue> = {};
-  if (x.env !== undefined && x.env !== null) {
-    if (!isObject(x.env)) c.err('env', `must be an object of NAME: "value" (got ${show(x.env)})`);
-    else {
-      for (const [k, v] of Object.entries(x.env)) {
-        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
-          c.err(`env.${k}`, 'is not a valid environment variable name (letters, digits and "_", not starting with a digit)');
-        else if (k === 'CUDA_VISIBLE_DEVICES') c.err(`env.${k}`, 'is set per instance from gpus and layout; use "gpus" instead');
-        else if (isObject(v)) {
-          const r = checkRef(c, v, `env.${k}`);
-          if (r) env[k] = r;
-        } else if (typeof v !== 'string') c.err(`env.${k}`, `must be a string (got ${show(v)}); write numbers in quotes`);
-        else if (v.includes('\0')) c.err(`env.${k}`, 'must not contain a NUL character');
-        else if (isSecretName(k) && v !== '')
-          c.err(
-            `env.${k}`,
-            `is a secret; the profile must not hold it: write {"env": "${k}"} (or {"secret": "${k}"}) and supply the value at launch`,
-          );
-        else env[k] = v;
-      }
-    }
-  }
-
-  const python = c.string(x, 'python', 'python');
-  if (python !== undefined && /^~[^/]/.test(python)) c.err('python', `"${python}": only "~/..." is expanded`);
-  const venv = c.string(x, 'venv', 'venv');
-  checkPath(c, venv, 'venv', true);
-  const workDir = c.string(x, 'workDir', 'workDir');
-  checkPath(c, workDir, 'workDir', false);
-  const logDir = c.string(x, 'logDir', 'logDir');
-  checkPath(c, logDir, 'logDir', true);
-  const logFile = c.string(x, 'logFile', 'logFile');
-  checkPath(c, logFile, 'logFile', true);
-  let argOrder: string[] | undefined;
-  if (x.argOrder !== undefined && x.argOrder !== null) {
-    if (!Array.isArray(x.argOrder) || x.argOrder.some((a) => typeof a !== 'string' || !/^--[A-Za-z0-9][A-Za-z0-9_.-]*=?$/.test(a)))
-      c.err('argOrder', `must be a list of flags like ["--model-path", "--tp", "--port"] (got ${show(x.argOrder)})`);
-    else argOrder = x.argOrder as string[];
-  }
+  checkFlagsGivenTwice(c, extraArgs, apiKey, { ...x, speculative });
+  const env = checkEnv(c, x);
+  const { python, venv, workDir, logDir, logFile, argOrder } = checkPlaces(c, x);
   const schema = typeof x.$schema === 'string' ? x.$schema : undefined;
   if (x.$schema !== undefined && typeof x.$schema !== 'string') c.err('$schema', 'must be a string');
 
@@ -483,6 +308,261 @@ function validateOne(x: Record<string, unknown>, known: readonly string[]): Vali
     argOrder,
   }) as LaunchProfile;
   return { profile, errors: [] };
+}
+
+/** `gpus`: "all" or distinct GPU indices. */
+function checkGpus(c: Checker, x: Record<string, unknown>): number[] | 'all' {
+  let gpus: number[] | 'all' = 'all';
+  if (x.gpus !== undefined) {
+    if (x.gpus === 'all') gpus = 'all';
+    else if (Array.isArray(x.gpus)) {
+      const list: number[] = [];
+      x.gpus.forEach((g, i) => {
+        if (typeof g !== 'number' || !Number.isInteger(g) || g < 0 || g > 1023)
+          c.err(`gpus[${i}]`, `must be a GPU index (an integer >= 0) (got ${show(g)})`);
+        else if (list.includes(g)) c.err(`gpus[${i}]`, `GPU ${g} is listed twice`);
+        else list.push(g);
+      });
+      if (x.gpus.length === 0) c.err('gpus', 'must list at least one GPU index, or be "all"');
+      gpus = list;
+    } else c.err('gpus', `must be "all" or a list of GPU indices like [0, 1, 2, 3] (got ${show(x.gpus)})`);
+  }
+
+  return gpus;
+}
+
+/** `layout`: per-gpu (the default) or single. */
+function checkLayout(c: Checker, x: Record<string, unknown>): Layout {
+  let layout: Layout = 'per-gpu';
+  if (x.layout !== undefined) {
+    if (x.layout === 'per-gpu' || x.layout === 'single') layout = x.layout;
+    else
+      c.err(
+        'layout',
+        `${show(x.layout)} is not one of per-gpu, single${typeof x.layout === 'string' ? hintOf(x.layout, ['per-gpu', 'single']) : ''}`,
+      );
+  }
+  return layout;
+}
+
+/** tp, dp, pp, ep, nnodes and enableDpAttention, against the layout and the GPUs listed. */
+function checkParallelism(c: Checker, x: Record<string, unknown>, layout: Layout, gpus: number[] | 'all') {
+  const tp = c.int(x, 'tp', 'tp', 1, 1024);
+  const dp = c.int(x, 'dp', 'dp', 1, 1024);
+  if (layout === 'per-gpu') {
+    if (tp !== undefined && tp > 1)
+      c.err('tp', `is ${tp}, but layout "per-gpu" runs one single-GPU server per GPU; use layout "single" for tensor parallelism`);
+    if (dp !== undefined && dp > 1)
+      c.err('dp', `is ${dp}, but layout "per-gpu" already is data parallelism by hand; use layout "single" for --dp-size`);
+  }
+  const pp = c.int(x, 'pp', 'pp', 1, 1024);
+  const ep = c.int(x, 'ep', 'ep', 1, 1024);
+  const nnodes = c.int(x, 'nnodes', 'nnodes', 1, 1024);
+  const enableDpAttention = c.bool(x, 'enableDpAttention', 'enableDpAttention');
+  if (layout === 'per-gpu') {
+    for (const [k, v] of [
+      ['pp', pp],
+      ['nnodes', nnodes],
+    ] as const)
+      if (v !== undefined && v > 1) c.err(k, `is ${v}, but layout "per-gpu" runs one single-GPU server per GPU; use layout "single"`);
+  }
+  if (layout === 'single' && Array.isArray(gpus) && gpus.length && (tp !== undefined || dp !== undefined)) {
+    const o = { tp, dp, pp, nnodes, enableDpAttention };
+    const need = gpusPerServer(o);
+    const formula = `tp ${tp ?? 1}${enableDpAttention ? '' : ` × dp ${dp ?? 1}`}${pp ? ` × pp ${pp}` : ''}${nnodes ? ` / nnodes ${nnodes}` : ''}`;
+    if (tp !== undefined && (dp !== undefined || enableDpAttention) && need !== gpus.length)
+      c.err(
+        'tp',
+        `${formula} = ${need} GPUs, but gpus lists ${gpus.length}${enableDpAttention ? ' (with enableDpAttention the DP ranks share the TP GPUs)' : ''}`,
+      );
+    else if (gpus.length % need !== 0)
+      c.err(tp !== undefined ? 'tp' : 'dp', `${need} does not divide the ${gpus.length} GPUs listed in gpus`);
+  }
+
+  return { tp, dp, pp, ep, nnodes, enableDpAttention };
+}
+
+/** The memory, batch, quantization, backend and logging settings. */
+function checkTuning(c: Checker, x: Record<string, unknown>) {
+  let memFractionStatic: number | undefined;
+  if (x.memFractionStatic !== undefined && x.memFractionStatic !== null) {
+    const v = x.memFractionStatic;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 1)
+      c.err('memFractionStatic', `must be a number greater than 0 and at most 1, e.g. 0.88 (got ${show(v)})`);
+    else memFractionStatic = v;
+  }
+  const contextLength = c.int(x, 'contextLength', 'contextLength', 1);
+  const maxRunningRequests = c.int(x, 'maxRunningRequests', 'maxRunningRequests', 1);
+  let chunkedPrefillSize = c.int(
+    x,
+    'chunkedPrefillSize',
+    'chunkedPrefillSize',
+    -1,
+    Number.MAX_SAFE_INTEGER,
+    ' (-1 disables chunked prefill)',
+  );
+  if (chunkedPrefillSize === 0) {
+    c.err('chunkedPrefillSize', 'must not be 0 (use -1 to disable chunked prefill)');
+    chunkedPrefillSize = undefined;
+  }
+  const cudaGraphMaxBs = c.int(x, 'cudaGraphMaxBs', 'cudaGraphMaxBs', 1);
+  const quantization = c.string(x, 'quantization', 'quantization');
+  const kvCacheDtype = c.string(x, 'kvCacheDtype', 'kvCacheDtype');
+  const reasoningParser = c.string(x, 'reasoningParser', 'reasoningParser');
+  const attentionBackend = c.string(x, 'attentionBackend', 'attentionBackend');
+  const decodeLogInterval = c.int(x, 'decodeLogInterval', 'decodeLogInterval', 1);
+  const enableHierarchicalCache = c.bool(x, 'enableHierarchicalCache', 'enableHierarchicalCache');
+  const enableMetrics = c.bool(x, 'enableMetrics', 'enableMetrics');
+  const trustRemoteCode = c.bool(x, 'trustRemoteCode', 'trustRemoteCode');
+
+  return {
+    memFractionStatic,
+    contextLength,
+    maxRunningRequests,
+    chunkedPrefillSize,
+    cudaGraphMaxBs,
+    quantization,
+    kvCacheDtype,
+    reasoningParser,
+    attentionBackend,
+    decodeLogInterval,
+    enableHierarchicalCache,
+    enableMetrics,
+    trustRemoteCode,
+  };
+}
+
+/** `speculative`: an algorithm SGLang knows, and its numbers and draft model. */
+function checkSpeculative(c: Checker, x: Record<string, unknown>): SpeculativeConfig | undefined {
+  let speculative: SpeculativeConfig | undefined;
+  if (x.speculative !== undefined && x.speculative !== null) {
+    const s = x.speculative;
+    if (!isObject(s)) c.err('speculative', `must be an object like {"algorithm": "NEXTN", "numSteps": 3} (got ${show(s)})`);
+    else {
+      c.unknownKeys(s, SPECULATIVE_FIELDS, 'speculative.');
+      const alg = s.algorithm;
+      let algorithm: SpeculativeAlgorithm | undefined;
+      if (alg === undefined || alg === null) c.err('speculative.algorithm', `is required (one of ${SPECULATIVE_ALGORITHMS.join(', ')})`);
+      else if (typeof alg !== 'string' || !(SPECULATIVE_ALGORITHMS as readonly string[]).includes(alg)) {
+        const isMtp = typeof alg === 'string' && /mtp/i.test(alg);
+        const hint = typeof alg === 'string' && !isMtp ? hintOf(alg, SPECULATIVE_ALGORITHMS) : '';
+        c.err(
+          'speculative.algorithm',
+          `${show(alg)} is not one of ${SPECULATIVE_ALGORITHMS.join(', ')}${isMtp ? ' (MTP models run through NEXTN or EAGLE)' : hint}`,
+        );
+      } else algorithm = alg as SpeculativeAlgorithm;
+      const numSteps = c.int(s, 'numSteps', 'speculative.numSteps', 1, 64);
+      const eagleTopk = c.int(s, 'eagleTopk', 'speculative.eagleTopk', 1, 64);
+      const numDraftTokens = c.int(s, 'numDraftTokens', 'speculative.numDraftTokens', 1, 1024);
+      const draftModelPath = c.string(s, 'draftModelPath', 'speculative.draftModelPath');
+      checkPath(c, draftModelPath, 'speculative.draftModelPath', true);
+      if (algorithm) speculative = stripUndef({ algorithm, numSteps, eagleTopk, numDraftTokens, draftModelPath });
+    }
+  }
+
+  return speculative;
+}
+
+/** `extraArgs`: strings (no secret value in clear) and secret references. */
+function checkExtraArgs(c: Checker, x: Record<string, unknown>): ArgValue[] {
+  const extraArgs: ArgValue[] = [];
+  if (x.extraArgs !== undefined && x.extraArgs !== null) {
+    if (!Array.isArray(x.extraArgs))
+      c.err('extraArgs', `must be a list of strings like ["--log-level", "info"] (got ${show(x.extraArgs)})`);
+    else {
+      x.extraArgs.forEach((a, i) => {
+        if (isObject(a)) {
+          const r = checkRef(c, a, `extraArgs[${i}]`);
+          if (r) extraArgs.push(r);
+          return;
+        }
+        if (typeof a !== 'string') return c.err(`extraArgs[${i}]`, `must be a string (got ${show(a)})`);
+        const bad = badChars(a);
+        if (bad) return c.err(`extraArgs[${i}]`, `must not contain ${bad}`);
+        const prev = (x.extraArgs as unknown[])[i - 1];
+        const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+        if (eq > 2 && isSecretFlag(a.slice(0, eq)) && a.slice(eq + 1) !== '') return c.err(`extraArgs[${i}]`, clearSecret(a.slice(0, eq)));
+        if (typeof prev === 'string' && prev.startsWith('--') && !prev.includes('=') && isSecretFlag(prev) && !a.startsWith('--'))
+          return c.err(`extraArgs[${i}]`, clearSecret(prev));
+        extraArgs.push(a);
+      });
+    }
+  }
+  return extraArgs;
+}
+
+/** A flag of extraArgs that a field of the profile (or apiKey, basePort, modelPath) already sets. */
+function checkFlagsGivenTwice(
+  c: Checker,
+  extraArgs: ArgValue[],
+  apiKey: SecretRef | undefined,
+  profileSoFar: Record<string, unknown>,
+): void {
+  extraArgs.forEach((a, i) => {
+    if (typeof a !== 'string' || !a.startsWith('--')) return;
+    if (apiKey && resolveFlag(a.split('=')[0]) === '--api-key')
+      return c.err(`extraArgs[${i}]`, '--api-key is already set by apiKey; give it only once');
+    const flag = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+    if (RESERVED_FLAGS.includes(flag)) {
+      c.err(
+        `extraArgs[${i}]`,
+        `${flag} is set by ${flag === '--port' ? 'basePort (instance k listens on basePort + k)' : 'modelPath'}; remove it from extraArgs`,
+      );
+      return;
+    }
+    const spec = FLAG_BY_NAME.get(flag);
+    if (spec && getField(profileSoFar, spec.field) !== undefined)
+      c.err(`extraArgs[${i}]`, `${flag} is already set by ${spec.field}; give it only once`);
+  });
+}
+
+/** `env`: variable names and values (a secret only as a reference; never CUDA_VISIBLE_DEVICES). */
+function checkEnv(c: Checker, x: Record<string, unknown>): Record<string, ArgValue> {
+  const env: Record<string, ArgValue> = {};
+  if (x.env !== undefined && x.env !== null) {
+    if (!isObject(x.env)) c.err('env', `must be an object of NAME: "value" (got ${show(x.env)})`);
+    else {
+      for (const [k, v] of Object.entries(x.env)) {
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+          c.err(`env.${k}`, 'is not a valid environment variable name (letters, digits and "_", not starting with a digit)');
+        else if (k === 'CUDA_VISIBLE_DEVICES') c.err(`env.${k}`, 'is set per instance from gpus and layout; use "gpus" instead');
+        else if (isObject(v)) {
+          const r = checkRef(c, v, `env.${k}`);
+          if (r) env[k] = r;
+        } else if (typeof v !== 'string') c.err(`env.${k}`, `must be a string (got ${show(v)}); write numbers in quotes`);
+        else if (v.includes('\0')) c.err(`env.${k}`, 'must not contain a NUL character');
+        else if (isSecretName(k) && v !== '')
+          c.err(
+            `env.${k}`,
+            `is a secret; the profile must not hold it: write {"env": "${k}"} (or {"secret": "${k}"}) and supply the value at launch`,
+          );
+        else env[k] = v;
+      }
+    }
+  }
+
+  return env;
+}
+
+/** The interpreter, venv, folders and log file, and argOrder. */
+function checkPlaces(c: Checker, x: Record<string, unknown>) {
+  const python = c.string(x, 'python', 'python');
+  if (python !== undefined && /^~[^/]/.test(python)) c.err('python', `"${python}": only "~/..." is expanded`);
+  const venv = c.string(x, 'venv', 'venv');
+  checkPath(c, venv, 'venv', true);
+  const workDir = c.string(x, 'workDir', 'workDir');
+  checkPath(c, workDir, 'workDir', false);
+  const logDir = c.string(x, 'logDir', 'logDir');
+  checkPath(c, logDir, 'logDir', true);
+  const logFile = c.string(x, 'logFile', 'logFile');
+  checkPath(c, logFile, 'logFile', true);
+  let argOrder: string[] | undefined;
+  if (x.argOrder !== undefined && x.argOrder !== null) {
+    if (!Array.isArray(x.argOrder) || x.argOrder.some((a) => typeof a !== 'string' || !/^--[A-Za-z0-9][A-Za-z0-9_.-]*=?$/.test(a)))
+      c.err('argOrder', `must be a list of flags like ["--model-path", "--tp", "--port"] (got ${show(x.argOrder)})`);
+    else argOrder = x.argOrder as string[];
+  }
+  return { python, venv, workDir, logDir, logFile, argOrder };
 }
 
 function clearSecret(flag: string): string {

@@ -64,7 +64,7 @@ export function errorSummary(lines: string[]): string | null {
  * The lines worth showing for a failure: from the last traceback / usage line to the end, at most `max`
  * (a longer block keeps its first lines, e.g. "usage: ...", and its end); else the tail.
  */
-export function errorLines(lines: string[], max = 30): string[] {
+function errorLines(lines: string[], max = 30): string[] {
   let from = -1;
   for (let i = lines.length - 1; i >= 0; i--) {
     const l = lines[i];
@@ -84,7 +84,7 @@ function hasFatal(lines: string[]): boolean {
   return lines.some((l) => FATAL_MARKS.some((m) => l.includes(m)));
 }
 
-export interface WaitOptions {
+interface WaitOptions {
   timeoutMs: number;
   pollMs?: number;
   signal?: AbortLike;
@@ -95,7 +95,7 @@ export interface WaitOptions {
   fatalGraceMs?: number;
 }
 
-export interface PollState {
+interface PollState {
   alive: boolean;
   readyLine: string;
   tail: string[];

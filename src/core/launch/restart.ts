@@ -8,7 +8,7 @@ import type { AbortLike, Transport } from '../ssh/transport';
 import { LaunchProgress, LaunchResult, StopResult, launch, scanServers, serverSecretEnv, stopServer } from './launch';
 import { captureProfile } from './profile';
 
-export interface RestartOptions {
+interface RestartOptions {
   port: number;
   drain?: boolean;
   drainTimeoutMs?: number;
@@ -17,7 +17,7 @@ export interface RestartOptions {
   onProgress?: (message: string) => void;
 }
 
-export interface RestartResult {
+interface RestartResult {
   stop: StopResult;
   launch: LaunchResult | null;
   message: string;

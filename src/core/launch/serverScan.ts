@@ -22,7 +22,7 @@ export interface ScannedServer extends SglangServer {
   secretEnv: string[];
 }
 
-export interface ServerScan {
+interface ServerScan {
   servers: ScannedServer[];
   ownUid: number | null;
   /** pid → ppid / pgid / uid, for every process (descendants of a server). */

@@ -12,7 +12,7 @@ import { SglangServer, httpPortOf } from '../sglang/serverArgv';
 
 // ------------------------------------------------------------------------------------ stop
 
-export interface StopOptions {
+interface StopOptions {
   port: number;
   /** Stop only if the server on the port has this pid. */
   pid?: number;
@@ -33,7 +33,7 @@ export interface StopOptions {
   onProgress?: (message: string) => void;
 }
 
-export type DrainSource = 'metrics' | 'get_load' | 'log';
+type DrainSource = 'metrics' | 'get_load' | 'log';
 
 export interface StopResult {
   port: number;
@@ -50,7 +50,7 @@ export interface StopResult {
   message: string;
 }
 
-export interface LogDrainState {
+interface LogDrainState {
   lastDecode: string | null;
   quietSince: number;
 }
@@ -162,7 +162,7 @@ if alive; then echo GS-ALIVE; else echo GS-GONE; fi
 `;
 }
 
-export interface KillOutcome {
+interface KillOutcome {
   /** Why kill itself failed (`GS-KILL-FAILED <why>`); null when it could signal. */
   failed: string | null;
   /** The process was gone before anything was sent. */
@@ -186,10 +186,7 @@ export function parseKillOutput(r: ExecResult): KillOutcome {
 }
 
 /** SIGTERM (the group), wait up to termTimeoutMs, SIGKILL. Not idempotent: never retried on a dropped connection. */
-export function killOperation(
-  pid: number,
-  opts: { group: boolean; descendants: number[]; termTimeoutMs: number },
-): RemoteOperation<KillOutcome> {
+function killOperation(pid: number, opts: { group: boolean; descendants: number[]; termTimeoutMs: number }): RemoteOperation<KillOutcome> {
   return {
     name: 'kill',
     command: 'sh -s',

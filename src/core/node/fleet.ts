@@ -17,7 +17,7 @@ export interface NodeStatus {
   updatedAt?: number;
 }
 
-export interface FleetOptions {
+interface FleetOptions {
   maxDepth?: number;
   maxArtifacts?: number;
 }

@@ -51,7 +51,7 @@ const FIRST_VALUE: Record<GuardSubject, string> = {
 };
 
 /** `data`: an output file's data verdict (data-ok | data-suspect | data-degenerate), judged by core/data/watch.ts. */
-export type GuardSubject = 'server' | 'condition' | 'gpu' | 'disk' | 'node' | 'job' | 'data' | 'gateway';
+type GuardSubject = 'server' | 'condition' | 'gpu' | 'disk' | 'node' | 'job' | 'data' | 'gateway';
 
 export interface GuardTransition {
   type: 'transition';
@@ -77,7 +77,7 @@ export interface GuardTransition {
   worker?: string;
 }
 
-export interface GuardOptions {
+interface GuardOptions {
   tuning?: ServerStateTuning;
   /** Disk nearly full below this fraction free. Default 0.05. */
   diskMinFraction?: number;
@@ -88,7 +88,7 @@ export interface GuardOptions {
   settleMs?: number;
 }
 
-export interface GuardServerSample {
+interface GuardServerSample {
   port: number;
   pid: number | null;
   logFile: string | null;
@@ -141,7 +141,7 @@ export interface GuardSample {
   generationTokensTotal: number | null;
 }
 
-export interface GuardProblem {
+interface GuardProblem {
   key: string;
   to: string;
   message: string;
@@ -150,7 +150,7 @@ export interface GuardProblem {
   logFile?: string | null;
 }
 
-export interface Value {
+interface Value {
   value: string;
   message: string;
   class?: FailureClass;
@@ -181,7 +181,7 @@ export function isOkValue(v: string): boolean {
   );
 }
 
-export function jobIsDone(p: ProgressInfo | null | undefined): boolean {
+function jobIsDone(p: ProgressInfo | null | undefined): boolean {
   if (!p || !p.ok) return false;
   if (p.status && /^(done|finished|complete|completed|success|succeeded)$/i.test(p.status.trim())) return true;
   return p.percent !== null && p.percent >= 100;

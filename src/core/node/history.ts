@@ -11,7 +11,7 @@ import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, ren
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-export interface HistoryOptions {
+interface HistoryOptions {
   /** Default 8 MiB. */
   maxBytes?: number;
   /** Default 24 h. */

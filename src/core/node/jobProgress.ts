@@ -346,7 +346,7 @@ function parseProgressInner(text: string): ProgressInfo {
 
 // ---------------------------------------------------------------------------------------------------------
 
-export interface DoneIndicesInfo {
+interface DoneIndicesInfo {
   /** distinct valid indices */
   count: number;
   highest: number | null;

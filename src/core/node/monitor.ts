@@ -11,15 +11,13 @@ import { RemoteOperation, incomplete, runOperation, stderrTail } from '../remote
 import { NO_HTTP_PORT, SglangServer, healthLimitMs, httpPortOf } from '../sglang/serverArgv';
 import { isSecondaryRank } from '../gateway/multinode';
 import type { ProbeResult } from './probe';
-import { DoneIndicesSummary, NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
+import { NodeProgress, parseProgressSection, progressComplete, progressScript } from './progressRead';
 import { newNonce } from '../remote/sections';
 import { RemoteTail, untailablePath } from '../remote/tail';
 import { StatsTracker, formatLoad } from '../sglang/liveStats';
 import { fetchLoads, lacksDecodeLines } from '../sglang/loads';
 import { ReplayFilter } from './replayFilter';
 import type { Transport } from '../ssh/transport';
-
-export type { DoneIndicesSummary, NodeProgress };
 
 /**
  * Reads progress.json (bounded) and summarizes .done_indices on the node (count, min, max) in one exec.
@@ -50,7 +48,7 @@ export function progressOperation(
   };
 }
 
-export interface HealthResult {
+interface HealthResult {
   health: Health | 'unknown';
   detail: string;
   /** when the answer (or the failure) came */
@@ -58,7 +56,7 @@ export interface HealthResult {
   durationMs?: number;
 }
 
-export interface ServerLive {
+interface ServerLive {
   port: number;
   logFile: string | null;
   health: Health | 'unknown';

@@ -22,7 +22,7 @@ export interface GpuProcess {
   gpuIndex: number | null;
 }
 
-export const GPU_QUERY_FIELDS = 'index,name,uuid,memory.total,memory.used,utilization.gpu,temperature.gpu,power.draw';
+const GPU_QUERY_FIELDS = 'index,name,uuid,memory.total,memory.used,utilization.gpu,temperature.gpu,power.draw';
 export const GPU_QUERY_ARGS = [`--query-gpu=${GPU_QUERY_FIELDS}`, '--format=csv,noheader,nounits'];
 export const COMPUTE_APPS_ARGS = ['--query-compute-apps=pid,process_name,used_memory', '--format=csv'];
 
@@ -75,7 +75,7 @@ export function parseGpuQuery(text: string): GpuInfo[] {
   return gpus;
 }
 
-export interface SmiBanner {
+interface SmiBanner {
   smiVersion: string | null;
   driverVersion: string | null;
   cudaVersion: string | null;

@@ -136,9 +136,9 @@ export function remoteRootExpr(root: string): string {
 }
 
 /** Bytes of a process's argv read on the node (a co-tenant's 5 MB command line is cut here). */
-export const PROC_ARGV_CAP = 65536;
+const PROC_ARGV_CAP = 65536;
 /** At most this many servers are listed (the user's own; a node with more is not one we can watch anyway). */
-export const MAX_SERVERS = 256;
+const MAX_SERVERS = 256;
 
 /** The environment variables a process record keeps: the GPUs it sees and SGLang's /health settings. */
 const PROC_ENV_ERE = '^(CUDA_VISIBLE_DEVICES|SGLANG_HEALTH_CHECK_TIMEOUT|SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION)=';

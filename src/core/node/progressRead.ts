@@ -6,7 +6,7 @@
 import { shq } from '../util/quote';
 import { ProgressInfo, parseProgressJson } from './jobProgress';
 
-export interface DoneIndicesSummary {
+interface DoneIndicesSummary {
   path: string;
   count: number;
   lowest: number | null;

@@ -28,7 +28,7 @@ export interface ProviderRental {
 }
 
 /** How often a node's provider is asked again (its price changes rarely; each read is an API call). */
-export const READ_EVERY_MS = 10 * 60_000;
+const READ_EVERY_MS = 10 * 60_000;
 
 /** True when the node can read its provider's status: RunPod or Vast with its CLI and key (an action to take). */
 export function canReadRental(p: ProviderInfo | undefined | null): p is ProviderInfo & { instanceId: string } {

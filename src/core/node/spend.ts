@@ -7,7 +7,7 @@
 import { formatDuration } from '../util/format';
 import { type GuardSample, type GuardTransition, nodeThroughput } from './guard';
 
-export interface SpendOptions {
+interface SpendOptions {
   /** USD per hour; null: no spend figures. */
   pricePerHour?: number | null;
   /** End of the rental; null: no deadline. */
@@ -83,12 +83,12 @@ export function perMillionPhrase(sp: {
 }
 
 /** "the rental ends in 1 h 12 min" / "the rental ended 5 min ago". */
-export function rentalPhrase(secondsLeft: number): string {
+function rentalPhrase(secondsLeft: number): string {
   return secondsLeft > 0 ? `the rental ends in ${formatDuration(secondsLeft)}` : `the rental ended ${formatDuration(secondsLeft)} ago`;
 }
 
 /** "at the current rate the job ends 1 h 20 min after the rental" (or "… before it"); null when the ETA is unknown. */
-export function jobPhrase(jobOverrunS: number | null): string | null {
+function jobPhrase(jobOverrunS: number | null): string | null {
   if (jobOverrunS === null) return null;
   return jobOverrunS > 0
     ? `at the current rate the job ends ${formatDuration(jobOverrunS)} after the rental`
@@ -136,7 +136,7 @@ interface ServerTokens {
 }
 
 /** The window of the money figure people read (perMillionTokensWindow): 10 minutes. */
-export const MONEY_WINDOW_S = 600;
+const MONEY_WINDOW_S = 600;
 /** Shorter than this, the window figure is not given (a few samples are noise). */
 const MONEY_WINDOW_MIN_S = 60;
 

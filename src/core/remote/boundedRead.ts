@@ -11,10 +11,10 @@ import { shq } from '../util/quote';
 /** Bytes kept of one line (follow mode cuts at the same length). */
 export const LINE_CUT = 64 * 1024;
 /** Exit status of the read when the path is not a regular file. */
-export const EXIT_NOT_REGULAR = 65;
+const EXIT_NOT_REGULAR = 65;
 export const CUT_MARK = ' … [line cut at 64 KiB]';
 
-export interface BoundedReadOptions {
+interface BoundedReadOptions {
   /** The last `lines` lines. */
   lines: number;
   /** At most this many bytes of output (default: lines × (LINE_CUT + 1)). */
@@ -68,7 +68,7 @@ export function markCutLines(buf: Buffer): { text: string; cutLines: number } {
 }
 
 /** ExecResult of a bounded read, with lines cut and marked, and how many were cut. */
-export interface BoundedReadResult extends ExecResult {
+interface BoundedReadResult extends ExecResult {
   text: string;
   cutLines: number;
   /** The first line when `resolve` was asked: the file's real path on the node. */

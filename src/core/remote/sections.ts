@@ -42,7 +42,7 @@ export function firstLine(section: string | undefined): string | null {
   return l ?? null;
 }
 
-export interface SectionedSpec<T> {
+interface SectionedSpec<T> {
   name: string;
   /** For the error when the run was cut off: "<what> did not complete on <node> (exit N: stderr)". */
   what: string;

@@ -12,7 +12,7 @@ import type { ExecResult } from '../ssh/transport';
 
 export type TailMarkerKind = 'truncated' | 'rotated' | 'reconnected' | 'disconnected' | 'missing' | 'appeared' | 'error';
 
-export interface TailLineEvent {
+interface TailLineEvent {
   type: 'line';
   /** The path as given in TailOptions.files. */
   file: string;
@@ -21,7 +21,7 @@ export interface TailLineEvent {
   truncated?: boolean;
 }
 
-export interface TailMarkerEvent {
+interface TailMarkerEvent {
   type: 'marker';
   /** The file concerned, or null for the whole tail (disconnected / reconnected). */
   file: string | null;
@@ -64,7 +64,7 @@ export const EXIT_NO_SENTINEL = 3;
 // ---------------------------------------------------------------------------------------------------------
 // The remote command
 
-export type TailBacklog =
+type TailBacklog =
   { lines: number } | { bytes: number } | { resume: Array<{ ino: string | null; from: number }>; slack: number; cap: number };
 
 /** Name passed to tail for a requested path ("-" would mean stdin even after "--"). */

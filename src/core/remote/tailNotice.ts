@@ -4,7 +4,7 @@
 // ---------------------------------------------------------------------------------------------------------
 // GNU tail's notices on stderr (LC_ALL=C)
 
-export type TailNoticeKind = 'missing' | 'gone' | 'appeared' | 'replaced' | 'truncated' | 'error';
+type TailNoticeKind = 'missing' | 'gone' | 'appeared' | 'replaced' | 'truncated' | 'error';
 
 const NOTICES: Array<[RegExp, TailNoticeKind]> = [
   [/^tail: cannot open (.+) for reading: No such file or directory$/, 'missing'],

@@ -24,7 +24,7 @@ export interface TarEntry {
   linkName: string;
 }
 
-export interface TarSink {
+interface TarSink {
   /** A new entry starts. Return false to skip its data. */
   entry(e: TarEntry): boolean;
   data(chunk: Buffer): void;

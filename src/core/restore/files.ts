@@ -32,7 +32,7 @@ import {
 } from './nodeOps';
 import { writeTar } from './tarWrite';
 
-export interface RestoreFileEntry {
+interface RestoreFileEntry {
   kind: 'file' | 'symlink';
   /** The path on the old node (the manifest's). */
   remotePath: string;
@@ -49,7 +49,7 @@ export interface RestoreFileEntry {
   linkTarget?: string;
 }
 
-export interface GitEntry {
+interface GitEntry {
   remotePath: string;
   target: string;
   base: string;
@@ -67,7 +67,7 @@ export interface LocalPlan {
   skipped: Array<{ path: string; reason: string }>;
 }
 
-export interface Conflict {
+interface Conflict {
   path: string;
   reason: string;
 }
@@ -113,7 +113,7 @@ function isLink(p: string): boolean {
   }
 }
 
-export function oldHomeOf(m: ManifestWithRestore): string | null {
+function oldHomeOf(m: ManifestWithRestore): string | null {
   const h = m.restore?.home ?? m.roots.find((r) => r.why === 'home')?.path ?? null;
   return typeof h === 'string' && refusedPath(h) === null ? h : null;
 }
@@ -235,7 +235,7 @@ export function buildLocalPlan(
   return plan;
 }
 
-export interface ApplyOptions {
+interface ApplyOptions {
   node: string;
   /** The new node's home (protected paths are judged against it). */
   newHome: string;

@@ -9,7 +9,7 @@ import { GpuSessionsError } from '../util/errors';
 import { FolderMap, mapPath } from './mapping';
 import type { NodeFacts } from './nodeOps';
 
-export interface AdaptResult {
+interface AdaptResult {
   groups: LaunchProfile[];
   notes: string[];
 }
@@ -20,7 +20,7 @@ function mapP(p: string | undefined, maps: readonly FolderMap[]): string | undef
 }
 
 /** Paths of a group mapped to the new node (model, draft model, workDir, logDir, venv, python, logFile, path-valued env). */
-export function mapProfilePaths(g: LaunchProfile, maps: readonly FolderMap[]): LaunchProfile {
+function mapProfilePaths(g: LaunchProfile, maps: readonly FolderMap[]): LaunchProfile {
   const out: LaunchProfile = JSON.parse(JSON.stringify(g));
   out.modelPath = mapP(out.modelPath, maps)!;
   if (out.speculative?.draftModelPath) out.speculative.draftModelPath = mapP(out.speculative.draftModelPath, maps);

@@ -10,7 +10,7 @@ export interface FolderMap {
 }
 
 /** `/a/b/` → `/a/b`; refuses relative paths and `.`/`..` components. */
-export function normFolder(p: string, what: string): string {
+function normFolder(p: string, what: string): string {
   if (!p.startsWith('/')) throw new GpuSessionsError('usage', `${what}: "${p}" is not an absolute folder (it must start with /).`);
   const parts = p.split('/').filter((x) => x.length > 0);
   if (parts.some((x) => x === '.' || x === '..')) throw new GpuSessionsError('usage', `${what}: "${p}" contains "." or "..".`);

@@ -37,7 +37,7 @@ export function nodeFactsOperation(node: string): RemoteOperation<NodeFacts> {
   });
 }
 
-export function parseNodeFacts(text: string, nonce: string): NodeFacts {
+function parseNodeFacts(text: string, nonce: string): NodeFacts {
   const s = splitSections(text, nonce);
   const sec = (name: string) => s.get(name) ?? '';
   const gtext = sec('gpus');
@@ -172,7 +172,7 @@ export interface VerifyRecord {
   mtime: number;
 }
 
-export type VerifyOutcome = { ok: true } | { ok: false; reason: string };
+type VerifyOutcome = { ok: true } | { ok: false; reason: string };
 
 /**
  * On the node: hash each temporary file, and only when it matches the expected SHA-256 and its folder still
@@ -227,7 +227,7 @@ const unsafeReason = (why: string | undefined) =>
  * S to why. Folders that do not exist yet are fine (they are created as real folders); BASE itself may resolve
  * anywhere (it is the user's or the home's folder).
  */
-export const SAFE_PARENT =
+const SAFE_PARENT =
   'safe() { b=${2%/}; d=$(dirname -- "$1"); ' +
   'case "$d/" in "$b"/*) ;; *) S="its folder $d is outside $2"; return 1;; esac; ' +
   'e=$d; while [ ! -e "$e" ] && [ ! -L "$e" ]; do e=$(dirname -- "$e"); done; ' +

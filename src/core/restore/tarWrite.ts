@@ -4,7 +4,7 @@
  * Regular files only; GNU tar on the node extracts it with `-P` (the names are the absolute temporary names).
  */
 
-export interface TarEntry {
+interface TarEntry {
   /** Absolute path on the node. */
   name: string;
   data: Buffer;

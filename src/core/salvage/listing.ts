@@ -713,14 +713,14 @@ export const SECRET_STORE_RULES = {
 };
 
 /** The node guard's own folder (issue 47): its state, journal and upload credential. Never listed by salvage. */
-export const GUARD_HOME = '~/.gpu-sessions/guard';
+const GUARD_HOME = '~/.gpu-sessions/guard';
 
 /**
  * What the providers' CLIs write in the home whenever they run (`runpodctl`'s `~/.runpod/config.toml`, `vastai`'s
  * config and state folders; its cache is under `~/.cache`, a cache folder): their settings and keys, never the work.
  * Never listed, so that the product's own status and price reads on the node do not make a salvage look stale.
  */
-export const PROVIDER_CLI_STATE = ['~/.runpod', '~/.config/vastai', '~/.local/state/vastai'];
+const PROVIDER_CLI_STATE = ['~/.runpod', '~/.config/vastai', '~/.local/state/vastai'];
 
 /** Folders every listing prunes (its own and the providers' state), whatever the caller adds. */
 const ALWAYS_PRUNED = [GUARD_HOME, ...PROVIDER_CLI_STATE];

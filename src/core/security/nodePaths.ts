@@ -6,7 +6,7 @@
  */
 import { insideRoots, isSecretStore } from '../salvage/listing';
 
-export interface NodeReadScope {
+interface NodeReadScope {
   /** Exact files: server logs, artifacts. */
   files: string[];
   /** Folders whose files may be read. */

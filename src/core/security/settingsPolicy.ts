@@ -49,7 +49,7 @@ export function isMachineSetting(key: string): boolean {
 }
 
 /** What VS Code's `inspect()` returns, in the parts that matter here. */
-export interface SettingLayers<T> {
+interface SettingLayers<T> {
   defaultValue?: T;
   globalValue?: T;
   workspaceValue?: T;
@@ -65,9 +65,4 @@ export function machineValue<T>(layers: SettingLayers<T> | undefined, def: T): T
   if (layers.globalValue !== undefined) return layers.globalValue;
   if (layers.defaultValue !== undefined) return layers.defaultValue;
   return def;
-}
-
-/** A workspace (or folder) value that was set and is being ignored: for one log line. */
-export function ignoredWorkspaceValue<T>(layers: SettingLayers<T> | undefined): boolean {
-  return !!layers && (layers.workspaceValue !== undefined || layers.workspaceFolderValue !== undefined);
 }

@@ -11,7 +11,7 @@ import { GpuSessionsError, errorMessage } from '../util/errors';
 import type { Transport } from '../ssh/transport';
 import { serverApiKey } from './serverArgv';
 
-export interface HttpResult {
+interface HttpResult {
   status: number;
   headers: Record<string, string>;
   body: string;
@@ -20,7 +20,7 @@ export interface HttpResult {
   truncated?: boolean;
 }
 
-export interface HttpGetOptions {
+interface HttpGetOptions {
   /** Deadline for connecting and the whole response. Default 10 s. */
   timeoutMs?: number;
   /** Body bytes kept; the rest is discarded (and the connection closed). Default 8 MiB. */
@@ -207,7 +207,7 @@ export async function httpGet(t: Transport, host: string, port: number, path: st
 export type Health = 'healthy' | 'starting' | 'busy' | 'unhealthy' | 'dead';
 
 /** SGLang answers /health with 503 after about 20 s without a health generation: slower than this is unhealthy. */
-export const HEALTH_UNHEALTHY_MS = 20_000;
+const HEALTH_UNHEALTHY_MS = 20_000;
 
 /**
  * /health of an SGLang server: 200 healthy; 503 starting (or stopping/unhealthy: SGLang answers 503 for
@@ -299,7 +299,7 @@ export async function getServerInfo(
 
 // ------------------------------------------------------------------------------------ /metrics
 
-export interface MetricsSample {
+interface MetricsSample {
   name: string;
   labels: Record<string, string>;
   value: number;

@@ -20,8 +20,6 @@
 
 export type FailureClass = 'crash' | 'oom' | 'kv-pressure' | 'hang' | 'nccl' | 'gpu' | 'pd-transfer';
 
-export const FAILURE_CLASSES: readonly FailureClass[] = ['crash', 'oom', 'kv-pressure', 'hang', 'nccl', 'gpu', 'pd-transfer'];
-
 export interface FailureDetail {
   cls: FailureClass;
   /**

@@ -178,7 +178,7 @@ function classifyMessage(m: string): LineKind {
 }
 
 /** The highest KV pool usage a stat line reports (plain `token usage` and every pool), or null. */
-export function maxPoolUsage(st: StatRecord): number | null {
+function maxPoolUsage(st: StatRecord): number | null {
   let m = st.tokenUsage;
   for (const k of POOL_USAGE_KEYS) {
     const v = st.extra[k];
@@ -188,7 +188,7 @@ export function maxPoolUsage(st: StatRecord): number | null {
 }
 
 /** Retracted requests (`#retracted-req`) on a stat line, 0 when absent. */
-export function retractedReqs(st: StatRecord): number {
+function retractedReqs(st: StatRecord): number {
   const v = st.extra['#retracted-req'] ?? st.extra['#retracted_req'];
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }

@@ -6,14 +6,14 @@ import { StringDecoder } from 'node:string_decoder';
 // ---------------------------------------------------------------------------------------------------------
 // Streaming line splitter
 
-export interface LineSplitterOptions {
+interface LineSplitterOptions {
   /** Longest line kept, in UTF-8 bytes. Default 1 MiB. A longer line keeps its first maxLineBytes (cut on a
    *  character boundary) and gets TRUNCATED_MARKER + "<n> more bytes]" appended. */
   maxLineBytes?: number;
 }
 
 /** Appended (followed by "<n> more bytes]") to a line that exceeded maxLineBytes. */
-export const TRUNCATED_MARKER = ' …[truncated ';
+const TRUNCATED_MARKER = ' …[truncated ';
 
 export function isTruncatedLine(line: string): boolean {
   const i = line.lastIndexOf(TRUNCATED_MARKER);

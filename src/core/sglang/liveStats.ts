@@ -19,7 +19,7 @@ export function formatLoad(genThroughput: number, running: number, queue: number
 /** A rank whose latest decode line is older than this counts 0 in totals. */
 export const RANK_STALE_MS = 120_000;
 
-export interface RankTotals {
+interface RankTotals {
   genThroughput: number;
   runningReqs: number;
   queueReqs: number;
@@ -71,7 +71,7 @@ export function sumFreshRanks(ranks: Iterable<{ stat: StatRecord; at: number }>,
   return t;
 }
 
-export interface ServerStats {
+interface ServerStats {
   file: string;
   /** latest decode record per rank label ("" for a server without rank tags) */
   ranks: Map<string, StatRecord>;
@@ -87,7 +87,7 @@ export interface ServerStats {
   lines: number;
 }
 
-export interface StatsTrackerOptions {
+interface StatsTrackerOptions {
   /** A rank whose last decode line is older than this contributes 0. Default 120 s. */
   staleMs?: number;
   /** Clock (tests). */
@@ -96,7 +96,7 @@ export interface StatsTrackerOptions {
   maxRanksPerFile?: number;
 }
 
-export interface StatsTotal {
+interface StatsTotal {
   /** sum over files and ranks of the latest decode gen throughput (fresh ones only) */
   genThroughput: number;
   runningReqs: number;

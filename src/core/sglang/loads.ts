@@ -17,7 +17,7 @@ import { SglangServer, httpPortOf, serverApiKey } from './serverArgv';
 import type { Transport } from '../ssh/transport';
 
 /** A MetricsSummary built from /v1/loads or /server_info (the fields those do not carry are null). */
-export type LoadsSummary = MetricsSummary & { source: '/v1/loads' | '/server_info' };
+type LoadsSummary = MetricsSummary & { source: '/v1/loads' | '/server_info' };
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;

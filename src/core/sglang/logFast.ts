@@ -103,7 +103,7 @@ function timeOk(b: Uint8Array, d: number): boolean {
 }
 
 /** The tags of one rank-tag byte string, and that rank's totals in the summarizer the parser serves. */
-export interface RankEntry {
+interface RankEntry {
   bytes: Uint8Array;
   tags: { ranks: Record<string, number>; label: string } | null;
   /** Filled by FastLogSummarizer on the first line it counts for the rank. */

@@ -28,5 +28,5 @@ export * from './logSummary';
 export * from './lineSplitter';
 
 // The failure classes live in failureSignatures.ts (one place); re-exported for the modules that import them here.
-export { FAILURE_CLASSES, classifyFailure } from './failureSignatures';
-export type { FailureClass, FailureDetail } from './failureSignatures';
+export { classifyFailure } from './failureSignatures';
+export type { FailureClass } from './failureSignatures';

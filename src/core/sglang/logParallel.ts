@@ -20,11 +20,11 @@ import { LogSummarizer, rankLabel } from './logLines';
 import type { ClassifiedLine, LogSummary, RankAcc, RankSummary } from './logLines';
 
 /** Below this size one thread is faster than starting others. */
-export const PARALLEL_MIN_BYTES = 16 * 1024 * 1024;
+const PARALLEL_MIN_BYTES = 16 * 1024 * 1024;
 const READ_BYTES = 1024 * 1024;
 
 /** One piece's summary and what merging needs beyond it. */
-export interface PieceResult {
+interface PieceResult {
   summary: LogSummary;
   /** The readiness after the piece's last ready/restart line; null when it has none. */
   readyEvent: boolean | null;
@@ -245,7 +245,7 @@ function workerFile(): string | undefined {
  * quiet machine — on a loaded 2-core VM the pieces took 1.7× the CPU time of one pass; `npm run bench` prints
  * both), and 1 when small or without the worker file.
  */
-export function threadsFor(size: number): number {
+function threadsFor(size: number): number {
   const want = Math.min(Number(process.env.GS_PARSE_THREADS ?? 1) || 1, 16);
   if (want <= 1 || size < PARALLEL_MIN_BYTES || !workerFile()) return 1;
   return want;

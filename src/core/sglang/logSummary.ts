@@ -11,7 +11,7 @@ import { LineSplitter } from './lineSplitter';
 // JSON record for the CLI contract
 
 /** A StatRecord as JSON (`parse-log --json`): the same fields, `rank` always present. */
-export type StatJsonRecord = Omit<StatRecord, 'rank'> & { rank: string };
+type StatJsonRecord = Omit<StatRecord, 'rank'> & { rank: string };
 
 /** Plain JSON-safe object (no NaN/Infinity, fresh copies) with a fixed key order. */
 export function toJsonRecord(stat: StatRecord): StatJsonRecord {

@@ -5,7 +5,7 @@
  */
 
 /** Old flag → what to write instead. */
-export const REMOVED_FLAGS: Readonly<Record<string, string>> = {
+const REMOVED_FLAGS: Readonly<Record<string, string>> = {
   '--enable-ep-moe': '--ep-size N',
   '--enable-deepep-moe': '--moe-a2a-backend deepep',
   '--enable-flashinfer-cutlass-moe': '--moe-runner-backend flashinfer_cutlass',

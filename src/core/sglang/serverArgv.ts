@@ -13,7 +13,7 @@
 import { REDACTED, redactArgv, rememberSecret, secretFlagValues } from '../util/redact';
 import { canonicalFlag, isBoolFlag, isSecretFlag, resolveFlag } from './flags';
 
-export interface PsEntry {
+interface PsEntry {
   pid: number;
   ppid: number | null;
   /** Exact argv when read from /proc/PID/cmdline, else the ps args split on whitespace. */
@@ -78,7 +78,7 @@ export interface SglangServer {
 }
 
 /** SGLang's own /health limit (http_server.py HEALTH_CHECK_TIMEOUT, `SGLANG_HEALTH_CHECK_TIMEOUT`), seconds. */
-export const DEFAULT_HEALTH_TIMEOUT_S = 20;
+const DEFAULT_HEALTH_TIMEOUT_S = 20;
 
 /** How long SGLang itself lets this server's /health run before answering 503 (ms). */
 export function healthLimitMs(s: { healthTimeoutS?: number }): number {
@@ -152,7 +152,7 @@ export function parseConfigYaml(text: string): Record<string, string | boolean> 
 }
 
 /** The file of the exact token `--config FILE` (SGLang's `if arg == "--config"`: `--config=FILE` is not read). */
-export function configFileOf(args: readonly string[]): string | null {
+function configFileOf(args: readonly string[]): string | null {
   const i = args.indexOf('--config');
   return i >= 0 && i + 1 < args.length ? args[i + 1] : null;
 }
@@ -224,7 +224,7 @@ function flagInt(flags: Record<string, string | boolean>, def: number, ...names:
 }
 
 /** A log file path from /proc/PID/fd/N, or null for pipes, sockets, terminals and /dev/null. */
-export function logFileFromFd(link: string | null | undefined): string | null {
+function logFileFromFd(link: string | null | undefined): string | null {
   if (!link || !link.startsWith('/')) return null;
   if (link.startsWith('/dev/')) return null;
   return link.replace(/ \(deleted\)$/, '');

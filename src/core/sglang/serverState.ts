@@ -37,24 +37,12 @@ import type { MetricsSummary } from './endpoints';
 
 export type ServerStateName = 'starting' | 'ready' | 'serving' | 'idle' | 'stalled' | 'unhealthy' | 'crashed' | 'stopping' | 'stopped';
 
-export const SERVER_STATES: readonly ServerStateName[] = [
-  'starting',
-  'ready',
-  'serving',
-  'idle',
-  'stalled',
-  'unhealthy',
-  'crashed',
-  'stopping',
-  'stopped',
-];
-
 /** After a new pid on the port, lines that arrive this long without the new launch's first line are still read
  *  as the earlier process's backlog (a restarted tail re-sends the log's last lines at once). */
 export const RESTART_BACKLOG_MS = 30_000;
 
 /** After the ready line, how long a 503 or "starting" /health answer is taken for warm-up settling, not a hang. */
-export const READY_SETTLE_MS = 10_000;
+const READY_SETTLE_MS = 10_000;
 
 /** Rank labels kept per server (a garbled or hostile log could name endless ones); the least recently seen goes. */
 const MAX_RANKS = 1024;
@@ -84,7 +72,7 @@ export function verdictMessage(v: StateVerdict): string {
   return v.exitCode !== undefined && m.indexOf('exit code') < 0 ? `${m} [${describeExitCode(v.exitCode)}]` : m;
 }
 
-export interface ServerConditions {
+interface ServerConditions {
   kv: 'ok' | 'kv-pressure';
   balance: 'ok' | 'dp-imbalance';
   spec: 'ok' | 'accept-drop';
@@ -110,7 +98,7 @@ export interface ServerStateTuning {
   deadGraceMs?: number;
 }
 
-export const DEFAULT_TUNING: Required<ServerStateTuning> = {
+const DEFAULT_TUNING: Required<ServerStateTuning> = {
   noTokensMs: 60_000,
   silentIntervals: 5,
   silentMinMs: 8_000,
@@ -121,7 +109,7 @@ export const DEFAULT_TUNING: Required<ServerStateTuning> = {
 };
 
 /** What the poll saw of the server at one moment. */
-export interface ServerObservation {
+interface ServerObservation {
   /** The process is listed by the probe. */
   alive: boolean;
   pid?: number | null;

@@ -440,7 +440,7 @@ export function parseStatFrom(s: string): { stat: StatRecord; msgStart: number }
 
 /** Lines longer than this are judged on their first HEAD_LIMIT characters only (a real log line is a few KB;
  *  this bounds the work on a runaway line, e.g. 100 MB of binary garbage, to a few linear scans of 1 Mi chars). */
-export const HEAD_LIMIT = 1024 * 1024;
+const HEAD_LIMIT = 1024 * 1024;
 
 function head(line: string): string {
   return line.length > HEAD_LIMIT ? line.slice(0, HEAD_LIMIT) : line;

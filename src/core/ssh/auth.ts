@@ -35,7 +35,7 @@ function readOrUndefined(file: string): Buffer | undefined {
  * Under IdentitiesOnly, an agent that lists only the keys matching an identity file (its `.pub`, or the
  * public half of an unencrypted private key), so the node never sees the agent's other keys.
  */
-export function restrictedAgent(socket: string, keyFiles: string[]): unknown {
+function restrictedAgent(socket: string, keyFiles: string[]): unknown {
   const { OpenSSHAgent, utils } = loadSsh2Client();
   const wanted = new Set<string>();
   for (const f of keyFiles) {
@@ -69,7 +69,7 @@ export function restrictedAgent(socket: string, keyFiles: string[]): unknown {
   return new Restricted(socket);
 }
 
-export interface AuthOptions {
+interface AuthOptions {
   node: NodeSpec;
   username: string;
   keyFiles: string[];

@@ -83,7 +83,7 @@ export function sshHostName(h: string): string {
   return c !== undefined && c.toLowerCase() !== host.toLowerCase() ? c : host;
 }
 
-export interface CanonInput {
+interface CanonInput {
   host: string;
   mode: string | undefined;
   proxied: boolean;

@@ -81,8 +81,3 @@ export interface LoadedSshConfig {
 export function sshDir(homeDir: string = os.homedir()): string {
   return path.join(homeDir, '.ssh');
 }
-
-/** ~/.ssh/config (or `<homeDir>/.ssh/config`). */
-export function defaultSshConfigPath(homeDir: string = os.homedir()): string {
-  return path.join(sshDir(homeDir), 'config');
-}

@@ -11,10 +11,10 @@ import * as path from 'node:path';
 import type { NodeSpec } from './config';
 import { sshDir } from './config';
 
-export const TREE_GROUPINGS = ['flat', 'configFile'] as const;
-export type TreeGrouping = (typeof TREE_GROUPINGS)[number];
+const TREE_GROUPINGS = ['flat', 'configFile'] as const;
+type TreeGrouping = (typeof TREE_GROUPINGS)[number];
 
-export interface NodeGroup {
+interface NodeGroup {
   /** `file:<absolute path>`, `group:<name>` or `other`: stable across reloads, distinct between the kinds. */
   key: string;
   /** The file relative to ~/.ssh (`conf.d/team.conf`), `~/…` outside it, or the setting's group name. */
@@ -33,7 +33,7 @@ export interface GroupedNodes {
   groups: NodeGroup[];
 }
 
-export interface GroupingOptions {
+interface GroupingOptions {
   mode: TreeGrouping;
   /** The main ssh config file (its own hosts are not a group). */
   rootConfigFile: string;
@@ -47,7 +47,7 @@ export interface GroupingOptions {
  * Hosts that serve code or models over ssh (`git@github.com`): an ssh config lists them for git, never to run a
  * GPU job. Matched on the Host alias or the HostName, exactly or as a subdomain (`altssh.gitlab.com`).
  */
-export const CODE_HOSTS: readonly string[] = [
+const CODE_HOSTS: readonly string[] = [
   'github.com',
   'gitlab.com',
   'bitbucket.org',
@@ -71,13 +71,13 @@ export function isCodeHost(n: Pick<NodeSpec, 'name' | 'host'>): boolean {
   });
 }
 
-export const OTHER_HOSTS_LABEL = 'Other hosts';
+const OTHER_HOSTS_LABEL = 'Other hosts';
 
 /**
  * Goes under "Other hosts": an ssh-config host that is a code host or has no nvidia-smi. Never a settings entry,
  * the demo or this machine.
  */
-export function isOtherHost(n: NodeSpec, notGpu?: (n: NodeSpec) => boolean): boolean {
+function isOtherHost(n: NodeSpec, notGpu?: (n: NodeSpec) => boolean): boolean {
   return n.source === 'ssh-config' && (isCodeHost(n) || notGpu?.(n) === true);
 }
 

@@ -16,7 +16,7 @@ export interface HostKeyPrompt {
   otherKnown: string[];
 }
 
-export interface HostKeyGateOptions {
+interface HostKeyGateOptions {
   /** The node's name, for messages. */
   name: string;
   /** Where the key is looked up: the HostKeyAlias (OpenSSH looks it up without [alias]:port) or host:port. */

@@ -41,7 +41,7 @@ export type HostKeyVerdict =
   | { status: 'changed'; expected: KnownHostEntry; expectedFingerprint: string; presentedFingerprint: string }
   | { status: 'revoked'; entry: KnownHostEntry };
 
-export interface CheckOptions {
+interface CheckOptions {
   /**
    * OpenSSH behaviour: a host that has known keys, none equal to the presented one, is 'changed' even when the
    * known keys are of other types. Default false: such a key is 'unknown' with `otherKeys` set.
@@ -318,7 +318,7 @@ export function knownHostLine(host: string, port: number, keyBlob: Buffer, opts:
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Algorithm names (for ssh2's `algorithms.serverHostKey`) that produce a host key of `keyType`. */
-export function hostKeyAlgorithmsForKeyType(keyType: string): string[] {
+function hostKeyAlgorithmsForKeyType(keyType: string): string[] {
   if (keyType === 'ssh-rsa') return ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];
   return [keyType];
 }

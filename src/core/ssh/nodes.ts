@@ -53,7 +53,7 @@ export function resolveNode(arg: string, listing: NodeListing): NodeSpec | undef
 }
 
 /** Node names that start with '-' are refused everywhere (CLI, settings, MCP), as OpenSSH refuses them: an option. */
-export function refuseOptionLikeName(name: string): void {
+function refuseOptionLikeName(name: string): void {
   if (typeof name === 'string' && name.startsWith('-'))
     throw new GpuSessionsError(
       'config',

@@ -9,7 +9,7 @@ import type { NodeSpec } from './config';
 import { parseNodeAddress } from './config';
 import { LocalTransport, SshTransport, SshTransportOptions, Transport } from './transport';
 
-export interface PoolOptions extends Omit<SshTransportOptions, 'node' | 'jump' | 'knownHosts'> {
+interface PoolOptions extends Omit<SshTransportOptions, 'node' | 'jump' | 'knownHosts'> {
   knownHosts: KnownHostsStore;
   /** Resolves a ProxyJump hop (an alias from ssh config, or [user@]host[:port]). */
   resolveHop?: (spec: string) => NodeSpec | undefined;

@@ -13,7 +13,7 @@ import { Duplex } from 'node:stream';
 import { GpuSessionsError } from '../util/errors';
 import type { Logger } from '../util/logger';
 
-export interface ProxyCommandTokens {
+interface ProxyCommandTokens {
   /** %h: the host name (after HostName). */
   host: string;
   /** %p */

@@ -31,7 +31,7 @@ function ordered(v: SshGView): SshGView {
 }
 
 /** A node's ssh -G fields; for a node from settings (not ssh config), built from its own fields the same way. */
-export function sshGView(node: NodeSpec, homeDir: string = os.homedir()): SshGView {
+function sshGView(node: NodeSpec, homeDir: string = os.homedir()): SshGView {
   if (node.sshG) return ordered(node.sshG);
   const kh = node.userKnownHostsFiles ?? [path.join(homeDir, '.ssh', 'known_hosts'), path.join(homeDir, '.ssh', 'known_hosts2')];
   const v: SshGView = {
@@ -58,7 +58,7 @@ export function connectsTo(node: NodeSpec): string {
   return `${v.user}@${host}:${v.port}${via}`;
 }
 
-export interface Resolution {
+interface Resolution {
   node: NodeSpec;
   view: SshGView;
   /** each ProxyJump hop as ssh resolves it (`ssh -G -l user -p port hop`), first hop first */

@@ -86,7 +86,7 @@ export interface Transport {
 }
 
 /** Counting semaphore (FIFO). */
-export class Semaphore {
+class Semaphore {
   private waiters: Array<() => void> = [];
   constructor(private available: number) {}
   async acquire(): Promise<() => void> {
@@ -729,7 +729,7 @@ export { loadSsh2 };
  * Processes a command detaches on purpose (setsid: launched servers, the resumed client, the guard) are not in
  * that group and stay.
  */
-export function boundedCommand(command: string, timeoutMs: number): string {
+function boundedCommand(command: string, timeoutMs: number): string {
   const secs = Math.ceil(timeoutMs / 1000) + 5;
   // `timeout -k 1 5 true` first: an old BusyBox `timeout` without -k must not turn every command into a usage error
   const wrapper = `if timeout -k 1 5 true >/dev/null 2>&1; then exec timeout -k 5 ${secs} sh -c "$1"; else exec sh -c "$1"; fi`;

@@ -2,7 +2,7 @@
  * Typed errors of the core. Each carries a message that names the problem and what to do,
  * and a stable `code` the CLI maps to exit codes and the tree maps to error items.
  */
-export type GpuSessionsErrorCode =
+type GpuSessionsErrorCode =
   | 'usage'
   | 'host-key-changed'
   | 'host-key-unknown'

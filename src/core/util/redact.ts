@@ -164,7 +164,7 @@ const BENIGN_BEFORE: Record<string, Set<string>> = {
 const nameCache = new Map<string, boolean>();
 
 /** Word parts of a name: split on non-alphanumerics and camelCase humps, upper-cased. */
-export function nameParts(name: string): string[] {
+function nameParts(name: string): string[] {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as net from 'node:net';
-import { GATEWAY_PY } from '../../../src/core/gateway/discover';
+import { gatewayPy } from '../../../src/core/gateway/discover';
 
 /** Issue 39, G1: one overall deadline per gateway request, run by python3 on this machine against a slow server. */
 describe('gateway requests from the node have an overall deadline', () => {
@@ -23,7 +23,7 @@ describe('gateway requests from the node have an overall deadline', () => {
       const started = Date.now();
       // spawn, not spawnSync: the slow server runs on this process's event loop
       const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-        const c = spawn('python3', ['-c', `${GATEWAY_PY}\nprint(json.dumps(get('127.0.0.1', ${port}, '/workers', None)))`]);
+        const c = spawn('python3', ['-c', `${gatewayPy()}\nprint(json.dumps(get('127.0.0.1', ${port}, '/workers', None)))`]);
         let stdout = '';
         let stderr = '';
         c.stdout.on('data', (b) => (stdout += b));
