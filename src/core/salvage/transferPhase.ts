@@ -43,6 +43,7 @@ export function markItem(sv: SalvageRun, it: SalvageItem, r: TransferResult & { 
     it.syncedAt = new Date().toISOString();
     sv.manifest.stats.filesTransferred++;
     if (it.localPath && it.size <= SCAN_LIMIT) scanItem(sv, it, r.secrets);
+    sv.journal.record(it);
   } else {
     it.status = 'failed';
     it.reason = r.reason;
@@ -145,6 +146,7 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
           syncedAt: new Date().toISOString(),
         });
         sv.bases.delete(it.remotePath);
+        sv.journal.record(it);
         sv.filesDone++;
         sv.bytesTotal -= it.size;
         continue;
