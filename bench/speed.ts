@@ -70,7 +70,7 @@ function timeCmd(cmd: string, args: string[], toFile?: string): { ms: number; ou
   return { ms, out: r.stdout };
 }
 
-const PHASE_KEYS = ['connect', 'plan', 'transfer', 'finalPass', 'snapshot', 's3', 'verdict', 'total'];
+const PHASE_KEYS = ['connect', 'plan', 'transfer', 'finalPass', 'snapshot', 's3', 'verdict', 'total', 'idle', 'writerIdle', 'cpu'];
 const phaseText = (t: Timings | undefined) => (t ? PHASE_KEYS.map((k) => `${k} ${t[k] ?? '?'}`).join(' · ') : '');
 
 async function main(): Promise<void> {

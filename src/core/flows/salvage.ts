@@ -239,6 +239,7 @@ export class Salvager implements SalvageRun {
       const order: StepId[] = this.o.deadline ? ['scripts', 'configs', 'logs', 'data'] : ['scripts', 'logs', 'configs', 'data'];
       this.startEarlyWork();
       this.timer.start('transfer');
+      const elu = performance.eventLoopUtilization();
       try {
         for (const step of order) {
           this.checkCancel();
@@ -250,6 +251,7 @@ export class Salvager implements SalvageRun {
           await runFileStep(this, step, mine);
         }
       } finally {
+        this.timer.note('idle', performance.eventLoopUtilization(elu).idle);
         await closeBatchWriter(this);
         this.timer.stop('transfer');
       }

@@ -147,6 +147,11 @@ export class BatchWriter {
     return this.dead === null;
   }
 
+  /** How long the writer thread has waited for work since it started (ms; null inline). */
+  idleMs(): number | null {
+    return this.worker ? this.worker.performance.eventLoopUtilization().idle : null;
+  }
+
   get threaded(): boolean {
     return this.worker !== null;
   }

@@ -25,6 +25,8 @@ export function batchWriter(sv: SalvageRun): BatchWriter {
 export async function closeBatchWriter(sv: SalvageRun): Promise<void> {
   const w = sv.writer;
   sv.writer = null;
+  const idle = w?.alive ? w.idleMs() : null;
+  if (idle !== null) sv.timer.note('writerIdle', idle);
   await w?.close();
 }
 
