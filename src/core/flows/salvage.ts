@@ -149,14 +149,14 @@ export class Salvager implements SalvageRun {
   }
 
   /**
-   * A checkpoint: the journal's pending lines are written (each verified file is in the journal within 0.5 s), and
-   * the manifest as a snapshot, throttled: a manifest of 30,000 files is 15 MB and takes ~100 ms to write, so it is
+   * A checkpoint (`force`): the journal's pending lines are written (while files verify, they reach it every 0.5 s
+   * anyway); and the manifest as a snapshot, throttled: a manifest of 30,000 files is 15 MB and takes ~100 ms to write, so it is
    * written at most every 5 s (`force`: every 2 s) and never more than a twentieth of the time. A run cut between two
    * snapshots resumes from the last one with the journal laid over it (runDir.ts, journal.ts).
    */
   /** @internal */
   save(force = false): void {
-    this.journal.flush();
+    if (force) this.journal.flush();
     const now = Date.now();
     if (now - this.lastWrite < Math.max(force ? 2000 : 5000, 20 * this.lastSaveMs)) return;
     this.writeManifest(false);

@@ -1,12 +1,12 @@
 /**
  * The salvage journal: `salvage-journal.jsonl` beside the manifest, one line per file verified, appended as files
- * verify (buffered, written at least every JOURNAL_FLUSH_MS and at each checkpoint). The manifest is written when the
- * run ends (and as a throttled snapshot), not once per checkpoint: a 30,000-file manifest is 15 MB of JSON. A run cut
- * at any point resumes from the manifest on disk with the journal laid over it; the journal is emptied (compacted
- * into the manifest) each time the manifest is written whole.
+ * verify (buffered: written when a line has waited JOURNAL_FLUSH_MS as the next one comes, and at each checkpoint).
+ * The manifest is written when the run ends (and as a throttled snapshot), not once per checkpoint: a 30,000-file
+ * manifest is 15 MB of JSON. A run cut at any point resumes from the manifest on disk with the journal laid over it;
+ * the journal is emptied (compacted into the manifest) each time the manifest is written whole.
  *
- * Each line is self-contained: what resume needs to trust a local copy (its remote path, local path, size, mtime,
- * the node's SHA-256, the local SHA-256 when written redacted). A torn last line (a crash mid-write) is ignored.
+ * Each line is self-contained: what resume needs to trust a local copy (its remote path, local path, size, mtime, the
+ * node's SHA-256, the local SHA-256 when written redacted). A torn last line (a crash mid-write) is ignored.
  */
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
