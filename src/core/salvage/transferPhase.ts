@@ -159,7 +159,7 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
   }
   const big = todo.filter((f) => f.size > SMALL_FILE);
   const small = todo.filter((f) => f.size <= SMALL_FILE);
-  const n = Math.max(1, Math.min(sv.o.concurrency ?? 3, 4));
+  const n = Math.max(1, Math.min(Number(process.env.GS_SALVAGE_STREAMS) || (sv.o.concurrency ?? 3), 4));
   const batches = planBatches(small, n);
   type Job = { kind: 'one'; item: SalvageItem } | { kind: 'append'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
   const jobs: Job[] = [
