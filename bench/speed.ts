@@ -16,9 +16,11 @@
  *      BENCH_WAN_COUNTS ("3000x8192"), BENCH_PROFILES ("loopback,wan"), BENCH_WAN_DELAY_MS (25), BENCH_WAN_MBIT (1000),
  *      BENCH_PARSE_LINES (1,000,000), BENCH_PROBE_RUNS (10), BENCH_ONLY (comma list of: big,small,probe,parse),
  *      BENCH_CLI_B (a second build's cli.js: its salvage runs interleaved as an A/B column).
+ * Each salvage row also gives the CPU time (user + system, through GNU time) of their command and of ours: on a
+ * loaded machine it says more than the wall time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { makeSglangLog, mawkSummaryProgram } from './parse-log';
@@ -53,13 +55,20 @@ interface Row {
   goal: string;
   phases: string;
   b?: number;
+  /** CPU ms (user + system) of their command, ours and B, median runs. */
+  cpu?: string;
 }
 
-/** `toFile`: stdout goes to that file (read back after), as `cmd > file` would. */
-function timeCmd(cmd: string, args: string[], toFile?: string): { ms: number; out: string } {
+/** CPU time (user + system, ms) of a command and the children it waited for, through GNU time where it is installed. */
+const TIME_BIN = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+
+/** `toFile`: stdout goes to that file (read back after), as `cmd > file` would. `cpu`: its CPU time, ms (NaN without GNU time). */
+function timeCmd(cmd: string, args: string[], toFile?: string): { ms: number; out: string; cpu: number } {
   const fd = toFile ? openSync(toFile, 'w') : null;
+  const cpuFile = path.join(os.tmpdir(), `gs-bench-cpu-${process.pid}`);
+  const [c, a] = TIME_BIN ? [TIME_BIN, ['-f', '%U %S', '-o', cpuFile, cmd, ...args]] : [cmd, args];
   const t0 = performance.now();
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', fd ?? 'pipe', 'pipe'] });
+  const r = spawnSync(c, a, { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', fd ?? 'pipe', 'pipe'] });
   const ms = performance.now() - t0;
   if (fd !== null) {
     closeSync(fd);
@@ -67,10 +76,16 @@ function timeCmd(cmd: string, args: string[], toFile?: string): { ms: number; ou
   }
   if (r.status !== 0 && !(cmd === process.execPath && r.status === 5))
     throw new Error(`${cmd} ${args.slice(0, 3).join(' ')} failed (${r.status}): ${r.error?.message ?? r.stderr.slice(-2000)}`);
-  return { ms, out: r.stdout };
+  let cpu = NaN;
+  if (TIME_BIN) {
+    const [u, sys] = readFileSync(cpuFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+    cpu = (u + sys) * 1000;
+    rmSync(cpuFile, { force: true });
+  }
+  return { ms, out: r.stdout, cpu };
 }
 
-const PHASE_KEYS = ['connect', 'plan', 'transfer', 'finalPass', 'snapshot', 's3', 'verdict', 'total'];
+const PHASE_KEYS = ['connect', 'plan', 'transfer', 'finalPass', 'snapshot', 's3', 'verdict', 'total', 'idle', 'writerIdle', 'cpu'];
 const phaseText = (t: Timings | undefined) => (t ? PHASE_KEYS.map((k) => `${k} ${t[k] ?? '?'}`).join(' · ') : '');
 
 async function main(): Promise<void> {
@@ -142,7 +157,7 @@ async function main(): Promise<void> {
             rmSync(d, { recursive: true, force: true });
           }
         };
-        const salvage = (cli: string, root: string, files: number): { ms: number; timings: Timings } =>
+        const salvage = (cli: string, root: string, files: number): { ms: number; cpu: number; timings: Timings } =>
           inDir((d) => {
             const r = timeCmd(
               process.execPath,
@@ -170,45 +185,40 @@ async function main(): Promise<void> {
             const ok = j.items.filter((i) => i.status === 'verified').length;
             if (j.verdict !== 'safe' || ok < files)
               throw new Error(`salvage of ${root}: verdict ${j.verdict} (${j.reasons.join(', ')}), ${ok} of ${files} verified`);
-            return { ms: r.ms, timings: j.timings ?? {} };
+            return { ms: r.ms, cpu: r.cpu, timings: j.timings ?? {} };
           });
-        const compare = (work: string, goal: string, root: string, files: number, theirs: (d: string) => number) => {
+        const compare = (work: string, goal: string, root: string, files: number, theirs: (d: string) => { ms: number; cpu: number }) => {
           salvage(CLI, root, files); // warm the page cache and the node's side
-          const t: number[] = [];
-          const o: Array<{ ms: number; timings: Timings }> = [];
-          const b: number[] = [];
+          const t: Array<{ ms: number; cpu: number }> = [];
+          const o: Array<{ ms: number; cpu: number; timings: Timings }> = [];
+          const b: Array<{ ms: number; cpu: number }> = [];
           for (let i = 0; i < RUNS; i++) {
             t.push(inDir(theirs));
             o.push(salvage(CLI, root, files));
-            if (CLI_B) b.push(salvage(CLI_B, root, files).ms);
+            if (CLI_B) b.push(salvage(CLI_B, root, files));
           }
           const om = median(o.map((x) => x.ms));
+          const tm = median(t.map((x) => x.ms));
           const mid = o.find((x) => x.ms === om);
-          const row: Row = { link, work, theirs: median(t), ours: om, ratio: median(t) / om, goal, phases: phaseText(mid?.timings) };
-          if (CLI_B) row.b = median(b);
+          const cpuOf = (xs: Array<{ cpu: number }>) => median(xs.map((x) => x.cpu)).toFixed(0);
+          const row: Row = { link, work, theirs: tm, ours: om, ratio: tm / om, goal, phases: phaseText(mid?.timings) };
+          row.cpu = `${cpuOf(t)} / ${cpuOf(o)}${CLI_B ? ` / ${cpuOf(b)}` : ''}`;
+          if (CLI_B) row.b = median(b.map((x) => x.ms));
           rows.push(row);
           console.log(
-            `${link}: ${work}: theirs ${row.theirs.toFixed(0)} ms, ours ${om.toFixed(0)} ms (${row.ratio.toFixed(2)}×)${CLI_B ? `, B ${row.b!.toFixed(0)} ms` : ''}; ${row.phases}; load ${load()}`,
+            `${link}: ${work}: theirs ${row.theirs.toFixed(0)} ms, ours ${om.toFixed(0)} ms (${row.ratio.toFixed(2)}×)${CLI_B ? `, B ${row.b!.toFixed(0)} ms` : ''}; cpu ${row.cpu}; ${row.phases}; load ${load()}`,
           );
         };
         if (ONLY.has('big'))
-          compare(
-            `${BIG_MIB} MiB file vs scp`,
-            profile === 'wan' ? '≥ 2.5×' : '≥ 0.9×',
-            bigDir,
-            1,
-            (d) => timeCmd('scp', ['-q', '-F', cfg, `bench:${path.join(bigDir, 'hidden_states.bin')}`, d]).ms,
+          compare(`${BIG_MIB} MiB file vs scp`, profile === 'wan' ? '≥ 2.5×' : '≥ 0.9×', bigDir, 1, (d) =>
+            timeCmd('scp', ['-q', '-F', cfg, `bench:${path.join(bigDir, 'hidden_states.bin')}`, d]),
           );
         for (const [n, size] of profile === 'wan' ? WAN_COUNTS : COUNTS) {
           const dir = sets.get(`${n}x${size}`);
           if (!dir) continue;
           const goal = profile === 'wan' ? '≥ 1.5×' : '≥ 1.0×';
-          compare(
-            `${n.toLocaleString('en-US')} × ${size / 1024} KiB vs rsync -a`,
-            goal,
-            dir,
-            n,
-            (d) => timeCmd('rsync', ['-a', '-e', `ssh -F ${cfg}`, `bench:${dir}/`, d + '/']).ms,
+          compare(`${n.toLocaleString('en-US')} × ${size / 1024} KiB vs rsync -a`, goal, dir, n, (d) =>
+            timeCmd('rsync', ['-a', '-e', `ssh -F ${cfg}`, `bench:${dir}/`, d + '/']),
           );
         }
         if (profile === 'loopback' && ONLY.has('probe')) {
@@ -288,11 +298,13 @@ async function main(): Promise<void> {
     `\nSpeed as the user feels it: whole commands, median of ${RUNS} interleaved runs, ${os.cpus().length} cores; load at start ${loadAtStart}, at end ${load()}` +
       '\n(ratio = their time / our time; for the probe, our time ÷ theirs must stay ≤ 1.5, i.e. ratio ≥ 0.67)\n',
   );
-  console.log(`| link | work | theirs ms | ours ms | ratio | goal |${CLI_B ? ' B ms |' : ''} our phases (ms, median run) |`);
-  console.log(`|---|---|---:|---:|---:|---|${CLI_B ? '---:|' : ''}---|`);
+  console.log(
+    `| link | work | theirs ms | ours ms | ratio | goal |${CLI_B ? ' B ms |' : ''} CPU ms theirs / ours${CLI_B ? ' / B' : ''} | our phases (ms, median run) |`,
+  );
+  console.log(`|---|---|---:|---:|---:|---|${CLI_B ? '---:|' : ''}---:|---|`);
   for (const r of rows)
     console.log(
-      `| ${r.link} | ${r.work} | ${r.theirs.toFixed(0)} | ${r.ours.toFixed(0)} | **${r.ratio.toFixed(2)}×** | ${r.goal} |${CLI_B ? ` ${r.b?.toFixed(0) ?? ''} |` : ''} ${r.phases} |`,
+      `| ${r.link} | ${r.work} | ${r.theirs.toFixed(0)} | ${r.ours.toFixed(0)} | **${r.ratio.toFixed(2)}×** | ${r.goal} |${CLI_B ? ` ${r.b?.toFixed(0) ?? ''} |` : ''} ${r.cpu ?? ''} | ${r.phases} |`,
     );
 }
 

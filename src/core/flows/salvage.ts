@@ -34,6 +34,7 @@ import { SalvageListing } from '../salvage/listing';
 import { LocalNames, insideDest } from '../salvage/paths';
 import { BatchWriter } from '../salvage/batchWriter';
 import { PhaseTimer } from '../salvage/timings';
+import { SalvageJournal } from '../salvage/journal';
 import { Settled, startEarly, unwrap } from '../salvage/early';
 import { S3Inventory } from '../salvage/s3';
 import {
@@ -97,6 +98,8 @@ export class Salvager implements SalvageRun {
   readonly timer: PhaseTimer;
   /** @internal */
   probeServers: SglangServer[] = [];
+  /** Verified files, appended as they verify (the manifest is written whole only at the end and as snapshots). @internal */
+  readonly journal: SalvageJournal;
   /** @internal */
   early: { snapshot?: Promise<Settled<SnapshotResult>>; s3?: Promise<Settled<S3Inventory>> } = {};
 
@@ -108,6 +111,7 @@ export class Salvager implements SalvageRun {
     this.dir = c.dir;
     this.previous = c.previous && Array.isArray(c.previous.items) ? c.previous : null;
     this.redact = o.redact ?? false;
+    this.journal = new SalvageJournal(this.dir, (e) => this.writeFailed(e));
     const steps = Object.fromEntries(STEPS.map((s) => [s.id, { status: 'pending' as StepStatus }])) as SalvageManifest['steps'];
     this.manifest = {
       version: 1,
@@ -148,23 +152,36 @@ export class Salvager implements SalvageRun {
   }
 
   /**
-   * The manifest, atomically. Unforced saves are throttled: at most one per 2 s, and never more than a
-   * twentieth of the time (a manifest of 30,000 files is 15 MB and takes ~100 ms to write; saved each 300 ms it
-   * was most of a small-file salvage's disk writes, ten times the files' own bytes). A run cut between two saves
-   * resumes from the last: what it verified since is checked again.
+   * A checkpoint (`force`): the journal's pending lines are written (while files verify, they reach it every 0.5 s
+   * anyway); and the manifest as a snapshot, throttled: a manifest of 30,000 files is 15 MB and takes ~100 ms to write, so it is
+   * written at most every 5 s (`force`: every 2 s) and never more than a twentieth of the time. A run cut between two
+   * snapshots resumes from the last one with the journal laid over it (runDir.ts, journal.ts).
    */
   /** @internal */
   save(force = false): void {
+    if (force) this.journal.flush();
     const now = Date.now();
-    if (!force && now - this.lastWrite < Math.max(2000, 20 * this.lastSaveMs)) return;
+    if (now - this.lastWrite < Math.max(force ? 2000 : 5000, 20 * this.lastSaveMs)) return;
+    this.writeManifest(false);
+  }
+
+  /** The manifest, atomically, now; `compact`: the journal's lines are in it, so the journal starts again empty. @internal */
+  writeManifest(compact = true): void {
+    const now = Date.now();
     this.lastWrite = now;
+    this.journal.flush();
     try {
       writeAtomic(path.join(this.dir, 'salvage-manifest.json'), JSON.stringify(this.manifest, null, 2) + '\n');
       this.lastSaveMs = Date.now() - now;
+      if (compact) this.journal.compact();
     } catch (e) {
-      this.log.error(`Could not write the manifest: ${errorMessage(e)}`);
-      if (!this.fatal) this.fatal = `cannot write to ${this.dir}: ${errorMessage(e)}`;
+      this.writeFailed(e);
     }
+  }
+
+  private writeFailed(e: unknown): void {
+    this.log.error(`Could not write the manifest: ${errorMessage(e)}`);
+    if (!this.fatal) this.fatal = `cannot write to ${this.dir}: ${errorMessage(e)}`;
   }
 
   /** @internal */
@@ -237,6 +254,7 @@ export class Salvager implements SalvageRun {
       const order: StepId[] = this.o.deadline ? ['scripts', 'configs', 'logs', 'data'] : ['scripts', 'logs', 'configs', 'data'];
       this.startEarlyWork();
       this.timer.start('transfer');
+      const elu = performance.eventLoopUtilization();
       try {
         for (const step of order) {
           this.checkCancel();
@@ -248,6 +266,7 @@ export class Salvager implements SalvageRun {
           await runFileStep(this, step, mine);
         }
       } finally {
+        this.timer.note('idle', performance.eventLoopUtilization(elu).idle);
         await closeBatchWriter(this);
         this.timer.stop('transfer');
       }
@@ -345,7 +364,7 @@ export class Salvager implements SalvageRun {
         this.bases.delete(it.remotePath);
       } else Object.assign(it, { status: 'skipped', reason: `not fetched: ${errorMessage(e)}` });
     }
-    this.save(true);
+    this.writeManifest();
   }
 
   /** The node is gone: the last synced state becomes final; SALVAGE.md says what was saved, when, and what is at risk. */

@@ -4,8 +4,9 @@
  * files never runs on the extension host's thread, and overlaps with the decryption that does. Without a
  * worker file (a bundle that lacks it) the same code runs inline.
  *
- * The guarantees are VerifiedWriter's: each file is written under a temporary name and hashed while it is
- * written; it is renamed into place only by `commit` with the node's SHA-256, and only when they match.
+ * The guarantees are VerifiedWriter's: each file is hashed while it is written, a new one under its final name
+ * (no rename per file), one that replaces an existing copy under a temporary name; `commit` with the node's SHA-256
+ * keeps it (renames it into place) only when they match, and removes it otherwise.
  * The batch's bytes travel as one copied chunk per SSH read with the operations that cut it into files,
  * so there are few messages; the bytes in flight to the thread are bounded (the caller pauses its stream).
  */
@@ -35,7 +36,7 @@ export class BatchFiles {
     for (const op of ops) {
       if (op[0] === 'o') {
         this.files.get(op[1])?.w.discard();
-        this.files.set(op[1], { w: new VerifiedWriter(this.dest, op[2], this.md5, false), text: [], textBytes: 0 });
+        this.files.set(op[1], { w: new VerifiedWriter(this.dest, op[2], this.md5, false, true), text: [], textBytes: 0 });
         continue;
       }
       const f = this.files.get(op[1]);
@@ -144,6 +145,11 @@ export class BatchWriter {
   /** False once the thread died or was stopped: every later file would fail, so take a new writer. */
   get alive(): boolean {
     return this.dead === null;
+  }
+
+  /** How long the writer thread has waited for work since it started (ms; null inline). */
+  idleMs(): number | null {
+    return this.worker ? this.worker.performance.eventLoopUtilization().idle : null;
   }
 
   get threaded(): boolean {

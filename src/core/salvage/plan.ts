@@ -114,7 +114,8 @@ export async function planNow(sv: SalvageRun): Promise<SalvageItem[]> {
   }
   sv.manifest.items = items;
   sv.manifest.writers = L.writers.map(writerInfo);
-  sv.save(true);
+  // The plan's manifest: the base a cut run resumes from with the journal over it (kept until the verdict).
+  sv.writeManifest(false);
   return items;
 }
 

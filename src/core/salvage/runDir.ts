@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { SalvageManifest } from './salvageTypes';
+import { withJournal } from './journal';
 
 function stamp(d: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
@@ -27,13 +28,15 @@ export function chooseRunDir(base: string, node: string, now: Date): { dir: stri
       .sort();
     const last = runs[runs.length - 1];
     if (last) {
-      const mf = path.join(nodeDir, last, 'salvage-manifest.json');
+      const dir = path.join(nodeDir, last);
+      let previous: SalvageManifest | null = null;
       try {
-        return { dir: path.join(nodeDir, last), previous: JSON.parse(readFileSync(mf, 'utf8')) as SalvageManifest };
+        previous = JSON.parse(readFileSync(path.join(dir, 'salvage-manifest.json'), 'utf8')) as SalvageManifest;
       } catch {
         // No readable manifest: the run died before writing one; reuse the folder.
-        return { dir: path.join(nodeDir, last), previous: null };
       }
+      // A run cut before its verdict: the files it verified since its last manifest snapshot are in its journal.
+      return { dir, previous: withJournal(dir, previous) };
     }
   }
   return { dir: path.join(nodeDir, stamp(now)), previous: null };

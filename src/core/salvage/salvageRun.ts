@@ -9,6 +9,7 @@ import type { SalvageListing } from './listing';
 import type { LocalNames } from './paths';
 import type { BatchWriter } from './batchWriter';
 import type { PhaseTimer } from './timings';
+import type { SalvageJournal } from './journal';
 import type { GuardSeen, SalvageManifest, SalvageOptions, SalvageProgress } from './salvageTypes';
 import type { LocalBase } from './salvageUtil';
 
@@ -22,6 +23,7 @@ export interface SalvageRun {
   readonly previous: SalvageManifest | null;
   readonly bases: Map<string, LocalBase>;
   readonly localNames: LocalNames;
+  readonly journal: SalvageJournal;
   previousLocal: Map<string, string | null> | null;
   bytesDone: number;
   bytesTotal: number;
@@ -38,8 +40,10 @@ export interface SalvageRun {
   guardSeen: GuardSeen | null;
   /** Tell the face what is happening now. */
   progress(step: SalvageProgress['step'], message: string): void;
-  /** Write the manifest atomically (unforced saves are throttled). */
+  /** A checkpoint: the journal's pending lines, and the manifest as a throttled snapshot. */
   save(force?: boolean): void;
+  /** The whole manifest, now, atomically (plan, verdict); `compact` (default): the journal starts again empty. */
+  writeManifest(compact?: boolean): void;
   /** Throws `cancelled` once the run's signal is aborted. */
   checkCancel(): void;
 }

@@ -25,6 +25,8 @@ export function batchWriter(sv: SalvageRun): BatchWriter {
 export async function closeBatchWriter(sv: SalvageRun): Promise<void> {
   const w = sv.writer;
   sv.writer = null;
+  const idle = w?.alive ? w.idleMs() : null;
+  if (idle !== null) sv.timer.note('writerIdle', idle);
   await w?.close();
 }
 
@@ -43,6 +45,7 @@ export function markItem(sv: SalvageRun, it: SalvageItem, r: TransferResult & { 
     it.syncedAt = new Date().toISOString();
     sv.manifest.stats.filesTransferred++;
     if (it.localPath && it.size <= SCAN_LIMIT) scanItem(sv, it, r.secrets);
+    sv.journal.record(it);
   } else {
     it.status = 'failed';
     it.reason = r.reason;
@@ -145,6 +148,7 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
           syncedAt: new Date().toISOString(),
         });
         sv.bases.delete(it.remotePath);
+        sv.journal.record(it);
         sv.filesDone++;
         sv.bytesTotal -= it.size;
         continue;
@@ -155,7 +159,7 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
   }
   const big = todo.filter((f) => f.size > SMALL_FILE);
   const small = todo.filter((f) => f.size <= SMALL_FILE);
-  const n = Math.max(1, Math.min(sv.o.concurrency ?? 3, 4));
+  const n = Math.max(1, Math.min(Number(process.env.GS_SALVAGE_STREAMS) || (sv.o.concurrency ?? 3), 4));
   const batches = planBatches(small, n);
   type Job = { kind: 'one'; item: SalvageItem } | { kind: 'append'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
   const jobs: Job[] = [

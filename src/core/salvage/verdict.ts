@@ -73,7 +73,7 @@ export function finishNow(sv: SalvageRun): void {
   m.verdict = details.length === 0 ? 'safe' : 'unsafe';
   m.finishedAt = new Date().toISOString();
   m.timings = sv.timer.result();
-  sv.save(true);
+  sv.writeManifest();
   try {
     writeAtomic(insideDest(sv.dir, 'SALVAGE.md'), renderSalvageReport(m));
   } catch (e) {

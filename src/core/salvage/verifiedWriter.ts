@@ -1,6 +1,7 @@
 /**
  * One file written under a temporary name, hashed (SHA-256, and MD5 for S3 ETags) while it is written, and
- * renamed into place only when its hash matches the node's. Used on the extension host's thread (large
+ * renamed into place only when its hash matches the node's (or, `direct`, a new file written under its final name and
+ * removed again unless its hash matches). Used on the extension host's thread (large
  * files) and in the writer thread of small-file batches (batchWriter.ts).
  */
 import { createHash } from 'node:crypto';
@@ -73,14 +74,29 @@ export class VerifiedWriter {
     rel: string,
     withMd5: boolean,
     private readonly durable: boolean,
+    /**
+     * A new file is written under its final name (no rename; removed again if it does not verify); the temporary
+     * name only when it would replace an existing file (whose verified bytes stay until the new ones verify).
+     */
+    direct = false,
   ) {
     this.md5 = withMd5 ? createHash('md5') : null;
     this.abs = '';
     this.tmp = '';
     try {
       this.abs = insideDest(dest, rel);
-      this.tmp = insideDest(dest, rel + '.gs-partial');
       ensureParent(dest, this.abs);
+      if (direct) {
+        try {
+          this.fd = openSync(this.abs, 'wx', 0o644);
+          this.tmp = this.abs;
+          return;
+        } catch (e) {
+          // EEXIST: replaces a file (temporary name below); ENOENT: the folder vanished (below, again)
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST' && (e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        }
+      }
+      this.tmp = insideDest(dest, rel + '.gs-partial');
       try {
         this.fd = openSync(this.tmp, 'w', 0o644);
       } catch (e) {
@@ -172,7 +188,7 @@ export class VerifiedWriter {
       };
     }
     try {
-      renameSync(this.tmp, this.abs);
+      if (this.tmp !== this.abs) renameSync(this.tmp, this.abs);
     } catch (e) {
       this.discard();
       const p = fsProblem(e, this.dest);

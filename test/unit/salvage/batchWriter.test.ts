@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BatchOp, BatchWriter, CommittedFile, EndedFile } from '../../../src/core/salvage/batchWriter';
@@ -66,7 +66,10 @@ for (const thread of [true, false]) {
       assert.equal(bw.threaded, thread);
     });
 
-    it('writes files byte-identical, in place only when the hash matches; a mismatch leaves nothing behind', async () => {
+    it('writes files byte-identical, kept only when the hash matches; a mismatch leaves nothing behind', async () => {
+      // one file replaces an earlier copy: that copy stays whole until the new bytes verify
+      mkdirSync(path.join(dest, 'files/d0'), { recursive: true });
+      writeFileSync(path.join(dest, 'files/d0/f0.jsonl'), 'the copy verified earlier');
       const files = Array.from({ length: 300 }, (_, i) => ({
         rel: `files/d${i % 7}/f${i}.jsonl`,
         data: Buffer.alloc(i === 5 ? 0 : 100 + ((i * 997) % 20000), i % 251),
@@ -78,8 +81,12 @@ for (const thread of [true, false]) {
         assert.equal(e.bytes, f.data.length);
         assert.equal(e.sha256, sha(f.data));
       }
-      // Nothing is in place before the commit.
-      assert.ok(!under(dest).some((p) => !p.endsWith('.gs-partial')));
+      // New files are written under their final names (no rename each); the one that replaces a copy is not.
+      assert.deepEqual(
+        under(dest).filter((p) => p.endsWith('.gs-partial')),
+        ['files/d0/f0.jsonl.gs-partial'],
+      );
+      assert.equal(readFileSync(path.join(dest, 'files/d0/f0.jsonl'), 'utf8'), 'the copy verified earlier');
       const wrong = new Set([files[3].rel, files[200].rel]);
       const rs: CommittedFile[] = await bw.commit(
         files.map((f) => ({ id: ids.get(f.rel)!, sha256: wrong.has(f.rel) ? sha(Buffer.from('other')) : sha(f.data) })),
