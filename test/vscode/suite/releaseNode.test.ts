@@ -186,7 +186,9 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     assert.ok(out >= 0 && restarted > out && back > restarted, log.slice(-2000));
   });
 
-  it('removes the node’s workers from the gateway, keeps the gateway, stops the servers, salvages: safe', async () => {
+  it('removes the node’s workers from the gateway, keeps the gateway, stops the servers, salvages: safe', async function () {
+    // the salvage of a whole node, with the servers stopped: minutes on a loaded 2-core machine
+    this.timeout(480_000);
     await ensureGateway();
     const home = demoHome();
     const servers = api.fleet.status(DEMO).probe!.servers;
