@@ -41,6 +41,25 @@
   }
   let colours = theme();
 
+  const LABEL_LANES = 4;
+
+  // labelLanes:begin
+  /**
+   * Lanes for marker labels (items sorted by x, each {x, w}): each goes to the first lane whose last label ends more
+   * than `gap` before it; -1 when no lane of `max` has room (that label is shown on hover only). Never two labels
+   * over each other, however many events an hour brings.
+   */
+  function labelLanes(items, max, gap) {
+    const ends = [];
+    return items.map((it) => {
+      let lane = ends.findIndex((e) => e + gap <= it.x);
+      if (lane < 0 && ends.length < max) lane = ends.push(-Infinity) - 1;
+      if (lane >= 0) ends[lane] = it.x + it.w;
+      return lane;
+    });
+  }
+  // labelLanes:end
+
   /** Dashed lines at the guard's transitions; on the large charts with their labels ("22:02 :22795 crashed"). */
   function markPlugin(markers, withLabels) {
     return {
@@ -53,8 +72,7 @@
             ctx.font = `${10 * dpr}px ${colours.font}`;
             ctx.textBaseline = 'top';
             ctx.textAlign = 'left';
-            let lastX = -Infinity;
-            let row = 0;
+            const shown = [];
             for (const m of markers) {
               const x = u.valToPos(m.t, 'x', true);
               if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
@@ -66,20 +84,33 @@
               ctx.lineTo(x, u.bbox.top + u.bbox.height);
               ctx.stroke();
               if (!withLabels) continue;
-              // labels close together go on the next row down (three rows), not over each other
-              row = x - lastX < 140 * dpr ? (row + 1) % 3 : 0;
-              lastX = x;
               const w = ctx.measureText(m.label).width;
-              const tx = Math.min(x + 3 * dpr, u.bbox.left + u.bbox.width - w - 2 * dpr);
-              const ty = u.bbox.top + 2 * dpr + row * 13 * dpr;
+              shown.push({ m, c, w, x: Math.min(x + 3 * dpr, u.bbox.left + u.bbox.width - w - 2 * dpr) });
+            }
+            // each label in the first lane where it fits; none over another: the rest only on hover (issue 43)
+            const lanes = labelLanes(shown, LABEL_LANES, 6 * dpr);
+            u.hiddenMarks = [];
+            shown.forEach((l, i) => {
+              if (lanes[i] < 0) return void u.hiddenMarks.push(l.m);
+              const ty = u.bbox.top + 2 * dpr + lanes[i] * 13 * dpr;
               ctx.fillStyle = colours.bg;
               ctx.globalAlpha = 0.8;
-              ctx.fillRect(tx - 1, ty - 1, w + 2, 12 * dpr);
+              ctx.fillRect(l.x - 1, ty - 1, l.w + 2, 12 * dpr);
               ctx.globalAlpha = 1;
-              ctx.fillStyle = c;
-              ctx.fillText(m.label, tx, ty);
-            }
+              ctx.fillStyle = l.c;
+              ctx.fillText(l.m.label, l.x, ty);
+            });
             ctx.restore();
+          },
+        ],
+        // a label with no lane free: shown when the cursor is on its line
+        setCursor: [
+          (u) => {
+            const hid = u.hiddenMarks || [];
+            const left = u.cursor.left;
+            if (!hid.length || left === null || left === undefined || left < 0) return;
+            const near = hid.find((m) => Math.abs(u.valToPos(m.t, 'x') - left) <= 6);
+            u.root.title = near ? near.label : '';
           },
         ],
       },

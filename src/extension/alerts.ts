@@ -14,7 +14,7 @@ import { redactOutput } from '../core/util/redact';
 import type { Transport } from '../core/ssh/transport';
 import { cfg } from './config';
 import { isErrorState, plainState } from '../core/node/plainWords';
-import { exceptionLine, isTracebackHeader } from '../core/sglang/exceptionLine';
+import { exceptionLine, isTracebackHeader, shownFailureMessage } from '../core/sglang/exceptionLine';
 import type { SglangServer } from '../core/sglang/serverArgv';
 import { Disposables } from './disposable';
 import { SCRIPT_SCHEME, ScriptDocuments } from './scriptDocuments';
@@ -94,7 +94,8 @@ export class Alerts extends Disposables {
     super();
   }
 
-  notify(t: GuardTransition): void {
+  /** `expected`: why the user expected it (a rank loss their own Release Node predicted): an info, not an error. */
+  notify(t: GuardTransition, expected?: string): void {
     if (isOkValue(t.to)) return this.clear(t, true);
     if (!cfg<boolean>(`alerts.${alertSetting(t)}`, t.to !== 'data-suspect')) return;
     const now = Date.now();
@@ -116,27 +117,30 @@ export class Alerts extends Disposables {
       return;
     }
     this.recent.push(now);
-    void this.present(t, subject, now);
+    void this.present(t, subject, now, expected);
   }
 
   /** The notification itself: plain words, the exception line, error severity when something stopped working. */
-  private async present(t: GuardTransition, subject: string, now: number): Promise<void> {
+  private async present(t: GuardTransition, subject: string, now: number, expected?: string): Promise<void> {
     const where = t.port !== undefined ? `:${t.port}` : t.gpu !== undefined ? `GPU ${t.gpu}` : (t.mount ?? '');
     let detail = t.message;
-    if (t.logFile && isTracebackHeader(detail)) detail = (await this.exceptionLineOf(t.node, t.logFile)) ?? detail;
+    if (t.logFile && isTracebackHeader(detail)) detail = shownFailureMessage(detail, await this.readExceptionLine(t.node, t.logFile));
     const error = isErrorState(t.to, t.class);
     const said = plainNotificationText(redactOutput(detail).slice(0, 300));
-    const text = `${t.node}${where ? ` ${where}` : ''} ${plainState(t.to, t.class, t.message)} — ${said}`;
+    const text = `${t.node}${where ? ` ${where}` : ''} ${plainState(t.to, t.class, t.message)} — ${said}${expected ? ` (${expected})` : ''}`;
     const actions: string[] = [];
-    // a stalled server still runs: restart it first; a crashed one is gone (its log says why)
-    if (t.subject === 'server' && t.port !== undefined && (t.to === 'stalled' || t.to === 'unhealthy')) actions.push('Restart Server');
+    // a stalled server still runs, a crashed one is gone: either way Restart Server comes first (with the command
+    // line it ran with; issue 43)
+    if (t.subject === 'server' && t.port !== undefined && (t.to === 'stalled' || t.to === 'unhealthy' || t.to === 'crashed'))
+      actions.push('Restart Server');
     if (t.logFile) actions.push('Open Log');
     if (t.subject === 'data' && t.path) actions.push('Open Sample', 'Open File');
     if (['done', 'crashed', 'deadline-near', 'rental-ended', 'job-overrun', 'gpu-lost'].includes(t.to)) actions.push('Salvage Node');
     // the job is done or the rental ends: the node can go (Release Node salvages, then frees it)
     if (['done', 'deadline-near', 'rental-ended'].includes(t.to)) actions.push('Release Node');
     actions.push('Show Node');
-    const shown: ShownAlert = { transition: t, text, actions, at: now, severity: error ? 'error' : 'warning', subject };
+    const severity: Severity = expected ? 'info' : error ? 'error' : 'warning';
+    const shown: ShownAlert = { transition: t, text, actions, at: now, severity, subject };
     this.shown.push(shown);
     if (this.shown.length > 50) this.shown.shift();
     this.open.set(subject.replace(/\|[^|]*$/, ''), shown);
@@ -147,7 +151,7 @@ export class Alerts extends Disposables {
   }
 
   /** The last exception line of the server's log (a crash's alert quotes it, not the traceback's header). */
-  private async exceptionLineOf(node: string, file: string): Promise<string | null> {
+  async readExceptionLine(node: string, file: string): Promise<string | null> {
     const tr = this.transportFor(node);
     if (!tr) return null;
     try {
@@ -187,7 +191,8 @@ export class Alerts extends Disposables {
     }
     if (action === 'Restart Server' && t.port !== undefined) {
       const srv = this.serverOf(t.node, t.port);
-      await vscode.commands.executeCommand('gpuSessions.restartServer', srv ? { type: 'server', node: t.node, server: srv } : t.node);
+      const el = srv ? { type: 'server', node: t.node, server: srv, ...(t.to === 'crashed' ? { crashed: true } : {}) } : t.node;
+      await vscode.commands.executeCommand('gpuSessions.restartServer', el);
     }
     if (action === 'Salvage Node') await vscode.commands.executeCommand('gpuSessions.salvageNode', t.node);
     if (action === 'Release Node') await vscode.commands.executeCommand('gpuSessions.releaseNode', t.node);

@@ -8,6 +8,7 @@ import { DataWatch, DataSampleFile } from '../core/data/watch';
 export { dataRowText } from '../core/data/summary';
 import { DEFAULT_THRESHOLDS, DataThresholds, parseThresholds } from '../core/data/verdict';
 import type { DataFileReport } from '../core/data/verdict';
+import { sampleMarkdown } from '../core/data/summary';
 import type { GuardTransition } from '../core/node/guard';
 import type { Fleet } from '../core/node/fleet';
 import type { Transport } from '../core/ssh/transport';
@@ -80,19 +81,6 @@ export class DataGuards extends Disposables {
 
   /** A markdown page of a file's sampled rows behind its verdict (Open Sample). */
   sampleText(node: string, path: string): string {
-    const f = this.reportOf(node, path);
-    if (!f) return `No data report for ${path} on ${node} yet.\n`;
-    const L = [`# ${path} on ${node}: ${f.verdict}`, '', ...f.reasons.map((r) => `- ${r}`), ''];
-    const ex = f.examples;
-    for (const [title, rows] of [
-      ['The most frequent answer', ex.top],
-      ['Empty answers', ex.empty],
-      ['Looping answers', ex.repetitive],
-    ] as const) {
-      if (!rows.length) continue;
-      L.push(`## ${title}`, '');
-      for (const r of rows) L.push('```text', `prompt: ${r.prompt}`, `answer: ${r.answer}`, '```', '');
-    }
-    return L.join('\n');
+    return sampleMarkdown(node, path, this.reportOf(node, path));
   }
 }

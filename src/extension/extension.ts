@@ -64,6 +64,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const live = store.add(new LiveMonitors(fleet, (n) => (fleet.node(n) ? transportFor(n) : undefined), tree, status, log));
   tree.liveFor = (n) => live.live(n);
   tree.deadlineFor = (n) => live.deadlineOf(n);
+  tree.crashedFor = (n) => live.crashedServers(n);
   tree.groupsFor = (ns) => nodes.group(ns, (n) => fleet.status(n.name).probe?.gpuState === 'no-nvidia-smi');
   live.historyDir = vscode.Uri.joinPath(context.globalStorageUri, 'history').fsPath;
   const dashboards = store.add(
@@ -131,7 +132,8 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     new Alerts(
       (n) => (fleet.node(n) ? transportFor(n) : undefined),
       docs,
-      (n, port) => fleet.status(n).probe?.servers.find((x) => x.port === port),
+      // the probe's, else as last seen (a crashed server, restarted with the command line it ran with)
+      (n, port) => fleet.status(n).probe?.servers.find((x) => x.port === port) ?? live.lastSeenServer(n, port),
     ),
   );
   live.alerts = alerts;

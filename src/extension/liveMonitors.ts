@@ -19,9 +19,13 @@ import { cfg } from './config';
 import { Disposables, toDisposable } from './disposable';
 import type { ThroughputStatus } from './statusBar';
 import { StoppedByYou } from './stoppedByYou';
+import { ReleasedByYou } from './releasedByYou';
 import { StableFigure } from '../core/util/stableFigure';
 import type { NodesTreeProvider } from './tree';
 import type { DataSampleFile } from '../core/data/watch';
+import { GoneServer, LastSeenServers } from '../core/node/lastSeenServers';
+import { isTracebackHeader, shownFailureMessage } from '../core/sglang/exceptionLine';
+import type { GuardTransition } from '../core/node/guard';
 
 export class LiveMonitors extends Disposables {
   private readonly monitors = new Map<string, NodeMonitor>();
@@ -35,9 +39,15 @@ export class LiveMonitors extends Disposables {
   private readonly recorded = new EventEmitter();
   /** Servers the extension stopped: their end is not a crash (no alert, a neutral row). */
   readonly stopped = new StoppedByYou();
+  /** Gateway workers removed and nodes released by the extension (Release Node): neutral, expected (issue 43). */
+  readonly released = new ReleasedByYou();
   private readonly ranks = new RankWatch();
   /** What each node's provider says of its price and end (read on the node, at most every 10 min). */
   private readonly rentals = new ProviderRentals();
+  /** Per node, the servers its probes listed (a crashed one stays listed with its command line; issue 43). */
+  private readonly seen = new Map<string, LastSeenServers>();
+  /** node|port → the exception line of a crash whose guard message is only the traceback's header. */
+  private readonly exceptions = new Map<string, string>();
   /** Folder of the per-node history (the extension's global storage); null: kept in memory only. */
   historyDir: string | null = null;
   /** The data guard's latest files of a node (set after construction): each sample keeps their shares (the dashboard). */
@@ -109,16 +119,48 @@ export class LiveMonitors extends Disposables {
     const ended = sample.servers.filter((v) => v.state === 'stopping' || v.state === 'stopped').map((v) => v.port);
     const mine = [...all.map((p) => p.port), ...ended].filter((port): port is number => stoppedAt(port) !== undefined);
     const stoppedByYou = [...new Set(mine)].map((port) => ({ port, at: stoppedAt(port)! }));
+    // never the literal "Traceback (most recent call last):": the exception line (issue 43)
+    const shown = (m: string, port: number | undefined) => shownFailureMessage(m, this.exceptions.get(`${node}|${port}`));
     return {
       ...l,
       servers: l.servers.map((s) => {
         const v = sample.servers.find((x) => x.port === s.port);
-        return v ? { ...s, state: v.state, stateReason: v.reason, stateClass: v.class } : s;
+        return v ? { ...s, state: v.state, stateReason: shown(v.reason, s.port), stateClass: v.class } : s;
       }),
-      problems: all.filter((p) => stoppedAt(p.port) === undefined),
+      problems: all
+        .filter((p) => stoppedAt(p.port) === undefined && this.released.removedAt(node, p.key) === undefined)
+        .map((p) => ({ ...p, message: shown(p.message, p.port) })),
       stoppedByYou,
+      removedByYou: all.flatMap((p) => {
+        const at = this.released.removedAt(node, p.key);
+        return at === undefined ? [] : [{ key: p.key, message: p.message, at }];
+      }),
       ...this.moneyOf(node),
     };
+  }
+
+  /** Servers of the node that crashed and are gone from its probe: listed under Servers with their last command line. */
+  crashedServers(node: string): GoneServer[] {
+    const seen = this.seen.get(node);
+    if (!seen) return [];
+    return seen.crashed(this.fleet.status(node).probe?.servers ?? [], this.live(node)?.problems ?? []);
+  }
+
+  /** The server last seen on a port of the node, alive or crashed (Restart Server's argument). */
+  lastSeenServer(node: string, port: number): GoneServer['server'] | undefined {
+    return this.seen.get(node)?.get(port);
+  }
+
+  /** A crash whose message is only the traceback's header: its exception line, read from the log, is shown instead. */
+  private readException(tr: GuardTransition): void {
+    if (tr.to !== 'crashed' || tr.port === undefined || !tr.logFile || !isTracebackHeader(tr.message)) return;
+    const key = `${tr.node}|${tr.port}`;
+    void this.alerts?.readExceptionLine(tr.node, tr.logFile).then((exc) => {
+      if (!exc) return;
+      this.exceptions.set(key, exc);
+      this.status.update(this.lives());
+      this.tree.refreshNode(tr.node);
+    });
   }
 
   guard(node: string): NodeGuard | undefined {
@@ -269,6 +311,7 @@ export class LiveMonitors extends Disposables {
         if (!this.fleet.node(n)) {
           this.guards.get(n)?.dispose();
           this.guards.delete(n);
+          this.seen.delete(n);
           m.dispose();
           this.monitors.delete(n);
         }
@@ -304,8 +347,14 @@ export class LiveMonitors extends Disposables {
         this.log.info(
           `${tr.node}: ${tr.port !== undefined ? `:${tr.port} ` : ''}${tr.from} → ${tr.to}${tr.class ? ` [${tr.class}]` : ''} ${tr.message}`,
         );
-        const mine = tr.port !== undefined && tr.subject === 'server' && this.stopped.judge(name, tr.port, tr.from, tr.to);
-        if (!mine) this.alerts?.notify(tr);
+        const removedByYou =
+          tr.subject === 'gateway' && !!tr.worker && this.released.removedAt(name, `gateway:${tr.port}:${tr.worker}`) !== undefined;
+        const mine =
+          removedByYou || (tr.port !== undefined && tr.subject === 'server' && this.stopped.judge(name, tr.port, tr.from, tr.to));
+        if (tr.port !== undefined && tr.subject === 'server' && tr.to !== 'crashed') this.exceptions.delete(`${name}|${tr.port}`);
+        if (!mine) this.readException(tr);
+        const expected = tr.to === 'rank-lost' ? this.released.expectedRankLoss(tr.message) : undefined;
+        if (!mine) this.alerts?.notify(tr, expected ? `expected: you released ${expected}` : undefined);
         else this.alerts?.clear(tr, false); // stopped by you: not an alert (and an earlier one on it is withdrawn)
         // A deliberate stop is drawn neutral on the dashboard, not as a red "crashed" (issue 43).
         this.historyOf(name).addTransition(mine ? { ...tr, byYou: true } : tr);
@@ -318,6 +367,9 @@ export class LiveMonitors extends Disposables {
     this.readRental(name, probe);
     // A new process on a port the user stopped ends "stopped by you" (issue 43: a restarted server's later death alerts).
     for (const sv of probe?.servers ?? []) this.stopped.observe(name, sv.port, sv.pid);
+    let seen = this.seen.get(name);
+    if (!seen) this.seen.set(name, (seen = new LastSeenServers()));
+    seen.observe(probe.servers);
     const mon = m;
     mon
       .update(probe)

@@ -14,6 +14,8 @@ MAX_LINE = int(CFG.get("maxLineBytes", 8 << 20))
 TAIL_CAP = int(CFG.get("tailCapBytes", 64 << 20))
 SPREAD_CAP = int(CFG.get("spreadCapBytes", 256 << 20))
 COUNT_BUDGET = float(CFG.get("countBudgetS", 8))
+# rows kept whole for Open Sample (the first judged rows of the sample: spread over the file)
+SAMPLE_ROWS = 15
 RESP_PTR = CFG.get("responseField")
 PROMPT_PTR = CFG.get("promptField")
 REP_WORDS = 2000
@@ -359,7 +361,7 @@ def judge_lines(r, lines, partial):
     fmts = {}
     tops = {}
     alen, toks = [], []
-    examples = {"empty": [], "top": [], "repetitive": []}
+    examples = {"empty": [], "top": [], "repetitive": [], "rows": []}
     err_example = None
     if partial is not None:
         try:
@@ -403,6 +405,8 @@ def judge_lines(r, lines, partial):
         if fin == "length":
             trunc += 1
         ex = {"prompt": (prompt or "")[:200], "answer": ans[:200]}
+        if len(examples["rows"]) < SAMPLE_ROWS:
+            examples["rows"].append(ex)
         if not ans:
             empty += 1
             if thought:

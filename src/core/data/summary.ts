@@ -1,5 +1,6 @@
 /** The one-line summary of a node's output files (the VS Code Data row, the dashboard): no vscode here. */
 import type { DataSampleFile } from './watch';
+import type { DataFileReport } from './verdict';
 
 const pct = (x: number) => `${(x * 100).toFixed(x < 0.1 ? 1 : 0)} %`;
 
@@ -14,4 +15,25 @@ export function dataRowText(files: DataSampleFile[]): { label: string; detail: s
   const bad = files.filter((f) => f.verdict === 'degenerate');
   if (bad.length && bad[0].topResponse) parts.push(`${pct(bad[0].topResponse.share)} the same \`${bad[0].topResponse.text}\``);
   return { label: `Data${worst !== 'ok' ? ` ${worst}` : ''}`, detail: parts.join(' · '), state: worst };
+}
+
+/**
+ * Open Sample's page: the verdict and its reasons, the answers that stood out (the most frequent, empty, looping),
+ * then 10–20 rows of the sample as they are (issue 43: it showed one row).
+ */
+export function sampleMarkdown(node: string, path: string, f: DataFileReport | undefined): string {
+  if (!f) return `No data report for ${path} on ${node} yet.\n`;
+  const L = [`# ${path} on ${node}: ${f.verdict}`, '', ...f.reasons.map((r) => `- ${r}`), ''];
+  const ex = f.examples;
+  for (const [title, rows] of [
+    ['The most frequent answer', ex.top],
+    ['Empty answers', ex.empty],
+    ['Looping answers', ex.repetitive],
+    [`Sampled rows (${ex.rows?.length ?? 0} of ${f.judged.toLocaleString('en-US')} judged)`, ex.rows ?? []],
+  ] as const) {
+    if (!rows.length) continue;
+    L.push(`## ${title}`, '');
+    for (const r of rows) L.push('```text', `prompt: ${r.prompt}`, `answer: ${r.answer}`, '```', '');
+  }
+  return L.join('\n');
 }

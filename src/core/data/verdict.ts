@@ -89,7 +89,7 @@ export interface RawDataFile {
   top?: { text: string; count: number } | null;
   answerLength?: Percentiles | null;
   completionTokens?: Percentiles | null;
-  examples?: { empty: DataExample[]; top: DataExample[]; repetitive: DataExample[] };
+  examples?: { empty: DataExample[]; top: DataExample[]; repetitive: DataExample[]; rows?: DataExample[] };
   parseErrorExample?: string | null;
   partialLastLine?: boolean;
   deleted?: boolean;
@@ -132,7 +132,8 @@ export interface DataFileReport {
   /** The file was found by discovery (not named), and why. */
   discovered: boolean;
   foundBy: string | null;
-  examples: { empty: DataExample[]; top: DataExample[]; repetitive: DataExample[] };
+  /** `rows`: the first judged rows of the sample (at most 15, spread over the file), for Open Sample. */
+  examples: { empty: DataExample[]; top: DataExample[]; repetitive: DataExample[]; rows?: DataExample[] };
 }
 
 export interface DataReport {

@@ -109,6 +109,22 @@ interface ReleaseOptions {
   salvage: (servers: SglangServer[]) => Promise<{ verdict: 'safe' | 'unsafe' | null; dest: string } | null>;
   /** Reads running + queued requests of one server (launch.ts loadNow); injectable for tests. */
   loadOf?: (t: Transport, s: SglangServer) => Promise<number | null>;
+  /** Polled during the drain: true ends the wait at once (Stop now); the servers are then stopped by the salvage. */
+  stopNow?: () => boolean;
+  /** Each drain reading: the server's port, its requests now (null: unknown) and the drain's deadline (ms). */
+  onDrain?: (d: { port: number; running: number | null; deadline: number }) => void;
+}
+
+/** What a drain's progress says (Release Node, as Stop Server's drain): seconds left, what still runs, and whether
+ *  new requests keep arriving (the total grew above its lowest reading). */
+export function drainProgressText(running: ReadonlyMap<number, number | null>, lowest: number | null, leftMs: number): string {
+  const left = Math.max(0, Math.round(leftMs / 1000));
+  const known = [...running.values()].filter((n): n is number => n !== null);
+  const total = known.reduce((a, b) => a + b, 0);
+  const busy = [...running].filter(([, n]) => n !== 0).map(([port, n]) => `:${port} ${n === null ? '?' : n}`);
+  const what = busy.length ? `draining ${busy.join(', ')} running` : 'drained';
+  const arriving = lowest !== null && known.length && total > lowest ? ` · new requests keep arriving: ${total}` : '';
+  return `${what} · ${left} s left (then stopped)${arriving}`;
 }
 
 /** What a cancelled release left: the workers already out of rotation stay out, the servers still run. */
@@ -231,9 +247,11 @@ export async function executeRelease(plan: ReleasePlan, transports: Map<string, 
             say(`:${s.port}: ${errorMessage(e)}`);
           }
           if (first === undefined) first = n;
-          if (n === 0 || Date.now() >= deadline || o.signal?.aborted) break;
+          o.onDrain?.({ port: s.port as number, running: n, deadline });
+          if (n === 0 || Date.now() >= deadline || o.signal?.aborted || o.stopNow?.()) break;
           say(`Draining :${s.port} (${n === null ? 'load unknown' : `${n} running`})…`);
-          await new Promise((r) => setTimeout(r, 500));
+          // Stop now ends the wait at once, not after the next reading
+          for (let i = 0; i < 5 && !o.stopNow?.() && !o.signal?.aborted; i++) await new Promise((r) => setTimeout(r, 100));
         }
         result.drained.push({
           port: s.port as number,

@@ -24,7 +24,7 @@ import { InstancePlan, SECRET_MARK, dirOf, instanceArgv, planInstances } from '.
 
 // ------------------------------------------------------------------------------------ capture
 
-interface CaptureExtras {
+export interface CaptureExtras {
   /** Per server pid: its VIRTUAL_ENV when `<venv>/bin/activate` exists. */
   virtualEnv?: Record<number, string | undefined>;
   /** Per server pid: launch-relevant environment variables that differ from a login shell's. */

@@ -86,6 +86,8 @@ export interface NodeLive {
   problems?: Array<{ key: string; to: string; message: string; class?: string; port?: number; logFile?: string | null }>;
   /** Servers the user stopped through the extension (not problems): port and when (ms). */
   stoppedByYou?: Array<{ port: number; at: number }>;
+  /** Gateway workers the extension removed (Release Node): neutral rows, not problems. */
+  removedByYou?: Array<{ key: string; message: string; at: number }>;
   /** With a price per hour / rental deadline known: set, or told by the provider (core/node/spend.ts, rental.ts). */
   spend?: {
     perHour: number;

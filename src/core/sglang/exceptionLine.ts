@@ -32,3 +32,24 @@ export function exceptionLine(lines: readonly string[]): string | null {
 export function isTracebackHeader(message: string): boolean {
   return HEADER.test(message) && !/Error|Exception/.test(message.replace(HEADER, ''));
 }
+
+/**
+ * A message as the tree row, tooltip and status bar show it: never the literal traceback header (issue 43). A
+ * header-only message becomes the exception line when it is known (read from the log), else what precedes the
+ * header on its line ("Scheduler hit an exception"), else a phrase that points at the log.
+ */
+export function shownFailureMessage(message: string, exception?: string | null): string {
+  if (!HEADER.test(message)) return message;
+  if (exception) return exception;
+  if (!isTracebackHeader(message))
+    return message
+      .replace(HEADER, '')
+      .replace(/\s{2,}/g, ' ')
+      .trim();
+  const before = message
+    .replace(HEADER, '')
+    .replace(/^\s*\[[^\]]*\]\s*/, '')
+    .replace(/[\s:]+$/, '')
+    .trim();
+  return before ? `${before} (the exception line is in the log)` : 'a Python exception (the exception line is in the log)';
+}

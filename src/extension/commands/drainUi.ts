@@ -14,6 +14,13 @@ export interface DrainUi {
   done(): void;
 }
 
+/** The "Stop now" button of a drain (a notification beside its progress): `stop` when it is pressed. */
+export function offerStopNow(text: string, stop: () => void): void {
+  void vscode.window.showInformationMessage(text, 'Stop now').then((c) => {
+    if (c === 'Stop now') stop();
+  });
+}
+
 export function drainUi(node: string, port: number, progress: vscode.Progress<{ message?: string }>): DrainUi {
   let now = false;
   const started = Date.now();
@@ -23,14 +30,12 @@ export function drainUi(node: string, port: number, progress: vscode.Progress<{ 
   const offer = () => {
     if (offered || ended) return;
     offered = true;
-    void vscode.window
-      .showInformationMessage(
-        `GPU Sessions: draining port ${port} on ${node}. It stops by itself when its requests end, or at the deadline (5 min) with SIGTERM.`,
-        'Stop now',
-      )
-      .then((c) => {
-        if (c === 'Stop now' && !ended) now = true;
-      });
+    offerStopNow(
+      `GPU Sessions: draining port ${port} on ${node}. It stops by itself when its requests end, or at the deadline (5 min) with SIGTERM.`,
+      () => {
+        if (!ended) now = true;
+      },
+    );
   };
   return {
     opts: {

@@ -60,6 +60,8 @@ export async function offerOutOfRotation(
   if (a === anyway) return { removed: [] };
   if (a !== take) return false;
   const { removeFromGateways } = await import('../../core/flows/release');
+  // the user's own removal: a neutral row, not a warning (issue 43)
+  for (const r of rs) for (const w of r.workers) s.live.released.markRemoved(r.node, w.url);
   const done = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: port ${port} of ${node} out of rotation`, cancellable: true },
     async (progress, token) => {

@@ -9,7 +9,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ReleaseFleetNode } from '../../core/flows/release';
+import type { ReleaseFleetNode, drainProgressText } from '../../core/flows/release';
 import { routingLines } from '../../core/gateway/rotation';
 import type { SalvageManifest } from '../../core/flows/salvage';
 import type { NodeSpec } from '../../core/ssh/config';
@@ -20,6 +20,7 @@ import type { Services } from '../services';
 import { requireTrust } from '../trust';
 import type { Command } from './command';
 import { salvageSettings, showSalvageVerdict } from './salvageNode';
+import { offerStopNow } from './drainUi';
 
 type ReleaseOpts = {
   /** Skip the review modal (tests; the MCP tool's `confirm`). */
@@ -44,7 +45,8 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
   if (!requireTrust('Releasing nodes')) return undefined;
   const settings = await salvageSettings(s, node);
   if (!settings) return undefined;
-  const { planRelease, executeRelease, multiNodeWarnings, releaseJson, DEFAULT_DRAIN_TIMEOUT_S } = await import('../../core/flows/release');
+  const { planRelease, executeRelease, multiNodeWarnings, releaseJson, drainProgressText, DEFAULT_DRAIN_TIMEOUT_S } =
+    await import('../../core/flows/release');
   const drainS = opts.drainTimeoutS ?? DEFAULT_DRAIN_TIMEOUT_S;
 
   const fleetNode = (n: NodeSpec): ReleaseFleetNode => ({ name: n.name, host: n.host, transport: s.transportFor(n) });
@@ -114,21 +116,30 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
   const refreshAll = () => {
     for (const n of new Set([node.name, ...plan.targets.map((t) => t.node)])) void s.fleet.refresh(n).catch(() => undefined);
   };
+  // its own removals and the rank loss its review predicted are the user's doing: neutral rows, an info (issue 43)
+  for (const tg of plan.targets) for (const w of tg.workers) s.live.released.markRemoved(tg.node, w.url);
+  s.live.released.markReleased(node.name);
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Releasing ${node.name}`, cancellable: true },
     async (progress, token) => {
       const ac = new AbortController();
-      token.onCancellationRequested(() => ac.abort());
+      // During the drain, Cancel (or the Stop now button) ends the wait: the servers are stopped at once (issue 43).
+      const drain = releaseDrain(node.name, progress, () => ac.abort(), drainProgressText);
+      token.onCancellationRequested(() => drain.cancel());
       try {
         const r = await executeRelease(plan, transports, {
           drainTimeoutMs: drainS * 1000,
           signal: ac.signal,
+          stopNow: () => drain.stopNow,
+          onDrain: (d) => drain.reading(d),
           onProgress: (m) => {
             s.log.info(`Release ${node.name}: ${m}`);
-            progress.report({ message: m });
+            if (!m.startsWith('Draining :')) progress.report({ message: m });
+            if (m.startsWith('Salvaging ')) drain.ended();
           },
           salvage: async (servers) => {
             salvaging = true;
+            drain.ended();
             // the servers this salvage stops end by the user's choice: not crash alerts (issue 30)
             for (const sv of servers) s.live.stopped.mark(node.name, sv.port, Date.now(), sv.pid);
             const salvager = new Salvager({
@@ -152,6 +163,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
         return releaseJson(r);
       } catch (e) {
         refreshAll();
+        drain.ended();
         const cancelled = e instanceof GpuSessionsError && e.code === 'cancelled';
         s.log[cancelled ? 'warn' : 'error'](`Release of ${node.name}: ${errorMessage(e)}`);
         if (cancelled && !salvaging) void vscode.window.showWarningMessage(`GPU Sessions: ${errorMessage(e)}`);
@@ -166,4 +178,41 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
       }
     },
   );
+}
+
+/**
+ * The release's drain as Stop Server's (issue 43): a countdown in the progress ("draining :30001 3 running · 272 s
+ * left (then stopped) · new requests keep arriving: 5"), a Stop now button, and Cancel during the drain meaning
+ * Stop now (the servers are stopped at once); Cancel before it (the removals) cancels the release.
+ */
+function releaseDrain(node: string, progress: vscode.Progress<{ message?: string }>, abort: () => void, text: typeof drainProgressText) {
+  const running = new Map<number, number | null>();
+  let lowest: number | null = null;
+  let draining = false;
+  let over = false;
+  const d = {
+    stopNow: false,
+    reading(r: { port: number; running: number | null; deadline: number }): void {
+      if (over) return;
+      running.set(r.port, r.running);
+      const known = [...running.values()].filter((n): n is number => n !== null);
+      const total = known.reduce((a, b) => a + b, 0);
+      if (known.length) lowest = lowest === null ? total : Math.min(lowest, total);
+      if (!draining)
+        offerStopNow(`GPU Sessions: draining ${node} before its servers stop. They stop when their requests end, or at the deadline.`, () =>
+          d.cancel(),
+        );
+      draining = true;
+      if (!d.stopNow) progress.report({ message: text(running, lowest, r.deadline - Date.now()) });
+    },
+    cancel(): void {
+      if (over || !draining) return abort();
+      d.stopNow = true;
+      progress.report({ message: 'Stop now: the servers are stopped at once…' });
+    },
+    ended(): void {
+      over = true;
+    },
+  };
+  return d;
 }

@@ -25,6 +25,9 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
   const el = arg as TreeNode | undefined;
   const node = (await s.resolver.resolve(arg, { title: `${Verb} Server` }))?.name;
   if (!node) return false;
+  // a crashed server (its row under Servers, its problem row, its alert): started again with its last command line
+  const gone = restart ? crashedTarget(s, node, el) : undefined;
+  if (gone) return restartCrashed(s, node, gone, opts.answer !== undefined);
   const t = s.transportFor(node);
   let port: number;
   let pid: number | undefined;
@@ -89,32 +92,8 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
   // its end is the user's doing: not a crash alert, a neutral "stopped by you" row (issue 30)
   s.live.stopped.mark(node, port, Date.now(), pid);
   if (restart) {
-    const rr = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: restarting port ${port} on ${node}`, cancellable: true },
-      async (progress, token) => {
-        const ac = new AbortController();
-        token.onCancellationRequested(() => ac.abort());
-        try {
-          const { restartServer } = await import('../../core/launch/restart');
-          return await restartServer(t, {
-            port,
-            drain: choice === drainStop,
-            signal: ac.signal,
-            onProgress: (m) => progress.report({ message: m }),
-          });
-        } catch (e) {
-          if (!ac.signal.aborted)
-            void vscode.window.showErrorMessage(`GPU Sessions: restarting port ${port} on ${node} failed: ${errorMessage(e)}`);
-          return undefined;
-        }
-      },
-    );
-    if (!rr) return false;
-    s.log.info(`Restart on ${node}: ${rr.message}`);
-    const ok = rr.launch?.outcome === 'ready';
-    if (ok) void vscode.window.showInformationMessage(`GPU Sessions: ${rr.message}`);
-    else void vscode.window.showWarningMessage(`GPU Sessions: ${rr.message}`);
-    void s.fleet.refresh(node);
+    const ok = await restartWithProgress(s, node, port, { drain: choice === drainStop });
+    if (ok === undefined) return false;
     if (!ok || !rotation.removed.length) {
       if (rotation.removed.length)
         s.log.warn(`${node} :${port}: not ready after the restart, so it stays out of rotation (add it back by hand once it is).`);
@@ -157,6 +136,69 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
   else void vscode.window.showWarningMessage(`GPU Sessions: ${r.message}`);
   void s.fleet.refresh(node);
   return r.stopped;
+}
+
+/** The crashed server an argument names: a crashed server row, or a crashed server's problem row. */
+function crashedTarget(s: Services, node: string, el: TreeNode | undefined): SglangServer | undefined {
+  if (!el || typeof el !== 'object') return undefined;
+  if (el.type === 'server' && el.crashed) return el.server;
+  if (el.type === 'info' && el.crashedPort !== undefined) return s.live.lastSeenServer(node, el.crashedPort);
+  return undefined;
+}
+
+/**
+ * Restart Server on a crashed server: nothing to stop or drain; one question, then its command line as captured
+ * while it ran is launched again and awaited until ready (core/launch/restart.ts, `captured`).
+ */
+async function restartCrashed(s: Services, node: string, srv: SglangServer, answered: boolean): Promise<boolean> {
+  const what = `${srv.servedModelName ?? srv.modelPath ?? 'SGLang'} (was pid ${srv.pid}, GPU ${srv.gpus.join(',') || '?'})`;
+  const go = 'Restart';
+  const choice = answered
+    ? go
+    : await vscode.window.showWarningMessage(
+        `Restart the crashed SGLang server on port ${srv.port} of ${node}?`,
+        { modal: true, detail: `${what}\n\nIt is started again with the command line it ran with, and awaited until ready.` },
+        go,
+      );
+  if (choice !== go) return false;
+  s.live.stopped.clear(node, srv.port);
+  return (await restartWithProgress(s, node, srv.port, { captured: srv })) ?? false;
+}
+
+/** Restarts with a progress notification (cancellable) and says how it ended; undefined when it failed or was cancelled. */
+async function restartWithProgress(
+  s: Services,
+  node: string,
+  port: number,
+  o: { drain?: boolean; captured?: SglangServer },
+): Promise<boolean | undefined> {
+  const rr = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: restarting port ${port} on ${node}`, cancellable: true },
+    async (progress, token) => {
+      const ac = new AbortController();
+      token.onCancellationRequested(() => ac.abort());
+      try {
+        const { restartServer } = await import('../../core/launch/restart');
+        return await restartServer(s.transportFor(node), {
+          port,
+          ...o,
+          signal: ac.signal,
+          onProgress: (m) => progress.report({ message: m }),
+        });
+      } catch (e) {
+        if (!ac.signal.aborted)
+          void vscode.window.showErrorMessage(`GPU Sessions: restarting port ${port} on ${node} failed: ${errorMessage(e)}`);
+        return undefined;
+      }
+    },
+  );
+  if (!rr) return undefined;
+  s.log.info(`Restart on ${node}: ${rr.message}`);
+  const ok = rr.launch?.outcome === 'ready';
+  if (ok) void vscode.window.showInformationMessage(`GPU Sessions: ${rr.message}`);
+  else void vscode.window.showWarningMessage(`GPU Sessions: ${rr.message}`);
+  void s.fleet.refresh(node);
+  return ok;
 }
 
 export const stopServer: Command = {

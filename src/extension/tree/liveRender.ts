@@ -17,6 +17,19 @@ import type { TreeNode } from './types';
 export const THROTTLE_MS = 5000;
 
 /**
+ * A row whose only change is its figures (tok/s, running, queue, GPU %, dollars) is re-rendered at most this often:
+ * every render of a row closes its open hover (VS Code sets up the row's hover anew on each render), so a server
+ * tooltip vanished within seconds while its figures moved (issue 43). A change of what the row says (a state, a
+ * health word, an icon, a new row) is still shown within THROTTLE_MS.
+ */
+const FIGURES_MS = 30_000;
+
+/** A signature with its figures masked: two renders of the same shape differ only in their numbers. */
+export function shapeOf(sig: string): string {
+  return sig.replace(/\d[\d,.:]*/g, '#');
+}
+
+/**
  * What a rendered row shows: two renders with the same signature look the same. A node's tooltip (its probe time)
  * is left out: it changes with every probe and would re-render the whole node for a time nobody is looking at.
  */
@@ -31,8 +44,11 @@ interface Shown {
   /** the node element handed to the view */
   node: TreeNode;
   nodeSig: string;
-  /** children handed to the view, per parent key ("" = the node's own children, else the group's id) */
-  kids: Map<string, { els: TreeNode[]; sigs: string[] }>;
+  /** when the node row was last rendered */
+  nodeAt: number;
+  /** children handed to the view, per parent key ("" = the node's own children, else the group's id), with when each
+   *  was last rendered */
+  kids: Map<string, { els: TreeNode[]; sigs: string[]; at: number[] }>;
 }
 
 export interface LiveRenderHost {
@@ -76,23 +92,32 @@ export class LiveRender {
   private readonly shown = new Map<string, Shown>();
   private readonly last = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** per node: a figures-only change held back, shown when its window ends */
+  private readonly late = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly host: LiveRenderHost,
     private readonly throttleMs = THROTTLE_MS,
+    private readonly figuresMs = FIGURES_MS,
   ) {}
 
   /** The view asked for these children (or rendered this node): remember what it shows. */
   noteNode(name: string, node: TreeNode): void {
     const cur = this.shown.get(name);
     if (cur && cur.node === node) return;
-    this.shown.set(name, { node, nodeSig: itemSignature(this.host.render(node)), kids: new Map() });
+    this.shown.set(name, { node, nodeSig: itemSignature(this.host.render(node)), nodeAt: Date.now(), kids: new Map() });
   }
 
   noteChildren(name: string, parentKey: string, els: TreeNode[]): void {
     const s = this.shown.get(name);
     if (!s) return;
-    s.kids.set(parentKey, { els, sigs: els.map((e) => itemSignature(this.host.render(e))) });
+    const now = Date.now();
+    s.kids.set(parentKey, { els, sigs: els.map((e) => itemSignature(this.host.render(e))), at: els.map(() => now) });
+  }
+
+  /** Whether a row whose signature changed is rendered now: its shape changed, or its figures' window is over. */
+  private due(prev: string, sig: string, at: number, now: number, urgent: boolean): boolean {
+    return urgent || shapeOf(prev) !== shapeOf(sig) || now - at >= this.figuresMs;
   }
 
   /** Something the node shows may have changed: render what changed, at most once per throttle window. */
@@ -109,14 +134,20 @@ export class LiveRender {
     );
   }
 
-  /** Renders now (a change the user made: a verdict, a transition): no throttle, still only what changed. */
-  update(name: string): void {
-    this.last.set(name, Date.now());
+  /**
+   * Renders what changed now (`urgent`: a change the user made, a verdict, a transition: figures too; else a row whose
+   * only change is its figures waits for its FIGURES_MS window, so that an open tooltip stays).
+   */
+  update(name: string, urgent = false): void {
+    const now = Date.now();
+    this.last.set(name, now);
     const s = this.shown.get(name);
     if (!s) return this.host.fire(undefined);
     const nodeSig = itemSignature(this.host.render(s.node));
-    if (nodeSig !== s.nodeSig || !this.sameStructure(s)) {
+    let held = nodeSig !== s.nodeSig;
+    if (!this.sameStructure(s) || (held && this.due(s.nodeSig, nodeSig, s.nodeAt, now, urgent))) {
       s.nodeSig = nodeSig;
+      s.nodeAt = now;
       s.kids.clear();
       return this.host.fire([s.node]);
     }
@@ -124,12 +155,29 @@ export class LiveRender {
     for (const k of s.kids.values())
       k.els.forEach((el, i) => {
         const sig = itemSignature(this.host.render(el));
-        if (sig !== k.sigs[i]) {
-          k.sigs[i] = sig;
-          changed.push(el);
+        if (sig === k.sigs[i]) return;
+        if (!this.due(k.sigs[i], sig, k.at[i], now, urgent)) {
+          held = true;
+          return;
         }
+        k.sigs[i] = sig;
+        k.at[i] = now;
+        changed.push(el);
       });
     if (changed.length) this.host.fire(changed);
+    if (held) this.showLater(name);
+  }
+
+  /** Figures held back are shown when their window ends, even if nothing else changes meanwhile. */
+  private showLater(name: string): void {
+    if (this.late.has(name)) return;
+    this.late.set(
+      name,
+      setTimeout(() => {
+        this.late.delete(name);
+        this.schedule(name);
+      }, this.figuresMs),
+    );
   }
 
   private sameStructure(s: Shown): boolean {
@@ -151,11 +199,16 @@ export class LiveRender {
     const t = this.timers.get(name);
     if (t) clearTimeout(t);
     this.timers.delete(name);
+    const l = this.late.get(name);
+    if (l) clearTimeout(l);
+    this.late.delete(name);
     this.shown.delete(name);
   }
 
   dispose(): void {
     this.timers.forEach((t) => clearTimeout(t));
     this.timers.clear();
+    this.late.forEach((t) => clearTimeout(t));
+    this.late.clear();
   }
 }

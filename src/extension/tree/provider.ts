@@ -3,6 +3,7 @@
  * re-renders a node when the fleet, its live figures or its salvage verdict change.
  */
 import type { GuardStatus } from '../../core/guard/operations';
+import type { GoneServer } from '../../core/node/lastSeenServers';
 import * as vscode from 'vscode';
 import type { Fleet } from '../../core/node/fleet';
 import type { NodeLive } from '../../core/node/monitor';
@@ -51,6 +52,8 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   deadlineFor: (node: string) => { deadline: Deadline; leadS: number } | undefined = () => undefined;
   /** The data guard's files per node (DataGuards.filesOf), supplied by the extension. */
   dataFor: (node: string) => DataSampleFile[] | undefined = () => undefined;
+  /** Crashed servers gone from the probe (LiveMonitors.crashedServers), supplied by the extension. */
+  crashedFor: (node: string) => GoneServer[] = () => [];
   /** The node's own guard (NodeGuards.statusOf), supplied by the extension. */
   guardFor: (node: string) => GuardStatus | undefined = () => undefined;
   /** How the top level is grouped (setting gpuSessions.tree.grouping), supplied by the extension; flat until then. */
@@ -95,7 +98,7 @@ export class NodesTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
 
   /** Something of this node changed that the user should see now (a transition, a verdict): only what changed is re-rendered. */
   refreshNode(name: string): void {
-    if (this.nodeItems.has(name)) this.render.update(name);
+    if (this.nodeItems.has(name)) this.render.update(name, true);
     else this.refreshView();
   }
 

@@ -10,6 +10,7 @@ import type { SalvageVerdicts } from '../salvageVerdicts';
 import type { DataSampleFile } from '../../core/data/watch';
 import type { Gateway } from '../../core/gateway/discover';
 import type { GuardStatus } from '../../core/guard/operations';
+import type { GoneServer } from '../../core/node/lastSeenServers';
 
 export type TreeNode =
   /** Nodes of one Included ssh config file or one gpuSessions.nodes[].group (core/ssh/groups.ts). */
@@ -27,12 +28,15 @@ export type TreeNode =
       color?: string;
       tooltip?: string;
       live?: 'progress' | 'done' | 'deadline' | 'salvage' | 'data' | 'guard';
+      /** a problem row of a crashed server: its port (its menu: Restart Server, Open Log) */
+      crashedPort?: number;
     }
   | { type: 'group'; node: string; group: 'gpus' | 'servers' | 'artifacts' }
   | { type: 'gpu'; node: string; gpu: GpuInfo }
   /** A GPU nvidia-smi can no longer read while the others still report: listed with the driver's words. */
   | { type: 'lostGpu'; node: string; lost: LostGpu }
-  | { type: 'server'; node: string; server: SglangServer }
+  /** `crashed`: gone from the probe, crashed; listed as last seen (its command line) with Restart Server first. */
+  | { type: 'server'; node: string; server: SglangServer; crashed?: boolean }
   /** An SGLang Model Gateway on the node (issue 28), and one of its workers (by URL, read from the latest probe). */
   | { type: 'gateway'; node: string; gateway: Gateway }
   | { type: 'gatewayWorker'; node: string; gatewayPid: number; url: string }
@@ -50,6 +54,8 @@ export interface TreeContext {
   deadlineFor(node: string): { deadline: Deadline; leadS: number } | undefined;
   /** The data guard's latest files of the node (core/data), when judged. */
   dataFor?(node: string): DataSampleFile[] | undefined;
+  /** Servers that crashed and left the probe, as last seen (LiveMonitors.crashedServers). */
+  crashedFor?(node: string): GoneServer[];
   /** The node's own guard (gpu-sessions guard), as last read; undefined when it never ran one. */
   guardFor?(node: string): GuardStatus | undefined;
   /** The id of an argument-free command that tails `file` of `node` (tree/clickCommands.ts). */

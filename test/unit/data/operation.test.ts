@@ -1,16 +1,19 @@
 /** The data check as a described operation: the script over stdin, its parser on a real output (golden), its definitions run by python3. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { dataOperation, dataScript, parseDataOutput } from '../../../src/core/data/operation';
 import { buildReport, DEFAULT_THRESHOLDS } from '../../../src/core/data/verdict';
+import { sampleMarkdown } from '../../../src/core/data/summary';
 import { runOperation } from '../../../src/core/remote/operation';
 import { LocalTransport } from '../../../src/core/ssh/transport';
 import { GpuSessionsError } from '../../../src/core/util/errors';
 import { execResult } from '../../helpers/fakeTransport';
 
 const FIX = path.resolve(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'data');
+const SIM_BIN = path.resolve(__dirname, '..', '..', '..', '..', 'src', 'sim', 'bin');
 
 describe('data operation (core/data/operation)', () => {
   it('golden: the node script output of an SGLang /generate file, a binary file and a missing one', () => {
@@ -125,6 +128,34 @@ describe('data operation (core/data/operation)', () => {
       assert.equal(f.parseErrors, 2);
       assert.equal(f.shares.truncated, 2 / 3);
       assert.deepEqual(f.completionTokens, { p10: 7, p50: 7, p90: 7, max: 7 });
+    });
+
+    it('Open Sample: 15 rows of the sample kept as they are, besides the answers that stood out (issue 43)', async () => {
+      const f = await judge(Array.from({ length: 40 }, (_, i) => ({ prompt: `p${i}`, answer: i % 4 ? `answer ${i}` : '' })));
+      assert.equal(f.examples.rows?.length, 15);
+      assert.deepEqual(f.examples.rows?.[1], { prompt: 'p1', answer: 'answer 1' });
+      const page = sampleMarkdown('n1', '/out/x.jsonl', f);
+      assert.match(page, /^## Sampled rows \(15 of 40 judged\)$/m);
+      assert.equal(page.match(/^prompt: /gm)?.length, 15 + 1 + 3, '15 sampled, the top answer, 3 empty ones');
+    });
+
+    it("the demo's sim-fault data-degenerate writes the client's next batch, judged degenerate (issue 43)", () => {
+      const home = path.join(dir, 'home');
+      mkdirSync(path.join(home, 'completions'), { recursive: true });
+      writeFileSync(path.join(home, 'completions', 'batch_000000.jsonl'), '{}\n');
+      const out = execFileSync('python3', [path.join(SIM_BIN, 'sim-fault'), 'data-degenerate', '0.85'], {
+        env: { ...process.env, HOME: home },
+        encoding: 'utf8',
+      });
+      const batch = path.join(home, 'completions', 'batch_000001.jsonl');
+      assert.equal(out.trim(), `sim-fault: the client wrote ${batch}`);
+      return runOperation(new LocalTransport(), dataOperation('local', { paths: [batch] })).then((r) => {
+        const f = r.files[0];
+        assert.equal(f.judged, 100);
+        assert.equal(f.verdict, 'degenerate', f.reasons.join('; '));
+        assert.deepEqual(f.topResponse, { text: 'OK.', share: 85 / 100 });
+        assert.equal(f.examples.rows?.length, 15);
+      });
     });
 
     it('--sample bounds what is read: the last N rows and N spread through the file', async () => {

@@ -10,7 +10,7 @@ describe('LiveRender: live rows keep their objects; re-rendered only when a show
   let shown: Record<string, string>;
   let kids: TreeNode[];
   let fired: (TreeNode[] | undefined)[];
-  const make = (ms: number) =>
+  const make = (ms: number, figuresMs = 0) =>
     new LiveRender(
       {
         render: (el) =>
@@ -23,6 +23,7 @@ describe('LiveRender: live rows keep their objects; re-rendered only when a show
         fire: (els) => fired.push(els),
       },
       ms,
+      figuresMs,
     );
   beforeEach(() => {
     shown = { n: '7 servers', a: '10%', b: 'ends in 2h' };
@@ -71,6 +72,29 @@ describe('LiveRender: live rows keep their objects; re-rendered only when a show
     await new Promise((res) => setTimeout(res, 250));
     assert.equal(fired.length, 1);
     assert.deepEqual(fired[0], [rowA]);
+    r.dispose();
+  });
+
+  it('figures only (tok/s, queue, $): held for their window, so an open tooltip stays; a new state shows at once (issue 43)', async () => {
+    const r = make(0, 200);
+    r.noteNode('n', node);
+    r.noteChildren('n', '', kids);
+    shown.a = '12%';
+    shown.n = '8 servers';
+    r.update('n');
+    assert.equal(fired.length, 0, 'numbers moved: not yet');
+    shown.b = 'crashed';
+    r.update('n');
+    assert.deepEqual(fired, [[rowB]], 'what the row says changed: at once, that row only');
+    r.update('n', true);
+    assert.deepEqual(fired[1], [node], 'urgent (a transition, a verdict): the figures too');
+    fired = [];
+    r.noteChildren('n', '', kids);
+    shown.a = '13%';
+    r.update('n');
+    assert.equal(fired.length, 0);
+    await new Promise((res) => setTimeout(res, 300));
+    assert.deepEqual(fired, [[rowA]], 'held figures are shown when their window ends, unasked');
     r.dispose();
   });
 });

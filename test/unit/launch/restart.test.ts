@@ -9,6 +9,7 @@ import { GpuSessionsError } from '../../../src/core/util/errors';
 import type { ExecOptions } from '../../../src/core/ssh/transport';
 import { ExecFakeTransport, execResult } from '../../helpers/fakeTransport';
 import { envRecord, procRecord } from '../../helpers/procRecord';
+import { srv } from '../../helpers/sglangServer';
 
 /** The nonce a sectioned script was given (its prologue's first line, `N='GS…'`). */
 const nonceOf = (o: ExecOptions) => /^N='?(GS[0-9a-f]+)'?$/m.exec(String(o.stdin))![1];
@@ -69,6 +70,26 @@ describe('restart a server (core/launch/restart)', () => {
     assert.match(r.message, /^Not restarted: The server on port 30000 of fake-node has pid 777, not 500; nothing stopped\.$/);
     assert.equal(t.calls.length, 2, 'two scans, no kill, no launch');
     assert.equal(progress[0], 'capturing the server on port 30000…');
+  });
+
+  it('a crashed server (nothing on its port) with its captured command line: nothing stopped, that argv launched again', async () => {
+    const seen: string[] = [];
+    const t = new ExecFakeTransport((c, o) => {
+      seen.push(String(o.stdin ?? c));
+      if (seen.length === 1) return execResult(scanText(nonceOf(o), [[600, 30001, 1000]]));
+      throw new GpuSessionsError('remote-failed', 'launch reached');
+    });
+    const captured = srv(['--model-path', '/models/crashy', '--port', '30000'], { pid: 500 });
+    const progress: string[] = [];
+    const e = await restartServer(t, { port: 30000, captured, onProgress: (m) => progress.push(m) }).catch((x) => x);
+    assert.equal(e?.message, 'launch reached', 'after the scan, the launch of the captured command line (no stop)');
+    assert.deepEqual(progress.slice(0, 2), ['capturing the server on port 30000…', 'starting it again…']);
+    assert.ok(!/kill/.test(seen[1].split('\n')[0]), 'the second exec is no kill');
+    assert.match(seen.slice(1).join('\n'), /\/models\/crashy/, 'the launch carries the captured argv');
+    // a captured server of another port is not a licence: still a usage error
+    const t2 = new ExecFakeTransport((_c, o) => execResult(scanText(nonceOf(o), [])));
+    const e2 = await restartServer(t2, { port: 30002, captured }).catch((x) => x);
+    assert.equal(e2.code, 'usage');
   });
 
   it('a scan cut short (no end section) is a typed remote-incomplete error', async () => {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { exceptionLine, isTracebackHeader } from '../../../src/core/sglang/exceptionLine';
+import { exceptionLine, isTracebackHeader, shownFailureMessage } from '../../../src/core/sglang/exceptionLine';
 
 describe('exceptionLine: what a crash alert quotes', () => {
   it('the exception line after the frames of the last traceback, not its header', () => {
@@ -33,5 +33,16 @@ describe('exceptionLine: what a crash alert quotes', () => {
     assert.equal(exceptionLine(lines), 'RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error');
     assert.equal(exceptionLine(['Traceback (most recent call last):', '  File "a.py", line 1, in <module>']), null);
     assert.equal(exceptionLine(['no traceback here']), null);
+  });
+
+  it('shown messages never quote the traceback header: the exception line, else what precedes it (issue 43)', () => {
+    const header = '[2026-12-04 10:59:01 TP0] Scheduler hit an exception: Traceback (most recent call last):';
+    assert.equal(shownFailureMessage(header, 'RuntimeError: CUDA out of memory'), 'RuntimeError: CUDA out of memory');
+    assert.equal(shownFailureMessage(header), 'Scheduler hit an exception (the exception line is in the log)');
+    assert.equal(shownFailureMessage('Traceback (most recent call last):'), 'a Python exception (the exception line is in the log)');
+    assert.equal(shownFailureMessage('crash: Traceback (most recent call last):', null), 'crash (the exception line is in the log)');
+    assert.equal(shownFailureMessage('RuntimeError: CUDA out of memory', 'x'), 'RuntimeError: CUDA out of memory');
+    for (const m of [header, 'Traceback (most recent call last):'])
+      assert.ok(!/Traceback \(most recent call last\)/.test(shownFailureMessage(m)));
   });
 });

@@ -353,7 +353,7 @@ describe('GPU Sessions in the extension host', function () {
     // plain words and the exception line, error severity (issue 30)
     assert.match(alert.text, /crashed: out of GPU memory — .*OutOfMemoryError/);
     assert.equal(alert.severity, 'error');
-    assert.deepEqual(alert.actions, ['Open Log', 'Salvage Node', 'Show Node']);
+    assert.deepEqual(alert.actions, ['Restart Server', 'Open Log', 'Salvage Node', 'Show Node']);
     await new Promise((r) => setTimeout(r, 2000));
     assert.equal(
       api.alerts.shown.slice(before).filter((a) => a.transition.port === server.port).length,

@@ -186,7 +186,9 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     assert.ok(out >= 0 && restarted > out && back > restarted, log.slice(-2000));
   });
 
-  it('removes the node’s workers from the gateway, keeps the gateway, stops the servers, salvages: safe', async () => {
+  it('removes the node’s workers from the gateway, keeps the gateway, stops the servers, salvages: safe', async function () {
+    // the salvage of a whole node, with the servers stopped: minutes on a loaded 2-core machine
+    this.timeout(480_000);
     await ensureGateway();
     const home = demoHome();
     const servers = api.fleet.status(DEMO).probe!.servers;
@@ -244,5 +246,34 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     assert.equal((JSON.parse(readFileSync(manifestFile, 'utf8')) as { verdict: string }).verdict, 'safe');
     assert.ok(existsSync(path.join(r.salvage.dest, 'SALVAGE.md')));
     assert.equal(api.tree.verdicts.get(DEMO)?.verdict, 'safe');
+
+    // its own removals are neutral rows, never a warning (issue 43, item 4)
+    const rows = await waitFor(
+      'the removals as neutral "removed by you" rows',
+      async () => {
+        await api.fleet.refresh(DEMO);
+        const node = ((await api.tree.getChildren()) ?? []).find((el) => el.type === 'node' && el.node.name === DEMO);
+        const kids = node ? ((await api.tree.getChildren(node)) ?? []) : [];
+        const items = await Promise.all(kids.filter((el) => el.type === 'info').map((el) => api.tree.getTreeItem(el)));
+        const mine = items.filter((it) => / removed by you, \d\d:\d\d$/.test(String(it.label)));
+        return mine.length ? { mine, items } : undefined;
+      },
+      30_000,
+      1000,
+    );
+    for (const it of rows.mine) assert.equal((it.iconPath as vscode.ThemeIcon).id, 'info', String(it.label));
+    assert.ok(
+      !rows.items.some(
+        (it) => /worker .* (removed|draining)/.test(String(it.description)) && (it.iconPath as vscode.ThemeIcon).id === 'warning',
+      ),
+      'no warning row for a worker it removed',
+    );
+    const gatewayAlerts = api.alerts.shown.filter((a) => a.at >= t0 && a.transition.subject === 'gateway' && a.transition.worker);
+    assert.deepEqual(
+      gatewayAlerts.map((a) => a.text),
+      [],
+      'no alert about its own removals',
+    );
+    assert.ok(!(api.live.live(DEMO)?.problems ?? []).some((p) => p.key.startsWith('gateway:') && /removed|draining/.test(p.to)));
   });
 });

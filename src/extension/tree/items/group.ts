@@ -10,7 +10,7 @@ export function groupItem(el: TreeNodeOf<'group'>, ctx: TreeContext): vscode.Tre
     el.group === 'gpus'
       ? (p?.gpus.length ?? 0) + (p?.lostGpus?.length ?? 0)
       : el.group === 'servers'
-        ? (p?.servers.length ?? 0)
+        ? (p?.servers.length ?? 0) + (ctx.crashedFor?.(el.node).length ?? 0)
         : (p?.artifacts.length ?? 0);
   const label = el.group === 'gpus' ? 'GPUs' : el.group === 'servers' ? 'Servers' : 'Artifacts';
   const item = new vscode.TreeItem(
@@ -36,8 +36,17 @@ export function groupChildren(el: TreeNodeOf<'group'>, ctx: TreeContext): TreeNo
     return rows;
   }
   if (el.group === 'servers') {
-    if (!p.servers.length) return [{ type: 'info', node: el.node, label: 'No SGLang server running', icon: 'circle-outline' }];
-    return p.servers.map((server) => ({ type: 'server', node: el.node, server }));
+    // a crashed server stays listed (as last seen: its command line for Restart Server; issue 43)
+    const crashed: TreeNode[] = (ctx.crashedFor?.(el.node) ?? []).map((c) => ({
+      type: 'server',
+      node: el.node,
+      server: c.server,
+      crashed: true,
+    }));
+    const rows: TreeNode[] = [...p.servers.map((server): TreeNode => ({ type: 'server', node: el.node, server })), ...crashed];
+    rows.sort((a, b) => (a.type === 'server' && b.type === 'server' ? a.server.port - b.server.port : 0));
+    if (!rows.length) return [{ type: 'info', node: el.node, label: 'No SGLang server running', icon: 'circle-outline' }];
+    return rows;
   }
   const byKind = new Map<ArtifactKind, Artifact[]>();
   for (const a of p.artifacts) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);

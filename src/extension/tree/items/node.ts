@@ -180,6 +180,7 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
       detail: pb.message,
       tooltip: `${pb.message}\n\n(${pb.to}${pb.class ? `, ${pb.class}` : ''})`,
       icon: isErrorState(pb.to, pb.class) || pb.to === 'unreachable' ? 'error' : 'warning',
+      ...(pb.to === 'crashed' && pb.port !== undefined ? { crashedPort: pb.port } : {}),
       color: isErrorState(pb.to, pb.class) || pb.to === 'unreachable' ? 'errorForeground' : 'list.warningForeground',
     });
   // what the user stopped through the extension: neutral, not a problem (issue 30)
@@ -191,6 +192,16 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
       detail: 'start it again with Launch Profile',
       tooltip: `You stopped the server on port ${st.port} at ${new Date(st.at).toLocaleTimeString()} (GPU Sessions). Not an alert.`,
       icon: 'debug-stop',
+    });
+  // workers Release Node took out of gateways: neutral too (issue 43)
+  for (const r of live?.removedByYou ?? [])
+    out.push({
+      type: 'info',
+      node: name,
+      label: `${r.key.replace(/^gateway:([^:]+):/, 'gateway :$1: ')} removed by you, ${hhmm(r.at)}`,
+      detail: 'Release Node',
+      tooltip: `${r.message}\n\nYou removed it (Release Node) at ${new Date(r.at).toLocaleTimeString()}. Not an alert.`,
+      icon: 'info',
     });
   out.push(...deadlineRows(name, ctx));
   out.push(...guardRows(name, ctx));

@@ -68,12 +68,20 @@ export function stateIcon(state: string): vscode.ThemeIcon | null {
   }
 }
 
-export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.TreeItem {
-  const s = el.server;
-  const item = new vscode.TreeItem(serverLabel(s), vscode.TreeItemCollapsibleState.None);
-  item.id = `${el.node}:server:${s.port}:${s.pid}`;
-  const live = ctx.liveFor(el.node)?.servers.find((x) => x.port === s.port);
-  item.description = serverDescription(s, live?.stats || (live?.logSkipped ? 'log not followed' : undefined));
+/** Clicking a server row tails its log; no arguments: they would die with each re-render (tree/clickCommands.ts). */
+function tailClick(node: string, logFile: string, ctx: TreeContext): vscode.Command {
+  return ctx.tailCommand
+    ? { command: ctx.tailCommand(node, logFile), title: 'Tail Log' }
+    : { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [node, logFile] };
+}
+
+/** States whose reason is only the server's figures (tok/s, running, queued). */
+const FIGURE_STATES = new Set(['serving', 'idle', 'ready']);
+
+type ServerLive = NonNullable<ReturnType<TreeContext['liveFor']>>['servers'][number];
+
+/** What the server is (model, where, parallelism, log, config, argv); the live lines are appended by the caller. */
+function serverTooltip(s: SglangServer, live: ServerLive | undefined): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
   // Node strings as text or in a fence longer than any backtick run inside, never as markdown (issue 12).
   md.appendMarkdown('**');
@@ -106,6 +114,36 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
   if (isSecondaryRank(s)) md.appendMarkdown(`${mdText(SECONDARY_RANK_NOTE)}\n\n`);
   if (s.hasApiKey) md.appendMarkdown(`API key: set (${REDACTED})\n\n`);
   md.appendMarkdown(mdFence(s.args.join(' '), 'shell'));
+  return md;
+}
+
+/**
+ * A crashed server gone from the probe, as last seen: state crashed with the exception line (never the traceback's
+ * header), Restart Server first on its menu (issue 43).
+ */
+function crashedServerItem(el: TreeNodeOf<'server'>, ctx: TreeContext, item: vscode.TreeItem): vscode.TreeItem {
+  const s = el.server;
+  const c = ctx.crashedFor?.(el.node).find((x) => x.server.port === s.port);
+  const why = c?.message ?? 'the server process is gone';
+  item.description = `crashed — ${why.length > 120 ? `${why.slice(0, 119)}…` : why} · ${serverDescription(s)}`;
+  item.iconPath = stateIcon('crashed') ?? undefined;
+  const md = serverTooltip(s, undefined);
+  md.appendMarkdown(`\n\nState: **crashed**${c?.class ? ` (${c.class})` : ''} — ${mdText(why)}`);
+  md.appendMarkdown('\n\nRestart Server starts it again with this command line.');
+  item.tooltip = md;
+  item.contextValue = s.logFile ? 'server.crashed.log' : 'server.crashed';
+  if (s.logFile) item.command = tailClick(el.node, s.logFile, ctx);
+  return item;
+}
+
+export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.TreeItem {
+  const s = el.server;
+  const item = new vscode.TreeItem(serverLabel(s), vscode.TreeItemCollapsibleState.None);
+  item.id = `${el.node}:server:${s.port}:${s.pid}`;
+  if (el.crashed) return crashedServerItem(el, ctx, item);
+  const live = ctx.liveFor(el.node)?.servers.find((x) => x.port === s.port);
+  item.description = serverDescription(s, live?.stats || (live?.logSkipped ? 'log not followed' : undefined));
+  const md = serverTooltip(s, live);
   item.tooltip = md;
   const health = live?.health ?? 'unknown';
   item.iconPath = (live?.state ? stateIcon(live.state) : null) ?? healthIcon(health);
@@ -120,20 +158,18 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
     item.description = `${item.description} · ${head.text}`;
     if (head.missing.length) item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.orange'));
   }
-  if (live?.state)
-    md.appendMarkdown(
-      `\n\nState: **${live.state}**${live.stateClass ? ` (${live.stateClass})` : ''}${live.stateReason ? ` — ${mdText(live.stateReason)}` : ''}`,
-    );
+  if (live?.state) {
+    // A serving or idle server's reason is its figures: the Health line states them, once, from one source (issue 43:
+    // the State line's queue came from /metrics, the Health line's from the log, and they disagreed).
+    const reason = live.stateReason && !FIGURE_STATES.has(live.state) ? ` — ${mdText(live.stateReason)}` : '';
+    md.appendMarkdown(`\n\nState: **${live.state}**${live.stateClass ? ` (${live.stateClass})` : ''}${reason}`);
+  }
   if (live) {
     const healthDetail = live.healthDetail ? ` (${mdText(live.healthDetail)})` : '';
     const stats = live.stats ? ` · ${mdText(live.stats)} (from ${live.source})` : '';
     md.appendMarkdown(`\n\nHealth: **${health}**${healthDetail}${stats}`);
   }
   item.contextValue = s.logFile ? 'server.log' : 'server';
-  // no arguments: they would die with each re-render of the live row (tree/clickCommands.ts)
-  if (s.logFile)
-    item.command = ctx.tailCommand
-      ? { command: ctx.tailCommand(el.node, s.logFile), title: 'Tail Log' }
-      : { command: 'gpuSessions.tailLog', title: 'Tail Log', arguments: [el.node, s.logFile] };
+  if (s.logFile) item.command = tailClick(el.node, s.logFile, ctx);
   return item;
 }

@@ -1,0 +1,46 @@
+/**
+ * What Release Node (and Take It Out of Rotation) did on purpose (issue 43, item 4): the workers it removed from
+ * gateways and the nodes it released. Their consequences are the user's doing: a worker's removal is a neutral row,
+ * not a warning, and the rank loss the release's review predicted is an info notification, not an error alert.
+ * Marks are forgotten after an hour. No vscode import.
+ */
+const KEEP_MS = 60 * 60_000;
+
+export class ReleasedByYou {
+  /** `${gatewayNode}\n${workerUrl}` → when */
+  private readonly removed = new Map<string, number>();
+  /** released node → when */
+  private readonly released = new Map<string, number>();
+
+  /** Just before the extension removes `url` from a gateway on `gatewayNode`. */
+  markRemoved(gatewayNode: string, url: string, at = Date.now()): void {
+    this.removed.set(`${gatewayNode}\n${url}`, at);
+  }
+
+  /** Just before the extension releases `node` (drains and stops its servers). */
+  markReleased(node: string, at = Date.now()): void {
+    this.released.set(node, at);
+  }
+
+  /** A removal that did not happen (cancelled before it): its later removal is nobody's doing we know of. */
+  unmarkRemoved(gatewayNode: string, url: string): void {
+    this.removed.delete(`${gatewayNode}\n${url}`);
+  }
+
+  /**
+   * When the extension removed the worker a guard key names (`gateway:<port>:<url>`) from a gateway on `gatewayNode`;
+   * undefined when it did not (or long ago).
+   */
+  removedAt(gatewayNode: string, key: string, now = Date.now()): number | undefined {
+    const m = /^gateway:[^:]+:(.+)$/.exec(key);
+    if (!m) return undefined;
+    const at = this.removed.get(`${gatewayNode}\n${m[1]}`);
+    return at !== undefined && now - at < KEEP_MS ? at : undefined;
+  }
+
+  /** A rank-lost message (`… rank 1 (on gpu-b) …`) naming a node the extension released: that node; else undefined. */
+  expectedRankLoss(message: string, now = Date.now()): string | undefined {
+    for (const [node, at] of this.released) if (now - at < KEEP_MS && message.includes(`(on ${node})`)) return node;
+    return undefined;
+  }
+}

@@ -1,0 +1,26 @@
+/** What Release Node did on purpose: its removals neutral, the rank loss it predicted expected (issue 43, item 4). */
+import * as assert from 'node:assert/strict';
+import { ReleasedByYou } from '../../../src/extension/releasedByYou';
+
+describe('ReleasedByYou', () => {
+  it('a removed worker is known by its guard key on that gateway node, for an hour', () => {
+    const r = new ReleasedByYou();
+    r.markRemoved('gw', 'http://10.0.0.2:30001', 1000);
+    assert.equal(r.removedAt('gw', 'gateway:8000:http://10.0.0.2:30001', 2000), 1000);
+    assert.equal(r.removedAt('other', 'gateway:8000:http://10.0.0.2:30001', 2000), undefined);
+    assert.equal(r.removedAt('gw', 'gateway:8000:http://10.0.0.2:30002', 2000), undefined);
+    assert.equal(r.removedAt('gw', 'gateway:8000', 2000), undefined, 'the gateway itself is no worker');
+    assert.equal(r.removedAt('gw', 'gateway:8000:http://10.0.0.2:30001', 1000 + 3600_000), undefined);
+    r.unmarkRemoved('gw', 'http://10.0.0.2:30001');
+    assert.equal(r.removedAt('gw', 'gateway:8000:http://10.0.0.2:30001', 2000), undefined);
+  });
+
+  it('a rank loss on a released node is expected; on another node it is not', () => {
+    const r = new ReleasedByYou();
+    r.markReleased('gpu-b', 0);
+    const msg = (n: string) => `multi-node server :30000 (2 nodes, 10.0.0.1:5000) lost rank 1 (on ${n}): the whole server is failing`;
+    assert.equal(r.expectedRankLoss(msg('gpu-b'), 10), 'gpu-b');
+    assert.equal(r.expectedRankLoss(msg('gpu-c'), 10), undefined);
+    assert.equal(r.expectedRankLoss(msg('gpu-b'), 3600_000), undefined);
+  });
+});
