@@ -277,7 +277,7 @@ U=$(id -u)
 ME=$$
 EXCL=" ${(o.excludePids ?? []).filter((n) => Number.isInteger(n) && n > 0).join(' ')} "
 : > "$T/c"; : > "$T/servers"; : > "$T/k"; : > "$T/m"; : > "$T/prune"
-${prune.length ? `for x in ${prune.join(' ')}; do [ -d "$x" ] && x=$(cd -- "$x" 2>/dev/null && pwd -P); printf '%s\\n' "$x" >> "$T/prune"; done` : ''}
+${prune.length ? `for x in ${prune.join(' ')}; do [ -d "$x" ] && _y=$(cd -- "$x" 2>/dev/null && pwd -P) && x=$_y; case "$x" in /?*) printf '%s\\n' "$x" >> "$T/prune";; esac; done` : ''}
 pruned() {
   while IFS= read -r _x; do case "$1" in "$_x"|"$_x"/*) return 0;; esac; done < "$T/prune"
   return 1
