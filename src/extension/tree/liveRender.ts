@@ -145,6 +145,8 @@ export class LiveRender {
     if (!s) return this.host.fire(undefined);
     const nodeSig = itemSignature(this.host.render(s.node));
     let held = nodeSig !== s.nodeSig;
+    // when the first held row's window ends (a timer set for an earlier window may fire before it)
+    let soonest = held ? s.nodeAt + this.figuresMs - now : Infinity;
     if (!this.sameStructure(s) || (held && this.due(s.nodeSig, nodeSig, s.nodeAt, now, urgent))) {
       s.nodeSig = nodeSig;
       s.nodeAt = now;
@@ -158,6 +160,7 @@ export class LiveRender {
         if (sig === k.sigs[i]) return;
         if (!this.due(k.sigs[i], sig, k.at[i], now, urgent)) {
           held = true;
+          soonest = Math.min(soonest, k.at[i] + this.figuresMs - now);
           return;
         }
         k.sigs[i] = sig;
@@ -165,18 +168,18 @@ export class LiveRender {
         changed.push(el);
       });
     if (changed.length) this.host.fire(changed);
-    if (held) this.showLater(name);
+    if (held) this.showLater(name, Math.max(1, Math.min(this.figuresMs, soonest) + 1));
   }
 
-  /** Figures held back are shown when their window ends, even if nothing else changes meanwhile. */
-  private showLater(name: string): void {
+  /** Figures held back are shown when their window ends (in `waitMs`), even if nothing else changes meanwhile. */
+  private showLater(name: string, waitMs: number): void {
     if (this.late.has(name)) return;
     this.late.set(
       name,
       setTimeout(() => {
         this.late.delete(name);
         this.schedule(name);
-      }, this.figuresMs),
+      }, waitMs),
     );
   }
 
