@@ -5,6 +5,7 @@ import { GpuSessionsError } from '../util/errors';
 import { checkHealth } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { RemoteOperation, runOperation } from '../remote/operation';
+import { shPidLive } from '../remote/pidLive';
 import { sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
 import { shq } from '../util/quote';
 import { AbortLike, Transport } from '../ssh/transport';
@@ -105,10 +106,7 @@ export function buildPollScript(n: string, items: Array<{ pid: number; logFile: 
   const L = [sectionPrologue(n), 'export LC_ALL=C'];
   items.forEach((it, i) => {
     const log = remotePathExpr(it.logFile);
-    L.push(
-      `sec s${i}; st=dead; if [ -r /proc/${it.pid}/stat ]; then z=$(sed 's/.*) //' /proc/${it.pid}/stat 2>/dev/null | cut -c1); ` +
-        `[ "$z" != Z ] && [ -n "$z" ] && st=alive; fi; echo "$st"`,
-    );
+    L.push(`sec s${i}; st=dead; if ${shPidLive(it.pid)}; then st=alive; fi; echo "$st"`);
     L.push(`sec r${i}; grep -a -F -m1 -e ${shq(READY_TEXT)} ${log} 2>/dev/null | head -c 4096`);
     L.push(`sec t${i}; tail -c 16384 ${log} 2>/dev/null | tail -n 60`);
   });

@@ -4,6 +4,7 @@
 import { authHeaders, fetchMetrics, httpGet } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { RemoteOperation, runOperation } from '../remote/operation';
+import { shPidLive } from '../remote/pidLive';
 import { shq } from '../util/quote';
 import { AbortLike, ExecResult, Transport } from '../ssh/transport';
 import { sleep } from './launchCommon';
@@ -151,7 +152,7 @@ export function buildKillScript(pid: number, opts: { group: boolean; descendants
   const target = opts.group ? `-${pid}` : String(pid);
   const killAll = opts.group ? `-${pid}` : [pid, ...opts.descendants].join(' ');
   const rounds = Math.max(1, Math.ceil(opts.termTimeoutMs / 200));
-  return `alive() { [ -r /proc/${pid}/stat ] || return 1; z=$(sed 's/.*) //' /proc/${pid}/stat 2>/dev/null | cut -c1); [ -n "$z" ] && [ "$z" != Z ]; }
+  return `alive() { ${shPidLive(pid)}; }
 if ! alive; then echo GS-GONE-BEFORE; exit 0; fi
 if e=$(kill -TERM ${target} 2>&1); then echo GS-TERM; else echo "GS-KILL-FAILED $e"; exit 4; fi
 i=0

@@ -2,6 +2,7 @@
  * The node-side snapshot script: POSIX sh on stdin with nonce-delimited sections, each bounded, missing tools recorded as errors.
  */
 import { hostFactsScript } from '../node/hostFacts';
+import { shPidLive } from '../remote/pidLive';
 import { sectionPrologue } from '../remote/sections';
 import { shq } from '../util/quote';
 import { SNAPSHOT_LIMITS } from './snapshotTypes';
@@ -181,12 +182,12 @@ sec pipfreezerc; cat "$T/pfrc" 2>/dev/null
 sec pipfreezeerr; head -c 4096 "$T/pfe" 2>/dev/null
 ${pids
   .map(
-    (p) => `sec srv:${p}:alive; [ -d /proc/${p} ] && echo yes
+    (p) => `sec srv:${p}:alive; ${shPidLive(Number(p))} && echo yes
 sec srv:${p}:cmdline; head -c ${L.cmdline} /proc/${p}/cmdline 2>/dev/null
 sec srv:${p}:environ; head -c ${L.environ} /proc/${p}/environ 2>/dev/null
 sec srv:${p}:cwd; readlink /proc/${p}/cwd 2>/dev/null
 sec srv:${p}:exe; readlink /proc/${p}/exe 2>/dev/null
-sec srv:${p}:python; [ -d /proc/${p} ] && pyfor ${p}`,
+sec srv:${p}:python; ${shPidLive(Number(p))} && pyfor ${p}`,
   )
   .join('\n')}
 wait
