@@ -30,7 +30,7 @@ const NOISE =
   /^\[lifecycle\]|^Resolved connection token|^Creating a socket|^Updating additional builtin|^\[remote-connection\]|^Started local extension host|^Extension host .* started|^$/;
 
 describe('e2e: extension-host tests (test/vscode) in code-server', function () {
-  const limitMs = Number(process.env.E2E_HOST_TIMEOUT_S ?? 900) * 1000;
+  const limitMs = Number(process.env.E2E_HOST_TIMEOUT_S ?? 1200) * 1000;
   this.timeout(limitMs + 120_000);
   let cs: CodeServer | undefined;
   let b: BrowserSession | undefined;

@@ -76,7 +76,8 @@ describe('Start Guard / Stop Guard in the extension host (demo node)', function 
         const it = await guardRow();
         return it && it.label === 'Guard running' ? it : undefined;
       },
-      30_000,
+      // the guard's state is read with the node's probe (every 30 s): one probe, with room for a loaded machine
+      90_000,
     );
     assert.match(String(row.description), /when done: notify/);
     const s = await vscode.commands.executeCommand<{ wasRunning?: boolean }>('gpuSessions.stopGuard', DEMO, { assumeYes: true });
@@ -87,7 +88,7 @@ describe('Start Guard / Stop Guard in the extension host (demo node)', function 
         const it = await guardRow();
         return it && it.label === 'Guard stopped' ? it : undefined;
       },
-      30_000,
+      90_000,
     );
   });
 });
