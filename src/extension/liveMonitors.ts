@@ -353,7 +353,13 @@ export class LiveMonitors extends Disposables {
           removedByYou || (tr.port !== undefined && tr.subject === 'server' && this.stopped.judge(name, tr.port, tr.from, tr.to));
         if (tr.port !== undefined && tr.subject === 'server' && tr.to !== 'crashed') this.exceptions.delete(`${name}|${tr.port}`);
         if (!mine) this.readException(tr);
-        const expected = tr.to === 'rank-lost' ? this.released.expectedRankLoss(tr.message) : undefined;
+        // what the release's review predicted: a lost rank, a gateway it left with no worker (503, issue 43)
+        const expected =
+          tr.to === 'rank-lost'
+            ? this.released.expectedRankLoss(tr.message)
+            : tr.subject === 'gateway' && !tr.worker && tr.to === 'not-ready' && tr.port !== undefined
+              ? this.released.expectedNotReady(name, tr.port)
+              : undefined;
         if (!mine) this.alerts?.notify(tr, expected ? `expected: you released ${expected}` : undefined);
         else this.alerts?.clear(tr, false); // stopped by you: not an alert (and an earlier one on it is withdrawn)
         // A deliberate stop is drawn neutral on the dashboard, not as a red "crashed" (issue 43).
