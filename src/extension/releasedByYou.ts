@@ -34,8 +34,15 @@ export class ReleasedByYou {
   /** The released node whose release left this gateway with no healthy worker (its "not ready" is expected), for an
    *  hour; else undefined. */
   expectedNotReady(gatewayNode: string, port: number, now = Date.now()): string | undefined {
-    const e = this.emptied.get(`${gatewayNode}\n${port}`);
-    return e && now - e.at < KEEP_MS ? e.node : undefined;
+    return this.emptiedAt(gatewayNode, `gateway:${port}`, now)?.node;
+  }
+
+  /** The release that emptied the gateway a guard key names (`gateway:<port>`) on `gatewayNode`, and when; undefined
+   *  when none did (or long ago). */
+  emptiedAt(gatewayNode: string, key: string, now = Date.now()): { node: string; at: number } | undefined {
+    const m = /^gateway:(\d+)$/.exec(key);
+    const e = m ? this.emptied.get(`${gatewayNode}\n${m[1]}`) : undefined;
+    return e && now - e.at < KEEP_MS ? e : undefined;
   }
 
   /** A removal that did not happen (cancelled before it): its later removal is nobody's doing we know of. */

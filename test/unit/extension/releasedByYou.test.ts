@@ -32,5 +32,7 @@ describe('ReleasedByYou', () => {
     assert.equal(r.expectedNotReady('gw', 8001, 10), undefined);
     assert.equal(r.expectedNotReady('other', 8000, 10), undefined);
     assert.equal(r.expectedNotReady('gw', 8000, 3600_000), undefined);
+    assert.deepEqual(r.emptiedAt('gw', 'gateway:8000', 10), { node: 'gpu-b', at: 0 }, 'the row of its guard key');
+    assert.equal(r.emptiedAt('gw', 'gateway:8000:http://10.0.0.2:30001', 10), undefined, 'a worker key is no gateway');
   });
 });
