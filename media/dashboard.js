@@ -17,6 +17,8 @@
   const SYNC = 'gpu-sessions-dashboard';
   const charts = new Map();
   let last = null;
+  /** The node's window (model.range, unix s): the x range of every chart, so they all share it (issue 43). */
+  let xRange = null;
 
   const css = (v, d) => getComputedStyle(document.body).getPropertyValue(v).trim() || d;
   /** The theme's colours, read now (they change with the theme). */
@@ -173,10 +175,13 @@
         width,
         height,
         plugins: [markPlugin(markers, !c.small)],
+        // what the tests read: the x window drawn ("min,max", unix s)
+        hooks: { setScale: [(u, key) => key === 'x' && (el.dataset.xrange = `${u.scales.x.min},${u.scales.x.max}`)] },
         cursor: { sync: { key: SYNC, setSeries: false } },
         legend: { show: true, live: !c.small },
         scales: {
-          x: { time: true },
+          // the node's window, not each chart's own data: a server that started later is not squeezed to a sliver
+          x: { time: true, range: (_u, min, max) => (xRange ? [xRange.min, xRange.max] : [min, max]) },
           // every Y axis from 0: a flat line is flat, not a zoomed-in wobble
           y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] },
         },
@@ -203,6 +208,7 @@
 
   function render(model) {
     last = model;
+    xRange = model.range || null;
     summary.textContent = model.text || '';
     retry.disabled = false;
     retry.textContent = 'Retry';

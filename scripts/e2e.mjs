@@ -8,8 +8,8 @@
 //      Chromium, screenshots in test-results/e2e/) and the extension-host suite (test/vscode, mocha
 //      inside code-server's real extension host through the workbench `payload` URL route).
 //
-// Options: --ui (the UI suites) | --ui30 (only issue 30's UI suite) | --host (only that suite), --no-setup, --no-package (reuse .tmp/e2e/*.vsix), --keep-tmp.
-// Everything is bounded: E2E_TIMEOUT_S (default 2100: the three suites took ~15–24 min on 2 cores) for the mocha run; processes left under the run's
+// Options: --ui (the UI suites) | --ui30 (only issue 30's UI suite) | --ui43 (only issue 43's) | --host (only that suite), --no-setup, --no-package (reuse .tmp/e2e/*.vsix), --keep-tmp.
+// Everything is bounded: E2E_TIMEOUT_S (default 2700: the four suites take ~20–35 min on 2 cores) for the mocha run; processes left under the run's
 // temp folder (code-server, Chromium, the demo node's simulated servers) are ended afterwards.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -65,11 +65,13 @@ mkdirSync(path.join(root, 'test-results', 'e2e'), { recursive: true });
 
 // 4. mocha, in its own temp folder so anything it leaves behind can be found and ended
 const files = [];
-if (!args.has('--host') && !args.has('--ui30')) files.push('out/test/e2e/ui.test.js');
-if (!args.has('--host')) files.push('out/test/e2e/ui30.test.js');
-if (!args.has('--ui') && !args.has('--ui30')) files.push('out/test/e2e/extensionHost.test.js');
+const only = args.has('--ui30') || args.has('--ui43');
+if (!args.has('--host') && !only) files.push('out/test/e2e/ui.test.js');
+if (!args.has('--host') && !args.has('--ui43')) files.push('out/test/e2e/ui30.test.js');
+if (!args.has('--host') && !args.has('--ui30')) files.push('out/test/e2e/ui43.test.js');
+if (!args.has('--ui') && !only) files.push('out/test/e2e/extensionHost.test.js');
 const runTmp = mkdtempSync(path.join(os.tmpdir(), 'gpu-sessions-e2e-run-'));
-const limitS = Number(process.env.E2E_TIMEOUT_S ?? 2100);
+const limitS = Number(process.env.E2E_TIMEOUT_S ?? 2700);
 const env = {
   ...process.env,
   E2E_VSIX: vsix,

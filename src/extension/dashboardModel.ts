@@ -45,6 +45,9 @@ export interface DashboardModel {
   node: string;
   /** Unix seconds of the samples drawn (the shared x axis of every chart). */
   times: number[];
+  /** The x window every chart of the node draws (unix seconds): the node's session, from its first sample with a
+   *  value to now. Null when there are no samples. */
+  range: { min: number; max: number } | null;
   charts: DashboardChart[];
   markers: DashboardMarker[];
   /** Set when there is nothing live to show: the node is unreachable or has no samples (with Retry). */
@@ -63,6 +66,47 @@ export interface ModelInput {
   maxPoints?: number;
   /** "HH:MM" of a time (default: local time). */
   clock?: (ms: number) => string;
+  /** Unix ms now (default Date.now()): where the charts' window ends. */
+  now?: number;
+}
+
+/** Samples further apart than this belong to different sessions (the node or the watch was down in between). */
+export const SESSION_GAP_S = 30 * 60;
+
+/**
+ * The node's time window (issue 43, item 11): which samples are the node's current session and the x range every
+ * chart of the node shares. The session starts at the node's boot (the newest sample's uptime) or after the last
+ * gap of more than `gapS` without samples, whichever is later; the window starts at the first sample of it where
+ * the node answered (before that no series holds a value) and ends now — or at the last sample when the session is
+ * over (no sample for more than `gapS`). Older history is not drawn: a day-old session, or hours of a node with no
+ * answer, left today's servers a sliver at the right edge of every chart. Pure.
+ */
+export function nodeWindow(
+  samples: readonly HistoryEntry[],
+  nowS: number,
+  gapS = SESSION_GAP_S,
+): { from: number; range: { min: number; max: number } | null } {
+  const t = samples.map((s) => Date.parse(s.time) / 1000);
+  if (!t.length) return { from: 0, range: null };
+  let from = 0;
+  for (let i = t.length - 1; i > 0; i--)
+    if (t[i] - t[i - 1] > gapS) {
+      from = i;
+      break;
+    }
+  for (let i = samples.length - 1; i >= from; i--) {
+    const up = samples[i].uptimeS;
+    if (typeof up !== 'number' || !Number.isFinite(up) || up < 0) continue;
+    const boot = t[i] - up;
+    while (from < i && t[from] < boot - 1) from++;
+    break;
+  }
+  // the first sample where the node answered; none: the whole session (its gaps are its message)
+  const answered = samples.findIndex((s, i) => i >= from && s.reachable !== false);
+  if (answered >= 0) from = answered;
+  const last = t[t.length - 1];
+  const max = nowS - last > gapS ? last : Math.max(nowS, last);
+  return { from, range: { min: t[from], max: Math.max(max, t[from] + 1) } };
 }
 
 interface ServerRow {
@@ -149,7 +193,9 @@ export function markerOf(e: HistoryEntry, clock: (ms: number) => string = localC
 export function buildDashboardModel(input: ModelInput): DashboardModel {
   const clock = input.clock ?? localClock;
   const all = input.entries.filter(isSample);
-  const samples = all.slice(-(input.maxPoints ?? 4000));
+  // the node's session only, one window for every chart (issue 43, item 11)
+  const win = nodeWindow(all.slice(-(input.maxPoints ?? 4000)), (input.now ?? Date.now()) / 1000);
+  const samples = all.slice(-(input.maxPoints ?? 4000)).slice(win.from);
   const times = samples.map((s) => Date.parse(s.time) / 1000);
   const spanS = times.length > 1 ? times[times.length - 1] - times[0] : 0;
   const up = (s: HistoryEntry) => s.reachable !== false;
@@ -280,6 +326,7 @@ export function buildDashboardModel(input: ModelInput): DashboardModel {
     type: 'model',
     node: input.node,
     times,
+    range: win.range,
     charts,
     markers,
     empty: emptyState(input, samples),

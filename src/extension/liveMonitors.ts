@@ -119,6 +119,9 @@ export class LiveMonitors extends Disposables {
     const ended = sample.servers.filter((v) => v.state === 'stopping' || v.state === 'stopped').map((v) => v.port);
     const mine = [...all.map((p) => p.port), ...ended].filter((port): port is number => stoppedAt(port) !== undefined);
     const stoppedByYou = [...new Set(mine)].map((port) => ({ port, at: stoppedAt(port)! }));
+    // a worker Release Node removed, or the gateway it left with none (not ready: its review said so): neutral rows
+    const byYou = (p: { key: string; to: string }) =>
+      this.released.removedAt(node, p.key) ?? (p.to === 'not-ready' ? this.released.emptiedAt(node, p.key)?.at : undefined);
     // never the literal "Traceback (most recent call last):": the exception line (issue 43)
     const shown = (m: string, port: number | undefined) => shownFailureMessage(m, this.exceptions.get(`${node}|${port}`));
     return {
@@ -128,11 +131,11 @@ export class LiveMonitors extends Disposables {
         return v ? { ...s, state: v.state, stateReason: shown(v.reason, s.port), stateClass: v.class } : s;
       }),
       problems: all
-        .filter((p) => stoppedAt(p.port) === undefined && this.released.removedAt(node, p.key) === undefined)
+        .filter((p) => stoppedAt(p.port) === undefined && byYou(p) === undefined)
         .map((p) => ({ ...p, message: shown(p.message, p.port) })),
       stoppedByYou,
       removedByYou: all.flatMap((p) => {
-        const at = this.released.removedAt(node, p.key);
+        const at = byYou(p);
         return at === undefined ? [] : [{ key: p.key, message: p.message, at }];
       }),
       ...this.moneyOf(node),
@@ -353,7 +356,13 @@ export class LiveMonitors extends Disposables {
           removedByYou || (tr.port !== undefined && tr.subject === 'server' && this.stopped.judge(name, tr.port, tr.from, tr.to));
         if (tr.port !== undefined && tr.subject === 'server' && tr.to !== 'crashed') this.exceptions.delete(`${name}|${tr.port}`);
         if (!mine) this.readException(tr);
-        const expected = tr.to === 'rank-lost' ? this.released.expectedRankLoss(tr.message) : undefined;
+        // what the release's review predicted: a lost rank, a gateway it left with no worker (503, issue 43)
+        const expected =
+          tr.to === 'rank-lost'
+            ? this.released.expectedRankLoss(tr.message)
+            : tr.subject === 'gateway' && !tr.worker && tr.to === 'not-ready' && tr.port !== undefined
+              ? this.released.expectedNotReady(name, tr.port)
+              : undefined;
         if (!mine) this.alerts?.notify(tr, expected ? `expected: you released ${expected}` : undefined);
         else this.alerts?.clear(tr, false); // stopped by you: not an alert (and an earlier one on it is withdrawn)
         // A deliberate stop is drawn neutral on the dashboard, not as a red "crashed" (issue 43).

@@ -1,7 +1,8 @@
 /**
  * What Release Node (and Take It Out of Rotation) did on purpose (issue 43, item 4): the workers it removed from
  * gateways and the nodes it released. Their consequences are the user's doing: a worker's removal is a neutral row,
- * not a warning, and the rank loss the release's review predicted is an info notification, not an error alert.
+ * not a warning, and the rank loss or the emptied gateway the release's review predicted is an info notification,
+ * not an error or warning alert.
  * Marks are forgotten after an hour. No vscode import.
  */
 const KEEP_MS = 60 * 60_000;
@@ -11,6 +12,8 @@ export class ReleasedByYou {
   private readonly removed = new Map<string, number>();
   /** released node → when */
   private readonly released = new Map<string, number>();
+  /** `${gatewayNode}\n${port}` → the release that left that gateway no healthy worker, and when */
+  private readonly emptied = new Map<string, { node: string; at: number }>();
 
   /** Just before the extension removes `url` from a gateway on `gatewayNode`. */
   markRemoved(gatewayNode: string, url: string, at = Date.now()): void {
@@ -20,6 +23,26 @@ export class ReleasedByYou {
   /** Just before the extension releases `node` (drains and stops its servers). */
   markReleased(node: string, at = Date.now()): void {
     this.released.set(node, at);
+  }
+
+  /** Just before a release of `releasedNode` removes the last healthy workers of the gateway on `gatewayNode`:`port`
+   *  (its review said so: it answers 503 until another is added). */
+  markEmptied(gatewayNode: string, port: number, releasedNode: string, at = Date.now()): void {
+    this.emptied.set(`${gatewayNode}\n${port}`, { node: releasedNode, at });
+  }
+
+  /** The released node whose release left this gateway with no healthy worker (its "not ready" is expected), for an
+   *  hour; else undefined. */
+  expectedNotReady(gatewayNode: string, port: number, now = Date.now()): string | undefined {
+    return this.emptiedAt(gatewayNode, `gateway:${port}`, now)?.node;
+  }
+
+  /** The release that emptied the gateway a guard key names (`gateway:<port>`) on `gatewayNode`, and when; undefined
+   *  when none did (or long ago). */
+  emptiedAt(gatewayNode: string, key: string, now = Date.now()): { node: string; at: number } | undefined {
+    const m = /^gateway:(\d+)$/.exec(key);
+    const e = m ? this.emptied.get(`${gatewayNode}\n${m[1]}`) : undefined;
+    return e && now - e.at < KEEP_MS ? e : undefined;
   }
 
   /** A removal that did not happen (cancelled before it): its later removal is nobody's doing we know of. */

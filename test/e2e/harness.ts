@@ -166,6 +166,9 @@ export interface CodeServerOptions {
   install?: string[];
   /** Extra user settings merged over the defaults below. */
   settings?: Record<string, unknown>;
+  /** Remote (machine) settings: code-server's window is a remote one, where VS Code reads machine-scoped settings
+   *  (most of GPU Sessions') from here and ignores them in the User settings. */
+  machineSettings?: Record<string, unknown>;
   /** Files to create in the workspace folder (relative path → content). */
   workspaceFiles?: Record<string, string>;
   /** Use this folder as --extensions-dir (default: a fresh one). */
@@ -303,6 +306,10 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
   writeFileSync(path.join(home, '.ssh', 'config'), '# e2e: no Host entries\n', { mode: 0o600 });
   writeFileSync(config, 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n');
   writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify({ ...BASE_SETTINGS, ...o.settings }, null, 2));
+  if (o.machineSettings) {
+    mkdirSync(path.join(userDataDir, 'Machine'), { recursive: true });
+    writeFileSync(path.join(userDataDir, 'Machine', 'settings.json'), JSON.stringify(o.machineSettings, null, 2));
+  }
   for (const [rel, content] of Object.entries(o.workspaceFiles ?? { 'README.md': '# e2e workspace\n' })) {
     mkdirSync(path.dirname(path.join(workspace, rel)), { recursive: true });
     writeFileSync(path.join(workspace, rel), content);

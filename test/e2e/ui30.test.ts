@@ -25,6 +25,7 @@ import {
   waitFor,
 } from './harness';
 import { Workbench } from './workbench';
+import { DemoView } from './demoView';
 import { waitQuiet } from '../helpers/wait';
 
 const DEMO = 'gpu-demo';
@@ -117,45 +118,7 @@ describe('e2e (issue 30): the UI people act on', function () {
 
   it('opens the GPU Sessions view and starts the demo node', async function () {
     this.timeout(300_000);
-    await page.goto(cs!.folderUrl(), { waitUntil: 'domcontentloaded', timeout: 60_000 });
-    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
-    const tab = page.getByRole('tab', { name: /GPU Sessions/ });
-    await tab.first().waitFor({ state: 'visible', timeout: 60_000 });
-    await tab.first().click();
-    const box = await page.locator('.part.sidebar').boundingBox();
-    if (box) {
-      await page.mouse.move(box.x + box.width + 1, box.y + 300);
-      await page.mouse.down();
-      await page.mouse.move(700, box.y + 300, { steps: 8 });
-      await page.mouse.up();
-      await page.mouse.move(1100, 700);
-    }
-    await wb.runCommand('GPU Sessions: Start Demo Node');
-    await wb.treeItem(DEMO).waitFor({ state: 'visible', timeout: 90_000 });
-    // On a loaded machine the first probe can time out: the toolbar's Refresh probes again (a user's action).
-    let lastRefresh = Date.now();
-    await waitFor(
-      'demo node probed',
-      async () => {
-        const d = await nodeDescription();
-        if (/7× NVIDIA B200/.test(d)) return true;
-        if (/error|Timed out|Unreachable/.test(d) && Date.now() - lastRefresh > 15_000) {
-          log(`demo node: "${d}" — Refresh`);
-          lastRefresh = Date.now();
-          await page
-            .locator('.part.sidebar .title-actions [aria-label^="Refresh"], .part.sidebar .actions-container [aria-label^="Refresh"]')
-            .first()
-            .click()
-            .catch(() => undefined);
-        }
-        return false;
-      },
-      180_000,
-      1000,
-    );
-    await wb.expand(wb.treeItem(DEMO));
-    await wb.expand(wb.treeItem('Servers'));
-    await waitFor('7 server rows', async () => (await wb.labels(/^:\d{4,5} qwen3\.6-27b$/)).length === 7, 30_000);
+    await new DemoView(cs!, page, wb).start();
     demoReady = true;
     await screenshot('demo');
   });

@@ -2,16 +2,17 @@ import * as vscode from 'vscode';
 import type { Command } from './command';
 
 /**
- * Opens the settings where GPU Sessions reads them. Its node settings are machine-scoped: when the extension runs
- * on the remote side of a window (code-server, or Remote-SSH installed on the workspace side), they are read from
- * the Remote tab, so that tab is opened; otherwise the User tab.
+ * Opens the settings where GPU Sessions reads them. Its node settings are machine-scoped, and in a remote window
+ * (Remote-SSH, code-server, …) VS Code reads machine-scoped settings from the Remote tab only — wherever the
+ * extension itself runs: the User tab's values apply in local windows alone (the workbench parses them without the
+ * machine scope there). So a remote window opens the Remote tab; a local one the User tab.
  */
 export const openSettings: Command = {
   id: 'gpuSessions.openSettings',
   run: async () => {
-    const self = vscode.extensions.all.find((e) => e.packageJSON?.name === 'gpu-sessions');
-    const onRemote = Boolean(vscode.env.remoteName) && self?.extensionKind === vscode.ExtensionKind.Workspace;
-    if (onRemote)
+    // not only where the extension runs on the workspace side: a UI-side extension in a Remote-SSH window reads
+    // gpuSessions.nodes from the Remote tab too (issue 43, item 11)
+    if (vscode.env.remoteName)
       try {
         return await vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query: 'gpuSessions' });
       } catch {

@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ReleaseFleetNode, drainProgressText } from '../../core/flows/release';
-import { routingLines } from '../../core/gateway/rotation';
+import { lastWorkerLines, routingLines } from '../../core/gateway/rotation';
 import type { SalvageManifest } from '../../core/flows/salvage';
 import type { NodeSpec } from '../../core/ssh/config';
 import type { Transport } from '../../core/ssh/transport';
@@ -84,8 +84,10 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
 
   // 2. the review (a modal: this is the user's action)
   const ports = plan.servers.map((sv) => ':' + sv.port).join(' ');
+  const emptied = lastWorkerLines(plan.targets);
   const detail = [
     ...routingLines(plan.targets),
+    ...emptied.map((l) => `⚠ ${l}`),
     plan.servers.length
       ? `Then drain (up to ${drainS} s) and stop ${plan.servers.length} server(s) on ${node.name}: ${ports}.`
       : `No SGLang server runs on ${node.name}.`,
@@ -118,6 +120,9 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
   };
   // its own removals and the rank loss its review predicted are the user's doing: neutral rows, an info (issue 43)
   for (const tg of plan.targets) for (const w of tg.workers) s.live.released.markRemoved(tg.node, w.url);
+  // a gateway it leaves with no healthy worker answers 503: the review said so, its "not ready" is expected
+  for (const tg of plan.targets)
+    if (tg.gateway.port !== null && lastWorkerLines([tg]).length) s.live.released.markEmptied(tg.node, tg.gateway.port, node.name);
   s.live.released.markReleased(node.name);
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Releasing ${node.name}`, cancellable: true },

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { HistoryEntry } from '../../../src/core/node/history';
 import { nodeThroughput } from '../../../src/core/node/guard';
-import { buildDashboardModel, markerOf, shortFigure, summarize } from '../../../src/extension/dashboardModel';
+import { SESSION_GAP_S, buildDashboardModel, markerOf, nodeWindow, shortFigure, summarize } from '../../../src/extension/dashboardModel';
 
 /** The Node Dashboard's model (issue 30, item 10): what the webview draws, shaped and tested here. */
 const T0 = Date.parse('2026-12-02T22:00:00Z');
@@ -256,5 +256,61 @@ describe('dashboard markers of deliberate stops (issue 43)', () => {
     const mine = markerOf({ ...crash, byYou: true } as never, clock);
     assert.equal(mine.bad, false);
     assert.equal(mine.label, '10:59 :30001 stopped by you');
+  });
+});
+
+describe("the node's time window, shared by every chart (issue 43, item 11)", () => {
+  const at = (i: number) => sample(i, { 22795: 6000 });
+  const minute = 60;
+
+  it("yesterday's session is not drawn: the charts start at today's first sample and end now", () => {
+    // 30 samples of a session 20 h ago, then 10 min of today's: the old one left today's servers a sliver
+    const old = Array.from({ length: 30 }, (_, i) => at(i - 20 * 60));
+    const today = Array.from({ length: 11 }, (_, i) => at(i));
+    const now = T0 + 10 * 60_000 + 20_000;
+    const m = buildDashboardModel({ node: 'n1', entries: [...old, ...today], now });
+    assert.equal(m.times.length, 11);
+    assert.equal(m.times[0], T0 / 1000);
+    assert.deepEqual(m.range, { min: T0 / 1000, max: now / 1000 });
+    // every chart one value per drawn time: all on the same axis
+    for (const c of m.charts) for (const s of c.series) assert.equal(s.values.length, m.times.length, `${c.id} ${s.name}`);
+    const server = m.charts.find((c) => c.id === 'server-22795')!;
+    assert.ok(
+      server.series[0].values.every((v) => v === 6000),
+      'the server draws across the whole window',
+    );
+  });
+
+  it("a server that started later than the node's window: its first value is inside the window, not squeezed", () => {
+    const entries = Array.from({ length: 11 }, (_, i) => (i < 6 ? sample(i, {}) : at(i)));
+    const m = buildDashboardModel({ node: 'n1', entries, now: T0 + 10 * 60_000 });
+    const server = m.charts.find((c) => c.id === 'server-22795')!;
+    assert.equal(
+      server.series[0].values.findIndex((v) => v !== null),
+      6,
+    );
+    assert.deepEqual(m.range, { min: T0 / 1000, max: T0 / 1000 + 10 * minute });
+  });
+
+  it('the window starts at the first sample where the node answered', () => {
+    const down = (i: number) => ({ ...sample(i, {}), reachable: false, servers: [], gpus: [], message: 'refused' });
+    const entries = [down(0), down(1), down(2), at(3), at(4)];
+    const w = nodeWindow(entries, T0 / 1000 + 5 * minute);
+    assert.equal(w.from, 3);
+    assert.deepEqual(w.range, { min: T0 / 1000 + 3 * minute, max: T0 / 1000 + 5 * minute });
+    assert.equal(nodeWindow([down(0), down(1)], T0 / 1000 + minute).from, 0, 'never answered: the whole session');
+  });
+
+  it("the node's boot (its uptime) starts the session: samples from before a reboot are not drawn", () => {
+    // a reboot of 4 minutes (shorter than a session gap): the newest sample says the node is up 2 min
+    const entries = [at(0), at(1), at(2), { ...at(6), uptimeS: 60 }, { ...at(7), uptimeS: 120 }];
+    assert.equal(nodeWindow(entries, T0 / 1000 + 7 * minute).from, 3);
+  });
+
+  it('a session that is over ends at its last sample, not now', () => {
+    const entries = [at(0), at(1), at(2)];
+    const late = T0 / 1000 + 2 * minute + SESSION_GAP_S + 60;
+    assert.deepEqual(nodeWindow(entries, late).range, { min: T0 / 1000, max: T0 / 1000 + 2 * minute });
+    assert.deepEqual(nodeWindow([], late), { from: 0, range: null });
   });
 });

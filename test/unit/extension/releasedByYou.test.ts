@@ -23,4 +23,16 @@ describe('ReleasedByYou', () => {
     assert.equal(r.expectedRankLoss(msg('gpu-c'), 10), undefined);
     assert.equal(r.expectedRankLoss(msg('gpu-b'), 3600_000), undefined);
   });
+
+  it("a gateway the release left with no healthy worker: its 'not ready' is expected on that gateway only, for an hour", () => {
+    const r = new ReleasedByYou();
+    assert.equal(r.expectedNotReady('gw', 8000, 0), undefined, 'nothing marked: an alert as ever');
+    r.markEmptied('gw', 8000, 'gpu-b', 0);
+    assert.equal(r.expectedNotReady('gw', 8000, 10), 'gpu-b');
+    assert.equal(r.expectedNotReady('gw', 8001, 10), undefined);
+    assert.equal(r.expectedNotReady('other', 8000, 10), undefined);
+    assert.equal(r.expectedNotReady('gw', 8000, 3600_000), undefined);
+    assert.deepEqual(r.emptiedAt('gw', 'gateway:8000', 10), { node: 'gpu-b', at: 0 }, 'the row of its guard key');
+    assert.equal(r.emptiedAt('gw', 'gateway:8000:http://10.0.0.2:30001', 10), undefined, 'a worker key is no gateway');
+  });
 });

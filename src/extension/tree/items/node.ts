@@ -198,7 +198,11 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
     out.push({
       type: 'info',
       node: name,
-      label: `${r.key.replace(/^gateway:([^:]+):/, 'gateway :$1: ')} removed by you, ${hhmm(r.at)}`,
+      // a worker ("gateway :8000: http://… removed by you") or the gateway it left with none ("gateway :8000 left
+      // with no worker by you")
+      label: /^gateway:[^:]+$/.test(r.key)
+        ? `${r.key.replace(/^gateway:/, 'gateway :')} left with no worker by you, ${hhmm(r.at)}`
+        : `${r.key.replace(/^gateway:([^:]+):/, 'gateway :$1: ')} removed by you, ${hhmm(r.at)}`,
       detail: 'Release Node',
       tooltip: `${r.message}\n\nYou removed it (Release Node) at ${new Date(r.at).toLocaleTimeString()}. Not an alert.`,
       icon: 'info',
