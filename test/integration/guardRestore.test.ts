@@ -236,7 +236,7 @@ describe('the node guard without the laptop, over a real OpenSSH sshd and s3rver
       { env: { ...process.env, ...s3Env() }, stdio: 'ignore' },
     );
     const starterExit = new Promise<NodeJS.Signals | null>((res) => starter.once('exit', (_c, sig) => res(sig)));
-    await waitFor('the node guard process', () => guardProcs().length === 1 || null, 60_000, 50);
+    await waitFor('the node guard process', () => guardProcs().length === 1 || null, 60_000, 20);
     starter.kill('SIGKILL');
     assert.equal(await starterExit, 'SIGKILL');
     const pid = Number(guardProcs()[0]);
@@ -265,7 +265,8 @@ describe('the node guard without the laptop, over a real OpenSSH sshd and s3rver
       );
       assert.equal(obj.Metadata?.sha256, sha(body));
       assert.equal(obj.ContentLength, Buffer.byteLength(body));
-      assert.ok(Date.now() - t0 <= 2 * 2000 + 3000, `it took ${Date.now() - t0} ms (interval 2 s)`);
+      // two intervals (2 s each), and the slack of a pass's own listing on a busy machine
+      assert.ok(Date.now() - t0 <= 2 * 2000 + 6000, `it took ${Date.now() - t0} ms (interval 2 s)`);
       await sleep(3000); // a pass or more with no laptop: the data check runs too
       assert.deepEqual(guardProcs(), [String(pid)], 'the same guard runs');
     } finally {
