@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   appendFileSync,
   chmodSync,
@@ -297,5 +297,50 @@ describe('the node guard without the laptop, over a real OpenSSH sshd and s3rver
       s.lastVerifiedSync && Date.parse(s.lastVerifiedSync.at) >= Math.floor(killedAt / 1000) * 1000,
       JSON.stringify(s.lastVerifiedSync),
     );
+  });
+
+  it('job done with nothing listed under the folders: unsafe (nothing-listed), the rental is kept, never ended', async () => {
+    mkdirSync(path.join(sim.home, 'emptyjob'), { recursive: true });
+    execFileSync('chown', [`${sim.user}:${sim.user}`, path.join(sim.home, 'emptyjob')]);
+    const start = await cli(
+      [
+        ...base(),
+        '--roots',
+        '~/emptyjob',
+        'guard',
+        'simnode',
+        'start',
+        '--to',
+        '~/vol0',
+        '--interval',
+        '1',
+        '--idle',
+        '0.05',
+        '--when-done',
+        'stop',
+        '--yes',
+        '--json',
+      ],
+      { timeoutMs: 90_000 },
+    );
+    assert.equal(start.code, 0, start.stderr);
+    const s = await waitFor(
+      'the job done',
+      async () => {
+        const x = await status();
+        return x.journal.some((e) => e.event === 'rental-kept') ? x : null;
+      },
+      30_000,
+      500,
+    );
+    const done = s.journal.filter((e) => e.event === 'job-done').at(-1)!;
+    assert.equal(done.verdict, 'unsafe');
+    assert.deepEqual(done.reasons, ['nothing-listed']);
+    assert.match(String(s.journal.find((e) => e.event === 'rental-kept')?.why), /nothing was listed/);
+    await sleep(3000); // passes go on: kept, never retried into an end, not journaled again every pass
+    const later = await status();
+    assert.equal(later.running, true);
+    assert.ok(!later.journal.some((e) => String(e.event).startsWith('rental-end')), JSON.stringify(later.journal.map((e) => e.event)));
+    assert.equal(later.journal.filter((e) => e.event === 'rental-kept').length, 1);
   });
 });

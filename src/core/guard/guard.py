@@ -536,15 +536,19 @@ class Guard(object):
 
     def when_done(self, why):
         res = self.sync()
-        safe = res["pending"] == 0 and res["failed"] == 0
+        # salvage's rule: a listing of nothing proves nothing (nothing-listed), so it is never safe
+        nothing = not res["chosen"]
+        safe = res["pending"] == 0 and res["failed"] == 0 and not nothing
         verdict = "safe" if safe else "unsafe"
-        journal("job-done", why=why, verdict=verdict, filesAtRisk=res["pending"], whenDone=self.cfg.get("whenDone"))
+        journal("job-done", why=why, verdict=verdict, filesAtRisk=res["pending"], whenDone=self.cfg.get("whenDone"),
+                reasons=["nothing-listed"] if nothing else [])
         self.flags.add("done")
         action = self.cfg.get("whenDone", "notify")
         if action in ("stop", "terminate"):
             if not safe:
                 # kept, and tried again once a sync is complete and verified
-                journal("rental-kept", why="the final sync is not verified (%d files at risk)" % res["pending"])
+                journal("rental-kept", why="nothing was listed under the work's folders: nothing shows the work is safe"
+                        if nothing else "the final sync is not verified (%d files at risk)" % res["pending"])
                 self.flags.add("kept")
                 self.save()
                 return False
@@ -594,7 +598,7 @@ class Guard(object):
             if why:
                 self.state["doneWhy"] = why
                 return self.when_done(why)
-        elif "kept" in self.flags and res["pending"] == 0 and res["failed"] == 0:
+        elif "kept" in self.flags and res["pending"] == 0 and res["failed"] == 0 and res["chosen"]:
             return self.when_done("%s (every file verified now)" % self.state.get("doneWhy", "job done"))
         return False
 
