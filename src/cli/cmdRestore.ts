@@ -1,6 +1,8 @@
 /**
  * `gpu-sessions restore RUN_DIR NODE [--map OLD=NEW]... [--include-dotfiles PATH]... [--force]
  *   [--launch [--dry-run] [--fill] [--resume-client]] [--yes] [--json]`
+ * `gpu-sessions restore --from-guard s3://bucket/prefix [--s3-endpoint URL] DIR NODE …`: no local salvage; the
+ *   files the node guard verified in S3 (its index there), read into DIR (empty, or an earlier such run) and restored.
  *
  * Carries a salvaged run to NODE: every verified file byte-exact under its old name (mapped), with its mode;
  * git diffs applied; then, with --launch, the servers salvage captured, on the new node's GPUs.
@@ -17,6 +19,9 @@ import { cliSecretSource } from './cmdLaunch';
 
 interface RestoreCliOptions {
   runDir: string;
+  /** `--from-guard s3://bucket/prefix` (with `--s3-endpoint`): runDir is the folder the run is written into. */
+  fromGuard?: string;
+  s3Endpoint?: string;
   maps: FolderMap[];
   /** Protected paths on the new node the user restores anyway (`--include-dotfiles PATH`, repeatable or comma-separated). */
   includeDotfiles?: string[];
@@ -47,13 +52,22 @@ export async function cmdRestore(
 ): Promise<number> {
   if ((o.dryRun || o.fill) && !o.launch)
     throw new GpuSessionsError('usage', '--dry-run and --fill apply with --launch (restore RUN_DIR NODE --launch --dry-run).');
-  const runDir = resolveRunDir(o.runDir);
-  const m = readRun(runDir);
-  if (!o.yes && io.isTTY && io.ask && !o.dryRun) {
-    const n = m.items.filter((i) => i.status === 'verified').length;
-    const a = await io.ask(
-      `Restore ${n} salvaged item(s) of ${m.node} onto ${nodeName}${o.launch ? ' and relaunch its servers' : ''}? [y/N] `,
+  if (o.s3Endpoint && !o.fromGuard)
+    throw new GpuSessionsError('usage', '--s3-endpoint applies with --from-guard (restore --from-guard URL DIR NODE).');
+  if (o.fromGuard && o.launch)
+    throw new GpuSessionsError(
+      'usage',
+      "--launch needs a salvage's launch profile: the guard's copy holds files only (launch NODE --profile FILE).",
     );
+  const runDir = o.fromGuard ? o.runDir : resolveRunDir(o.runDir);
+  if (!o.yes && io.isTTY && io.ask && !o.dryRun) {
+    const what = o.fromGuard
+      ? `the files the node guard verified in ${o.fromGuard} (read into ${runDir})`
+      : (() => {
+          const m = readRun(runDir);
+          return `${m.items.filter((i) => i.status === 'verified').length} salvaged item(s) of ${m.node}`;
+        })();
+    const a = await io.ask(`Restore ${what} onto ${nodeName}${o.launch ? ' and relaunch its servers' : ''}? [y/N] `);
     if (!/^y(es)?$/i.test(a.trim())) {
       io.err('Nothing restored.\n');
       return 1;
@@ -61,6 +75,7 @@ export async function cmdRestore(
   }
   const r = await restoreRun(t, {
     runDir,
+    ...(o.fromGuard ? { fromGuard: { s3: o.fromGuard, endpoint: o.s3Endpoint } } : {}),
     node: nodeName,
     maps: o.maps,
     includeDotfiles: o.includeDotfiles,

@@ -319,6 +319,7 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
         watch: { type: 'boolean' },
         'upload-missing': { type: 'boolean' },
         'download-guarded': { type: 'boolean' },
+        'from-guard': { type: 'string' },
         'part-size': { type: 'string' },
         grace: { type: 'string' },
         roots: { type: 'string' },
@@ -495,6 +496,8 @@ export async function main(argv: string[], rawIo: CliIo = defaultIo): Promise<nu
             node.name,
             {
               runDir: path.resolve(rest[0]),
+              fromGuard: v['from-guard'],
+              s3Endpoint: v['s3-endpoint'],
               maps,
               includeDotfiles: (v['include-dotfiles'] as string[] | undefined) ?? [],
               force: Boolean(v.force),

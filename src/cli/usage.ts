@@ -35,9 +35,12 @@ Usage:
                                               secrets the profile refers to come from --secret NAME=@FILE
                                               or the environment variable NAME
   gpu-sessions restore RUN_DIR NODE [--map OLD=NEW]... [--include-dotfiles PATH]... [--force] [--launch [--dry-run] [--fill] [--resume-client]] [--yes] [--json]
+  gpu-sessions restore --from-guard s3://bucket/prefix [--s3-endpoint URL] DIR NODE [--map OLD=NEW]... [--force] [--yes] [--json]
                                               carry a salvaged run to NODE: files byte-exact under their old names
                                               (old home → new home, --map for other folders), then --launch its
-                                              servers on the new GPUs (exit 9: conflicts left as they are)
+                                              servers on the new GPUs (exit 9: conflicts left as they are);
+                                              --from-guard: no salvage, the files the node guard verified in S3
+                                              (its index there), each checked by SHA-256, read into DIR
   gpu-sessions capture NODE --out FILE        save the running servers as a launch profile
   gpu-sessions stop NODE --port PORT [--drain] stop a server (optionally after its running requests finish)
   gpu-sessions restart NODE --port PORT [--drain]

@@ -18,13 +18,17 @@ import { ClientResume, clientResume, startClientOperation } from '../restore/cli
 import { FilesResult, LocalPlan, applyFiles, buildLocalPlan, checkWritable } from '../restore/files';
 import { adaptProfile } from '../restore/launchAdapt';
 import { GuardFetch, fetchGuardCopies } from '../restore/guardCopies';
+import { GuardSource, prepareGuardRun } from '../restore/guardIndex';
 import { FolderMap } from '../restore/mapping';
 import { NodeFacts, nodeFactsOperation } from '../restore/nodeOps';
 
 type RestoreManifest = SalvageManifest & { restore?: RestoreCapture | null };
 
 interface RestoreOptions {
+  /** The salvage run; with `fromGuard`, the folder (empty, or this source's earlier run) to write the run into. */
   runDir: string;
+  /** `--from-guard`: no local salvage, the run is the node guard's S3 copy (its index), written into runDir. */
+  fromGuard?: GuardSource;
   /** The target node's name (for messages and the JSON). */
   node: string;
   maps?: FolderMap[];
@@ -56,7 +60,8 @@ interface RestoreServer {
 
 export interface RestoreResult {
   node: string;
-  from: { node: string; run: string };
+  /** guard: the guard's S3 place the run was taken from (`--from-guard`). */
+  from: { node: string; run: string; guard?: string };
   mapped: FolderMap[];
   files: FilesResult;
   launch?: {
@@ -161,10 +166,14 @@ function argOf(argv: string[], flag: string): string | null {
 
 export async function restoreRun(t: Transport, o: RestoreOptions): Promise<RestoreResult> {
   const progress = (m: string) => o.onProgress?.(m);
-  const runDir = resolveRunDir(o.runDir);
+  const signal = o.signal as AbortSignal | undefined;
+  const guardRun = o.fromGuard ? await prepareGuardRun(o.runDir, o.fromGuard, { signal, onProgress: progress }) : null;
+  const runDir = guardRun ? guardRun.runDir : resolveRunDir(o.runDir);
   const m = readRun(runDir);
   // files the node's guard verified in S3 (the salvage counted them, not downloaded): read back into the run folder
-  const fromGuard = await fetchGuardCopies(runDir, m, { signal: o.signal as AbortSignal | undefined, onProgress: progress });
+  const fromGuard = await fetchGuardCopies(runDir, m, { signal, onProgress: progress });
+  // index entries refused as they are named (hostile, malformed): failed, never read
+  if (guardRun) fromGuard.failed.unshift(...guardRun.refused);
   progress(`Reading ${o.node} (home, GPUs, ports)…`);
   const facts: NodeFacts = await runOperation(t, nodeFactsOperation(o.node), o.signal);
   if (!facts.home.startsWith('/'))
@@ -188,13 +197,13 @@ export async function restoreRun(t: Transport, o: RestoreOptions): Promise<Resto
   files.failed.push(...fromGuard.failed);
   const res: RestoreResult = {
     node: o.node,
-    from: { node: m.node, run: runDir },
+    from: { node: m.node, run: runDir, ...(guardRun && m.guard?.s3 ? { guard: m.guard.s3 } : {}) },
     mapped: plan.mapped,
     files,
     client: null,
     exitCode: 0,
     messages,
-    ...(fromGuard.fetched + fromGuard.present + fromGuard.failed.length ? { fromGuard } : {}),
+    ...(guardRun || fromGuard.fetched + fromGuard.present + fromGuard.failed.length ? { fromGuard } : {}),
   };
   if (files.failed.length) res.exitCode = 1;
   if (files.conflicts.length && !o.force) res.exitCode = 9;

@@ -16,6 +16,7 @@ import base64, fcntl, hashlib, http.client, json, os, re, signal, subprocess, sy
 
 GUARD_DIR = os.path.join(os.path.expanduser("~"), ".gpu-sessions", "guard")
 CHUNK = 1 << 20
+INDEX_KEY = ".gpu-sessions-guard/index.json"  # under the S3 prefix: what it verified there (restore --from-guard)
 SHUTDOWN_FILES = ("/run/systemd/shutdown/scheduled", "/run/nologin")
 SECRET_RE = re.compile(
     r"(AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|"
@@ -249,12 +250,12 @@ def sha256_of(path, size=None):
     return h.hexdigest()
 
 
-def copy_to_s3(cfg, path, size, lim):
+def copy_to_s3(cfg, path, size, lim, key=None):
     """One POST of the file under the prefix (the presigned policy allows nothing else). Verified: the store's
     ETag is the MD5 of the bytes sent, and those bytes' SHA-256 (stored as x-amz-meta-sha256) is the file's."""
     s3 = cfg["s3"]
     sha = sha256_of(path, size)
-    key = s3_key(cfg, path)
+    key = key or s3_key(cfg, path)
     fields = [("key", key)] + [(k, v) for k, v in sorted(s3["fields"].items())] + [("x-amz-meta-sha256", sha)]
     boundary = "gsguard" + hashlib.sha256(os.urandom(16)).hexdigest()[:24]
     pre = b""
@@ -401,7 +402,7 @@ class Guard(object):
                     changing += 1
                     continue
                 self.verified[path] = {"size": size, "mtime": mtime, "sha256": sha, "at": now_iso(), "where": where,
-                                      "target": self.target()}
+                                      "target": self.target(), "mode": "%o" % (st.st_mode & 0o7777)}
                 copied += 1
                 nbytes += size
             except Exception as e:  # one file's failure is recorded, never the guard's end
@@ -423,6 +424,8 @@ class Guard(object):
             # every file verified but those being written right now (the next pass copies them again)
             self.state["lastVerifiedSync"] = {"at": now_iso(), "files": len(chosen) - pending, "target": self.target(),
                                               "beingWritten": changing}
+        if not self.cfg.get("to"):
+            self.upload_index(roots, errors)
         failing = sorted(failed_paths)[:100]
         if copied or failing != self.state.get("failing"):
             self.state["failing"] = failing
@@ -430,6 +433,26 @@ class Guard(object):
                     filesAtRisk=pending, target=self.target())
         self.save()
         return {"busy": busy, "chosen": chosen, "pending": pending, "failed": failed}
+
+    def upload_index(self, roots, errors):
+        """Its own index next to the copies in S3 (`restore --from-guard` reads it): each file it verified there,
+        with its size, mtime, mode and SHA-256. Sent again only when it says something new."""
+        tgt = self.target()
+        files = [{"path": k, "key": s3_key(self.cfg, k), "size": v["size"], "mtime": v["mtime"], "sha256": v["sha256"],
+                  "mode": v.get("mode"), "at": v.get("at")} for k, v in sorted(self.verified.items()) if v.get("target") == tgt]
+        doc = {"format": "gpu-sessions-guard-index", "version": 1, "home": os.path.expanduser("~"), "roots": roots,
+               "target": tgt, "files": files}
+        sha = hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
+        if sha == self.state.get("indexSha"):
+            return
+        doc.update(node=os.uname()[1], writtenAt=now_iso())
+        try:
+            write_private(p("s3-index.json"), json.dumps(doc, sort_keys=True))
+            copy_to_s3(self.cfg, p("s3-index.json"), os.path.getsize(p("s3-index.json")), Limiter(0),
+                       key=self.cfg["s3"]["prefix"] + INDEX_KEY)
+            self.state["indexSha"] = sha
+        except Exception as e:
+            errors.append("the guard's index: %s" % e)
 
     def check_data(self):
         if not self.cfg.get("data"):
@@ -513,15 +536,19 @@ class Guard(object):
 
     def when_done(self, why):
         res = self.sync()
-        safe = res["pending"] == 0 and res["failed"] == 0
+        # salvage's rule: a listing of nothing proves nothing (nothing-listed), so it is never safe
+        nothing = not res["chosen"]
+        safe = res["pending"] == 0 and res["failed"] == 0 and not nothing
         verdict = "safe" if safe else "unsafe"
-        journal("job-done", why=why, verdict=verdict, filesAtRisk=res["pending"], whenDone=self.cfg.get("whenDone"))
+        journal("job-done", why=why, verdict=verdict, filesAtRisk=res["pending"], whenDone=self.cfg.get("whenDone"),
+                reasons=["nothing-listed"] if nothing else [])
         self.flags.add("done")
         action = self.cfg.get("whenDone", "notify")
         if action in ("stop", "terminate"):
             if not safe:
                 # kept, and tried again once a sync is complete and verified
-                journal("rental-kept", why="the final sync is not verified (%d files at risk)" % res["pending"])
+                journal("rental-kept", why="nothing was listed under the work's folders: nothing shows the work is safe"
+                        if nothing else "the final sync is not verified (%d files at risk)" % res["pending"])
                 self.flags.add("kept")
                 self.save()
                 return False
@@ -571,7 +598,7 @@ class Guard(object):
             if why:
                 self.state["doneWhy"] = why
                 return self.when_done(why)
-        elif "kept" in self.flags and res["pending"] == 0 and res["failed"] == 0:
+        elif "kept" in self.flags and res["pending"] == 0 and res["failed"] == 0 and res["chosen"]:
             return self.when_done("%s (every file verified now)" % self.state.get("doneWhy", "job done"))
         return False
 

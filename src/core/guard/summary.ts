@@ -19,7 +19,12 @@ export function awaySummary(journal: GuardEvent[], since?: string): string {
         break;
       case 'job-done':
         parts.push(
-          `job done ${hhmm(e.t)}${e.verdict === 'safe' ? ' · synced' : ` · NOT all synced (${Number(e.filesAtRisk) || 0} files at risk)`}`,
+          `job done ${hhmm(e.t)}` +
+            (e.verdict === 'safe'
+              ? ' · synced'
+              : Array.isArray(e.reasons) && e.reasons.includes('nothing-listed')
+                ? ' · nothing listed under the folders (not safe)'
+                : ` · NOT all synced (${Number(e.filesAtRisk) || 0} files at risk)`),
         );
         break;
       case 'rental-ended':

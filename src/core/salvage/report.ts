@@ -18,6 +18,7 @@ const REASON_TITLE: Record<ReasonCode, string> = {
   'failed-items': 'items failed',
   'lost-items': 'items not saved',
   'unique-weights': 'weights of unknown origin left on the node',
+  'nothing-listed': 'nothing was listed',
 };
 
 export function renderSalvageReport(m: SalvageManifest): string {

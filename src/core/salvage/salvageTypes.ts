@@ -24,7 +24,15 @@ export const STEPS: Array<{ id: StepId; title: string }> = [
 ];
 
 /** Why the verdict is not safe. */
-export type ReasonCode = 'still-running' | 'changed-during-run' | 'listing-truncated' | 'failed-items' | 'lost-items' | 'unique-weights';
+export type ReasonCode =
+  | 'still-running'
+  | 'changed-during-run'
+  | 'listing-truncated'
+  | 'failed-items'
+  | 'lost-items'
+  | 'unique-weights'
+  /** The listing found no work folder or no file in them: nothing shows the work is safe. */
+  | 'nothing-listed';
 
 export interface SalvageItem {
   remotePath: string;

@@ -16,6 +16,19 @@ export function finish(sv: SalvageRun): void {
   sv.manifest.timings = sv.timer.result();
 }
 
+/**
+ * A salvage that listed nothing proves nothing: no work folder found, or none of them held a file (a wrong
+ * --roots, a listing that pruned everything). Safe needs evidence, so it is unsafe, named `nothing-listed`.
+ */
+export function nothingListed(m: SalvageManifest): string | null {
+  if (m.items.some((i) => i.kind !== 'server-cmdline')) return null;
+  return m.roots.length
+    ? `the listing found no file under the work's folders (${m.roots.map((r) => r.path).join(', ')}): nothing shows the work is ` +
+        'safe; check the folders (--roots, --add-root) and salvage again'
+    : "no work folder was found on the node (no home, job or output folder): nothing shows the work is safe; name the work's " +
+        'folders with --roots or --add-root and salvage again';
+}
+
 export function finishNow(sv: SalvageRun): void {
   const m = sv.manifest;
   const lost: SalvageManifest['lost'] = [];
@@ -67,6 +80,8 @@ export function finishNow(sv: SalvageRun): void {
   });
   if (otherLost.length)
     details.push({ code: 'lost-items', message: `${otherLost.length} selected item(s) were not saved (${otherLost[0].why})` });
+  const nothing = nothingListed(m);
+  if (nothing) details.push({ code: 'nothing-listed', message: nothing });
   m.reasonDetails = details;
   m.reasons = details.map((d) => d.code);
   if (L) m.listing = { truncated: L.truncated, notListed: L.notListed, bound: L.bound, maxFiles: L.maxFiles, maxDepth: L.maxDepth };

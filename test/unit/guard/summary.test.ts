@@ -25,6 +25,10 @@ describe('guard away summary (core/guard/summary)', () => {
     );
     assert.equal(awaySummary([]), 'nothing happened');
   });
+  it('a job done with nothing listed under the folders says so, not "0 files at risk"', () => {
+    const j = [{ t: '2026-12-04T03:12:00Z', event: 'job-done', verdict: 'unsafe', filesAtRisk: 0, reasons: ['nothing-listed'] }];
+    assert.equal(awaySummary(j), 'job done 03:12 · nothing listed under the folders (not safe)');
+  });
 
   it('the Guard row of the tree: running, its last verified sync, what is at risk and its policy', () => {
     const g: GuardStatus = {

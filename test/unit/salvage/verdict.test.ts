@@ -67,4 +67,36 @@ describe('the verdict (verdict)', () => {
     assert.deepEqual(sv.manifest.lost, []);
     assert.deepEqual(sv.manifest.reasons, ['failed-items']);
   });
+
+  // a salvage that listed nothing proves nothing (nothing-listed)
+  it('no work folder found: unsafe, nothing-listed, said in the manifest, SALVAGE.md and the reason', () => {
+    const sv = salvager();
+    finish(sv);
+    assert.equal(sv.manifest.verdict, 'unsafe');
+    assert.deepEqual(sv.manifest.reasons, ['nothing-listed']);
+    assert.match(sv.manifest.reasonDetails[0].message, /no work folder was found on the node.*--roots or --add-root/);
+    const onDisk = JSON.parse(readFileSync(path.join(sv.dir, 'salvage-manifest.json'), 'utf8')) as { verdict: string; reasons: string[] };
+    assert.equal(onDisk.verdict, 'unsafe');
+    assert.deepEqual(onDisk.reasons, ['nothing-listed']);
+    assert.match(readFileSync(path.join(sv.dir, 'SALVAGE.md'), 'utf8'), /Not safe to shut down — nothing was listed/);
+  });
+
+  it('folders found but no file in them (a server command line alone is no file): unsafe, naming the folders', () => {
+    const sv = salvager();
+    sv.manifest.roots.push({ path: '/root/job', why: 'cwd' });
+    sv.manifest.items.push(itemOf('/proc/9/cmdline', { kind: 'server-cmdline' }));
+    finish(sv);
+    assert.equal(sv.manifest.verdict, 'unsafe');
+    assert.deepEqual(sv.manifest.reasons, ['nothing-listed']);
+    assert.match(sv.manifest.reasonDetails[0].message, /no file under the work's folders \(\/root\/job\)/);
+  });
+
+  it('one file listed, even one left on the node by choice, is evidence: the other rules decide', () => {
+    const sv = salvager();
+    sv.manifest.roots.push({ path: '/root', why: 'home' });
+    sv.manifest.items.push(itemOf('/root/.cache/pip/x.whl', { kind: 'cache', selected: false, leftReason: 'cache', status: 'skipped' }));
+    finish(sv);
+    assert.equal(sv.manifest.verdict, 'safe');
+    assert.deepEqual(sv.manifest.reasons, []);
+  });
 });
