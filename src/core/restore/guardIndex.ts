@@ -17,7 +17,7 @@ import type { RestoreCapture } from '../salvage/restoreCapture';
 import { refusedPath } from './targets';
 
 /** Under the guard's prefix (guard.py's INDEX_KEY). */
-export const GUARD_INDEX_KEY = '.gpu-sessions-guard/index.json';
+const GUARD_INDEX_KEY = '.gpu-sessions-guard/index.json';
 const INDEX_FILE = 'guard-index.json';
 const MANIFEST = 'salvage-manifest.json';
 
@@ -27,7 +27,7 @@ export interface GuardSource {
   endpoint?: string;
 }
 
-export interface GuardRun {
+interface GuardRun {
   runDir: string;
   /** Index entries not restored: hostile or malformed, never read from S3. */
   refused: Array<{ path: string; reason: string }>;

@@ -20,7 +20,7 @@ export function finish(sv: SalvageRun): void {
  * A salvage that listed nothing proves nothing: no work folder found, or none of them held a file (a wrong
  * --roots, a listing that pruned everything). Safe needs evidence, so it is unsafe, named `nothing-listed`.
  */
-export function nothingListed(m: SalvageManifest): string | null {
+function nothingListed(m: SalvageManifest): string | null {
   if (m.items.some((i) => i.kind !== 'server-cmdline')) return null;
   return m.roots.length
     ? `the listing found no file under the work's folders (${m.roots.map((r) => r.path).join(', ')}): nothing shows the work is ` +
