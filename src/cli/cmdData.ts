@@ -12,8 +12,7 @@ import { errorMessage } from '../core/util/errors';
 import { DataOptions, checkPointer, dataOperation } from '../core/data/operation';
 import { DataFileReport, DataReport, parseThresholds } from '../core/data/verdict';
 import type { Transport } from '../core/ssh/transport';
-
-const DATA_EXIT_DEGENERATE = 7;
+import { EXIT } from './exitCodes';
 
 interface DataCliOptions extends DataOptions {
   json: boolean;
@@ -109,7 +108,7 @@ export async function cmdData(
 ): Promise<number> {
   const r = await runOperation(t, dataOperation(node, opts), signal);
   io.out(opts.json ? JSON.stringify(dataJson(r), null, 2) + '\n' : formatDataReport(r));
-  return r.files.some((f) => f.verdict === 'degenerate') ? DATA_EXIT_DEGENERATE : 0;
+  return r.files.some((f) => f.verdict === 'degenerate') ? EXIT.degenerate : 0;
 }
 
 /** The command's flags → options (usage errors in words). */

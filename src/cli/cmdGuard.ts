@@ -15,8 +15,7 @@ import { GuardStartOptions, guardStart } from '../core/flows/guard';
 import { awaySummary } from '../core/guard/summary';
 import type { Transport } from '../core/ssh/transport';
 import type { CliIo } from './cliNode';
-
-export const GUARD_EXIT_NOT_STARTED = 10;
+import { EXIT } from './exitCodes';
 
 export async function cmdGuardStart(t: Transport, node: string, o: GuardStartOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   const a = await guardStart(t, o, signal);
@@ -36,7 +35,7 @@ export async function cmdGuardStart(t: Transport, node: string, o: GuardStartOpt
         `, when done: ${o.whenDone}${until}${cred}.\n`,
     );
   } else io.err(`The guard did not start on ${node}: see ~/.gpu-sessions/guard/guard.log there.\n`);
-  return a.started || a.alreadyRunning ? 0 : GUARD_EXIT_NOT_STARTED;
+  return a.started || a.alreadyRunning ? 0 : EXIT.guardNotStarted;
 }
 
 export function guardStatusJson(node: string, s: GuardStatus): Record<string, unknown> {
@@ -93,5 +92,5 @@ export async function cmdGuardStop(t: Transport, node: string, json: boolean, io
         ? `Guard on ${node} (pid ${a.pid}) ${a.stopped ? 'stopped' : 'did not stop within 15 s'}.\n`
         : `No guard runs on ${node}.\n`,
     );
-  return a.wasRunning && !a.stopped ? GUARD_EXIT_NOT_STARTED : 0;
+  return a.wasRunning && !a.stopped ? EXIT.guardNotStarted : 0;
 }

@@ -13,17 +13,15 @@ import { LaunchResult, launch, stopServer, supplyHint } from '../core/launch/lau
 import { captureCandidates, captureServersAsProfile } from '../core/launch/capture';
 import { parseProfileText, validateProfile } from '../core/launch/profile';
 import type { AbortLike, Transport } from '../core/ssh/transport';
+import { EXIT } from './exitCodes';
 
-export const EXIT_REFUSED = 6;
-export const EXIT_NOT_READY = 7;
-
-export interface LaunchIo {
+interface LaunchIo {
   out(s: string): void;
   err(s: string): void;
   isTTY?: boolean;
 }
 
-export interface LaunchCliOptions {
+interface LaunchCliOptions {
   profileFile: string;
   dryRun: boolean;
   json: boolean;
@@ -101,7 +99,7 @@ function launchJson(node: string, file: string, r: LaunchResult): Record<string,
 }
 
 /** Read and validate a profile file; errors are printed as `FILE: field: message`. */
-export function loadProfileFile(file: string, io: LaunchIo): ReturnType<typeof validateProfile> & { text?: string } {
+function loadProfileFile(file: string, io: LaunchIo): ReturnType<typeof validateProfile> & { text?: string } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -181,15 +179,15 @@ export async function cmdLaunch(t: Transport, nodeName: string, opts: LaunchCliO
       // A valid profile that renders: the preflight's findings are warnings, not a failure.
       return 0;
     case 'refused':
-      return EXIT_REFUSED;
+      return EXIT.refused;
     case 'ready':
       return 0;
     default:
-      return EXIT_NOT_READY;
+      return EXIT.notReady;
   }
 }
 
-export interface CaptureCliOptions {
+interface CaptureCliOptions {
   out: string;
   /** Only these ports (default: every server of the SSH user). */
   ports?: number[];
@@ -237,7 +235,7 @@ export async function cmdCapture(
   return res.errors.length ? 1 : 0;
 }
 
-export interface StopCliOptions {
+interface StopCliOptions {
   port: number;
   drain: boolean;
   json: boolean;

@@ -33,6 +33,7 @@ import { type OwnTerms, ProviderRentals, rentalTerms } from '../core/node/rental
 import { HistoryStore } from '../core/node/history';
 import { DataWatch } from '../core/data/watch';
 import { RankWatch } from '../core/gateway/rankWatch';
+import { EXIT } from './exitCodes';
 
 type UntilCondition = 'done' | 'crashed' | 'unhealthy' | 'any';
 
@@ -58,9 +59,6 @@ interface WatchIo {
   out(s: string): void;
   err(s: string): void;
 }
-
-const WATCH_EXIT_UNREACHABLE = 8;
-const WATCH_EXIT_INTERRUPTED = 130;
 
 /** Does this transition satisfy --until? */
 function matchesUntil(t: { to: string }, until: UntilCondition): boolean {
@@ -214,7 +212,7 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
       print(transitionJson(tr), formatTransition(tr));
       history?.addTransition(tr);
       if (!opts.until || result !== null) return;
-      if (tr.to === 'unreachable') finish(WATCH_EXIT_UNREACHABLE);
+      if (tr.to === 'unreachable') finish(EXIT.unreachableFirst);
       else if (matchesUntil(tr, opts.until)) finish(0);
     };
     guard.onTransition(onTr);
@@ -251,7 +249,7 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
       if (signal.aborted) return;
       w.lastProbe = null;
       w.guard.setUnreachable(errorMessage(e));
-      if (opts.until && result === null) finish(WATCH_EXIT_UNREACHABLE);
+      if (opts.until && result === null) finish(EXIT.unreachableFirst);
       emitSample(w);
       return;
     }
@@ -320,7 +318,7 @@ async function watchNodes(nodes: NodeSpec[], pool: ConnectionPool, opts: WatchOp
     }
   }
   if (result !== null) return result;
-  return WATCH_EXIT_INTERRUPTED;
+  return EXIT.interrupted;
 }
 
 /**

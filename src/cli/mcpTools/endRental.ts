@@ -1,28 +1,15 @@
 /**
- * MCP tool end_rental (issue 46): the same flow as `gpu-sessions end-rental` — only on the latest salvage's safe
- * verdict under dest that still holds, exactly one provider action run on the node with the node's own key,
- * verified — and its JSON. Requires confirm: true (dryRun: true ends nothing and says the exact command).
+ * MCP tool end_rental: the same flow as `gpu-sessions end-rental` — only on the latest salvage's safe verdict
+ * under dest that still holds, exactly one provider action run on the node with the node's own key, verified —
+ * and its JSON. Requires confirm: true (dryRun: true ends nothing and says the exact command).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import type { NodeSpec } from '../core/ssh/config';
-import type { ConnectionPool } from '../core/ssh/pool';
-import type { Transport } from '../core/ssh/transport';
-import { GpuSessionsError } from '../core/util/errors';
-import { DEFAULT_VERIFY_TIMEOUT_S, endRental, endRentalExitCode, endRentalJson } from '../core/flows/endRental';
+import { GpuSessionsError } from '../../core/util/errors';
+import { DEFAULT_VERIFY_TIMEOUT_S, endRental, endRentalExitCode, endRentalJson } from '../../core/flows/endRental';
+import type { ToolContext } from './context';
 
-interface EndRentalToolDeps {
-  node: z.ZodString;
-  nodeFor(name: string): NodeSpec;
-  pool: ConnectionPool;
-  /** A transport on a new connection (does SSH still let a session in?); never accepts an unknown host key. */
-  freshTransport?: (node: NodeSpec) => Transport;
-  /** dest, checked to be under the server's dest roots. */
-  destUnder(dest: string): string;
-  guarded(fn: () => Promise<Record<string, unknown>>): Promise<unknown>;
-}
-
-export function registerEndRentalTool(server: McpServer, d: EndRentalToolDeps): void {
+export function registerEndRental(server: McpServer, c: ToolContext): void {
   server.registerTool(
     'end_rental',
     {
@@ -32,7 +19,7 @@ export function registerEndRentalTool(server: McpServer, d: EndRentalToolDeps): 
         'boot); verified by the provider status (stopped or gone) and SSH no longer answering. exitCode 0 ended, 5 refused ' +
         '(reasons), 1 not verified. Irreversible: requires confirm: true (dryRun: true ends nothing).',
       inputSchema: {
-        node: d.node,
+        node: c.node,
         action: z.enum(['stop', 'terminate', 'shutdown']),
         dest: z.string().min(1).max(4096).describe('The salvage folder (absolute) holding <node>/<timestamp>/'),
         verifyTimeoutS: z.number().min(1).max(3600).default(DEFAULT_VERIFY_TIMEOUT_S),
@@ -41,22 +28,23 @@ export function registerEndRentalTool(server: McpServer, d: EndRentalToolDeps): 
       },
     },
     async ({ node: n, action, dest, verifyTimeoutS, dryRun, confirm }) =>
-      d.guarded(async () => {
+      c.guarded(async () => {
         if (confirm !== true && !dryRun)
           throw new GpuSessionsError('usage', 'end_rental ends a rental for good: call it again with confirm: true (or dryRun: true).');
-        if (!d.freshTransport) throw new GpuSessionsError('config', 'end_rental cannot verify here (no fresh SSH connections).');
-        const spec = d.nodeFor(n);
-        const fresh = d.freshTransport;
+        // a transport on a new connection (does SSH still let a session in?); never accepts an unknown host key
+        const fresh = c.deps.freshTransport;
+        if (!fresh) throw new GpuSessionsError('config', 'end_rental cannot verify here (no fresh SSH connections).');
+        const spec = c.deps.nodeFor(n);
         const r = await endRental({
           node: spec.name,
-          transport: d.pool.get(spec),
+          transport: c.deps.pool.get(spec),
           freshTransport: () => fresh(spec),
-          dest: d.destUnder(dest),
+          dest: c.destUnder(dest),
           action,
           dryRun,
           verifyTimeoutMs: verifyTimeoutS * 1000,
         });
         return { exitCode: endRentalExitCode(r), ...endRentalJson(r) };
-      }) as never,
+      }),
   );
 }
