@@ -2,7 +2,7 @@
 // ssh2's optional native crypto binding and cpu-features stay external (see toolchain notes):
 // they are loaded from node_modules at run time when present, else ssh2 falls back to JS ciphers.
 import { build } from 'esbuild';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import { nodeScriptsDefine } from './nodeScripts.mjs';
 
 const common = {
@@ -15,12 +15,9 @@ const common = {
   // Heavy or native dependencies load from node_modules at run time, lazily: @aws-sdk only when S3 is
   // checked, s3rver only for the CLI demo. The bundles stay small, so activation parses little.
   // The MCP SDK (and zod, which only it uses) loads only for `gpu-sessions mcp`.
-  // The node guard's Python files (issue 47) travel as text inside the bundles (src/core/guard/script.ts).
   define: {
-    GS_GUARD_FILES: JSON.stringify(
-      Object.fromEntries(['guard.py', 'provider.py', 'seen.py'].map((f) => [f, readFileSync(`src/core/guard/${f}`, 'utf8')])),
-    ),
-    // The other scripts that run on a node (src/core/util/nodeScripts.ts).
+    // The scripts that run on a node, the node guard's included, travel as text inside the bundles
+    // (src/core/util/nodeScripts.ts).
     GS_NODE_SCRIPTS: nodeScriptsDefine('.'),
   },
   external: ['vscode', 'ssh2', '@aws-sdk/*', 's3rver', '*.node', 'cpu-features', '@modelcontextprotocol/*', 'zod'],

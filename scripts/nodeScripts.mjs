@@ -1,6 +1,6 @@
-// The scripts that run on a node (src/core/**/*.py and *.sh outside src/core/guard, whose files travel as
-// GS_GUARD_FILES): their text, keyed by the path under src/core, for esbuild's `define` of GS_NODE_SCRIPTS
-// (src/core/util/nodeScripts.ts). Used by scripts/build.mjs and scripts/package.mjs.
+// The scripts that run on a node (src/core/**/*.py and *.sh, the node guard's included): their text, keyed by the
+// path under src/core, for esbuild's `define` of GS_NODE_SCRIPTS (src/core/util/nodeScripts.ts). Used by
+// scripts/build.mjs and scripts/package.mjs.
 import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
@@ -12,7 +12,7 @@ export function nodeScriptFiles(root) {
     for (const e of readdirSync(path.join(core, rel), { withFileTypes: true })) {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) {
-        if (r !== 'guard' && e.name !== '__pycache__') walk(r);
+        if (e.name !== '__pycache__') walk(r);
       } else if (/\.(py|sh)$/.test(e.name)) out.push(r);
     }
   };

@@ -82,12 +82,7 @@ const common = {
   // one copy of ssh2 in the package: see loadSsh2Client (src/core/ssh/lazySsh2.ts)
   define: {
     'process.env.GS_SSH2_WHOLE': '"1"',
-    // the node guard's Python files travel as text inside the bundle, as in scripts/build.mjs (src/core/guard/script.ts)
-    GS_GUARD_FILES: JSON.stringify(
-      Object.fromEntries(
-        ['guard.py', 'provider.py', 'seen.py'].map((f) => [f, readFileSync(path.join(root, 'src/core/guard', f), 'utf8')]),
-      ),
-    ),
+    // the scripts that run on a node travel as text inside the bundle, as in scripts/build.mjs (util/nodeScripts.ts)
     GS_NODE_SCRIPTS: nodeScriptsDefine(root),
   },
 };

@@ -207,7 +207,7 @@ export function buildSimHome(home: string, opts: SimNodeOptions = {}): SimNodeLa
   w.copy(path.join(assets, 'homeFiles', 'stop_all.sh'), 'stop_all.sh', 0o755);
 
   // --- the generation job's scripts and artifacts -------------------------------------------
-  w.file('generate_completions.py', generateScript(o.basePort, serverCount, servedModelName), 0o755);
+  w.file('generate_completions.py', generateScript(assets, o.basePort, serverCount, servedModelName), 0o755);
   w.copy(path.join(assets, 'homeFiles', 'tokenize_completions.py'), 'tokenize_completions.py', 0o755);
   w.copy(path.join(assets, 'homeFiles', 's3_utils.py'), 's3_utils.py', 0o644);
   writeArtifacts(w, ports);

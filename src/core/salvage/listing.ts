@@ -19,6 +19,7 @@ import type { RemoteOperation } from '../remote/operation';
 import { ArtifactKind, DEFAULT_VOLUMES, SIM_SCOPE_VAR, classifyArtifact, remoteRootExpr, scopeServers } from '../node/probe';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { shq } from '../util/quote';
+import { nodeScript } from '../util/nodeScripts';
 import { SglangServer, findServers } from '../sglang/serverArgv';
 
 export type SalvageKind = ArtifactKind | 'data' | 'model' | 'symlink' | 'other' | 'cache';
@@ -240,173 +241,55 @@ export interface ListingOptions {
   excludePids?: number[];
 }
 
-/** `find` names of the launch scripts read for model paths (in the folders already found, two levels deep). */
-const LAUNCH_SCRIPT_NAMES = "-name 'launch*.sh' -o -name 'start*.sh' -o -name 'serve*.sh' -o -name 'run*.sh'";
-/** awk over /proc/net/tcp{,6}: the socket inodes that listen (state 01 after the header) on a server port in `sp`. */
-const LISTEN_INODES_AWK =
-  'BEGIN{n=split(sp,a," ");for(i=1;i<=n;i++)w[a[i]]=1} FNR>1 && $4=="01" {split($3,r,":"); if (r[2] in w) printf "%s ", $10}';
-
-function sysCase(): string {
-  return `case "$_c" in /dev/shm/?*) ;; ${SYSTEM_DIR_PATTERNS.map((x) => (x.endsWith('*') ? `${shq(x.slice(0, -1))}*` : shq(x))).join('|')}) return 0;; esac`;
+/** A shell function that calls its argument once for each word (`for` words: quoted paths, globs expanded). */
+function eachFn(name: string, words: string[]): string {
+  return `${name}() { for _w in ${words.join(' ')}; do "$1" "$_w"; done; }`;
 }
 
+/** A `case` pattern (`a|b*`) of shell patterns in which `*` is the only glob: everything else quoted. */
+function casePattern(patterns: string[]): string {
+  return patterns.map((x) => (x.endsWith('*') ? `${shq(x.slice(0, -1))}*` : shq(x))).join('|');
+}
+
+/** Depth and file bounds, clamped (the script and the parser use the same). */
+function bounds(o: ListingOptions): { depth: number; max: number } {
+  return { depth: Math.max(1, Math.min(32, Math.floor(o.maxDepth ?? 12))), max: Math.max(1, Math.floor(o.maxFiles ?? 100_000)) };
+}
+
+/**
+ * The header that listing.sh reads its parameters from (the variables and functions its own header comment
+ * names), then listing.sh itself: one standalone POSIX sh script (salvage feeds it on stdin, the guard runs it).
+ */
 export function buildListingScript(nonce: string, o: ListingOptions = {}): string {
-  const depth = Math.max(1, Math.min(32, Math.floor(o.maxDepth ?? 12)));
-  const max = Math.max(1, Math.floor(o.maxFiles ?? 100_000));
-  const caches = CACHE_DIRS.map((d) => `-name ${shq(d)}`).join(' -o ');
-  const volumes = (o.volumes ?? DEFAULT_VOLUMES).map((v) => (v.endsWith('/*') ? `${shq(v.slice(0, -2))}/*` : shq(v))).join(' ');
-  const shmSkip = SHM_SKIP.map((s) => s.replace(/[^A-Za-z0-9_*.-]/g, '')).join('|');
+  const { depth, max } = bounds(o);
   const explicit = o.roots && o.roots.length ? o.roots : null;
-  const baseCands = explicit
-    ? explicit.map((r) => `cand root - ${remoteRootExpr(r)}`).join('\n')
+  const given = explicit
+    ? explicit.map((r) => `cand root - ${remoteRootExpr(r)}`)
     : [
-        'cand home - "$HOME"',
-        `for v in ${volumes}; do [ -d "$v" ] && [ -O "$v" ] && cand volume - "$v"; done`,
-        `for e in /dev/shm/* /dev/shm/.[!.]*; do [ -e "$e" ] && [ -O "$e" ] || continue; case "\${e#/dev/shm/}" ` +
-          `in ${shmSkip}) continue;; esac; cand shm - "$e"; done`,
         ...(o.addRoots ?? []).map((r) => `cand add-root - ${remoteRootExpr(r)}`),
         ...(o.previousRoots ?? []).map((r) => `cand previous - ${shq(r)}`),
-      ].join('\n');
-  const evidence = !explicit;
+      ];
+  const volumes = (o.volumes ?? DEFAULT_VOLUMES).map((v) => (v.endsWith('/*') ? `${shq(v.slice(0, -2))}/*` : shq(v)));
   const prune = [...(o.exclude ?? []).filter((x) => x.startsWith('/')), ...ALWAYS_PRUNED, ...(o.prune ?? [])].map(remoteRootExpr);
-  return `
-${sectionPrologue(nonce)}
-export LC_ALL=C
-T=$(mktemp -d 2>/dev/null) || { T="/tmp/gs-list.$$"; mkdir -p "$T"; }
-U=$(id -u)
-ME=$$
-EXCL=" ${(o.excludePids ?? []).filter((n) => Number.isInteger(n) && n > 0).join(' ')} "
-: > "$T/c"; : > "$T/servers"; : > "$T/k"; : > "$T/m"; : > "$T/prune"
-${prune.length ? `for x in ${prune.join(' ')}; do [ -d "$x" ] && _y=$(cd -- "$x" 2>/dev/null && pwd -P) && x=$_y; case "$x" in /?*) printf '%s\\n' "$x" >> "$T/prune";; esac; done` : ''}
-pruned() {
-  while IFS= read -r _x; do case "$1" in "$_x"|"$_x"/*) return 0;; esac; done < "$T/prune"
-  return 1
-}
-cand() {
-  _c=$3
-  case "$_c" in /*) ;; *) return 0;; esac
-  [ -e "$_c" ] || return 0
-  if [ -d "$_c" ]; then _c=$(cd -- "$_c" 2>/dev/null && pwd -P) || return 0; fi
-  ${sysCase()}
-  pruned "$_c" && return 0
-  printf '%s\\t%s\\t%s\\n' "$1" "$2" "$_c" >> "$T/c"
-}
-under_base() {
-  while IFS= read -r _b; do case "$1" in "$_b"|"$_b"/*) return 0;; esac; done < "$T/base"
-  return 1
-}
-${(o.previousModelDirs ?? [])
-  .filter((d) => d.startsWith('/'))
-  .map((d) => `[ -d ${shq(d)} ] && printf 'previous\\t%s\\n' ${shq(d)} >> "$T/m"`)
-  .join('\n')}
-sec home; printf '%s' "$HOME"
-sec uid; printf '%s' "$U"
-sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
-${baseCands}
-SP=" "
-SCOPE="\${${SIM_SCOPE_VAR}:-}"
-# a simulated node shares this machine's process table: only processes running from its folder are its servers and
-# add folders; another's process still counts as a writer when it writes under them
-scoped() { [ -z "$SCOPE" ] && return 0; case "$(readlink "$1/cwd" 2>/dev/null)/" in "$SCOPE"/*) return 0;; esac; return 1; }
-for f in $(grep -l -a -e sglang /proc/[0-9]*/cmdline 2>/dev/null); do
-  d=\${f%/cmdline}; [ -O "$d" ] && scoped "$d" || continue
-  tr '\\000' '\\n' < "$f" > "$T/a" 2>/dev/null
-  grep -q -x -e 'sglang.launch_server' -e '-msglang.launch_server' -e '.*sglang/launch_server\\.py' -e 'serve' "$T/a" || continue
-  port=$(sed -n -e '/^--port$/{n;p;q;}' -e 's/^--port=//p' "$T/a" | head -n 1)
-  case "$port" in ''|*[!0-9]*) port=30000;; esac
-  SP="$SP$(printf '%04X' "$port") "
-  echo "\${d#/proc/}" >> "$T/servers"
-  cw=$(readlink "$d/cwd" 2>/dev/null)
-  ${evidence ? 'cand server-cwd "${d#/proc/}" "$cw"' : ':'}
-  m=$(sed -n -e '/^--model-path$/{n;p;q;}' -e 's/^--model-path=//p' -e '/^--model$/{n;p;q;}' "$T/a" | head -n 1)
-  case "$m" in /*) ;; ?*) m="$cw/$m";; esac
-  [ -n "$m" ] && [ -d "$m" ] && { printf 'server\\t%s\\n' "$(cd -- "$m" 2>/dev/null && pwd -P)" >> "$T/m"; ${evidence ? 'cand argv "${d#/proc/}" "$m";' : ''} }
-done
-${
-  evidence
-    ? `for s in $(cut -f3- "$T/c" |
-    while IFS= read -r b; do [ -d "$b" ] && find "$b" -maxdepth 2 -type f \\( ${LAUNCH_SCRIPT_NAMES} \\) 2>/dev/null; done | head -n 50); do
-  for x in $(grep -a -o -E -e '(^|[ ="'"'"'(])/[A-Za-z0-9._@+-][A-Za-z0-9._@+/-]*' "$s" 2>/dev/null | sed -e 's/^[ ="'"'"'(]//' | sort -u | head -n 200); do
-    [ -d "$x" ] && cand script "$s" "$x"
-  done
-  grep -a -o -E -e '--model(-path)?[= ]+["'"'"']?/[A-Za-z0-9._@+/-]+' "$s" 2>/dev/null |
-    sed -e 's/^--model\\(-path\\)\\{0,1\\}[= ]*["'"'"']\\{0,1\\}//' |
-    while IFS= read -r x; do [ -d "$x" ] && printf 'script\\t%s\\n' "$(cd -- "$x" 2>/dev/null && pwd -P)" >> "$T/m"; done
-done`
-    : ''
-}
-cut -f3- "$T/c" > "$T/base"
-INO=" $(awk -v sp="$SP" '${LISTEN_INODES_AWK}' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
-sec procs
-for d in /proc/[0-9]*; do
-  p=\${d#/proc/}
-  if [ "$p" = "$ME" ] || [ "$p" = "$PPID" ]; then continue; fi
-  case "$EXCL" in *" $p "*) continue;; esac
-  [ -O "$d" ] && [ -e "$d/exe" ] || continue
-  pp=
-  while read -r k v; do if [ "$k" = PPid: ]; then pp=$v; break; fi; done < "$d/status" 2>/dev/null
-  [ "$pp" = "$ME" ] && continue
-  # ours (another operation of this salvage, e.g. the snapshot's temp files) or gone: read before its fds, so one
-  # that exits between the two is never taken for a writer (grep: 0 marked, 2 unreadable, 1 someone else's)
-  grep -q -a -z -e '^GPU_SESSIONS_OP=' "$d/environ" 2>/dev/null; [ $? -eq 1 ] || continue
-  find "$d/cwd" "$d/fd" -maxdepth 1 -printf 'D\\t%d\\t%f\\t%l\\000' -fprintf "$T/fd" '%d %f %l\\n' > "$T/fdz" 2>/dev/null
-  q=
-  grep -q -x -e "$p" "$T/servers" && q=s
-  cwd=
-  : > "$T/pc"
-  while read -r dep nm tg; do
-    if [ "$dep" = 0 ]; then [ "$nm" = cwd ] && cwd=$tg; continue; fi
-    case "$tg" in
-      socket:\\[*) i=\${tg#socket:[}; i=\${i%]}; case "$INO" in *" $i "*) q="\${q}n";; esac;;
-      /*) if under_base "$tg"; then
-          fl=; while read -r k v; do if [ "$k" = flags: ]; then fl=$v; break; fi; done < "$d/fdinfo/$nm" 2>/dev/null
-          case "$fl" in *[1235679]) q="\${q}f";; esac
-        fi
-        printf '%s\\n' "\${tg%/*}" >> "$T/pc";;
-    esac
-  done < "$T/fd"
-  [ -n "$cwd" ] && under_base "$cwd" && q="\${q}c"
-  [ -z "$q" ] && [ ! -s "$T/pc" ] && continue
-  printf 'P\\t%s\\t%s\\t%s\\000' "$p" "$pp" "$q"
-  cat "$T/fdz"
-  printf 'A\\t'; tr '\\000' '\\037' < "$d/cmdline" 2>/dev/null; printf '\\000'
-  printf 'I\\t'; grep -s -H '^flags' "$d"/fdinfo/* 2>/dev/null; printf '\\000'
-  ${
-    evidence
-      ? `if [ -n "$q" ] && scoped "$d"; then
-    [ -n "$cwd" ] && cand proc-cwd "$p" "$cwd"
-    sort -u "$T/pc" | while IFS= read -r x; do cand proc-fd "$p" "$x"; done
-    tr '\\000' '\\n' < "$d/cmdline" 2>/dev/null | while IFS= read -r a; do a=\${a#--*=}; case "$a" in /*) [ -d "$a" ] && cand argv "$p" "$a";; esac; done
-  fi`
-      : ':'
-  }
-done
-sec cands; cat "$T/c"
-sec models; cat "$T/m"
-sec hfmeta
-${downloadMetadataScript('$T/m')}
-cut -f3- "$T/c" | sed 's|$|/|' | sort -u | awk 'k != "" && index($0, k) == 1 { next } { k = $0; print }' | sed 's|/$||' > "$T/roots"
-sec roots; cat "$T/roots"
-sec realroots; while IFS= read -r r; do readlink -f -- "$r" 2>/dev/null || printf '%s\\n' "$r"; done < "$T/roots"
-sec files
-set --
-while IFS= read -r r; do set -- "$@" "$r"; done < "$T/roots"
-if [ $# -gt 0 ]; then
-  set -- "$@" -maxdepth ${depth + 1}
-  # a pruned folder is never entered (find -path takes a pattern: its glob characters are escaped)
-  while IFS= read -r x; do set -- "$@" -path "$(printf '%s\\n' "$x" | sed 's/[][*?\\\\]/\\\\&/g')" -prune -o; done < "$T/prune"
-  find "$@" \\( -type d -name .git -printf 'G\\t%d\\t0\\t0\\t%h\\000' -prune \\) \\
-    -o \\( -type d \\( ${caches} \\) -printf 'C\\t%d\\t0\\t0\\t%p\\000' -fprintf "$T/k" '%p\\n' -prune \\) \\
-    -o \\( -type f -printf 'F\\t%d\\t%s\\t%T@\\t%p\\000' \\) \\
-    -o \\( -type l -printf 'L\\t%d\\t%s\\t%T@\\t%p\\t%l\\000' \\) \\
-    -o \\( -type d -printf 'd\\t%d\\t0\\t0\\t%p\\000' \\) 2>/dev/null | head -z -n ${max + 1}
-fi
-sec caches
-[ -s "$T/k" ] && xargs -d '\\n' -r sh -c 'find "$@" -type f -printf "%H\\t%s\\n" 2>/dev/null' _ < "$T/k" |
-  awk -F'\\t' '{n[$1]++; s[$1]+=$2} END {for (k in n) printf "%s\\t%d\\t%.0f\\n", k, n[k], s[k]}'
-rm -rf "$T"
-sec end
-`;
+  const models = (o.previousModelDirs ?? []).filter((d) => d.startsWith('/')).map(shq);
+  const pids = (o.excludePids ?? []).filter((n) => Number.isInteger(n) && n > 0);
+  const header = [
+    sectionPrologue(nonce),
+    `DEPTH=${depth + 1}`,
+    `MAXN=${max + 1}`,
+    `EXCL=" ${pids.join(' ')} "`,
+    `EVIDENCE=${explicit ? 0 : 1}`,
+    `SCOPE="\${${SIM_SCOPE_VAR}:-}"`,
+    `CACHE_NAMES=${shq(CACHE_DIRS.join(' '))}`,
+    `given_roots() {\n${[':', ...given].join('\n')}\n}`,
+    eachFn('each_volume', volumes),
+    eachFn('each_prune', prune),
+    eachFn('each_model', models),
+    `system_dir() { case "$1" in /dev/shm/?*) return 1;; ${casePattern(SYSTEM_DIR_PATTERNS)}) return 0;; esac; return 1; }`,
+    `shm_skip() { case "$1" in ${SHM_SKIP.map((x) => x.replace(/[^A-Za-z0-9_*.-]/g, '')).join('|')}) return 0;; esac; return 1; }`,
+    `hf_meta() {\n${downloadMetadataScript('$T/m')}\n}`,
+  ];
+  return `${header.join('\n')}\n${nodeScript('salvage/listing.sh')}`;
 }
 
 const WHY_TEXT: Record<string, (detail: string, procs: Map<number, ListedProcess>) => string> = {
@@ -441,17 +324,11 @@ export function writesFlag(flags: number | null): boolean {
   return flags !== null && (flags & 3) !== 0;
 }
 
-export function parseListing(text: string, nonce: string, o: ListingOptions = {}): SalvageListing {
-  const s = splitSections(text, nonce);
-  const depth = Math.max(1, Math.min(32, Math.floor(o.maxDepth ?? 12)));
-  const max = Math.max(1, Math.floor(o.maxFiles ?? 100_000));
-  const home = (s.get('home') ?? '').trim();
-  const uidText = (s.get('uid') ?? '').trim();
-
-  // --- processes
+/** The `procs` section: one `P` record per process, then its `D` (cwd, fds), `A` (argv) and `I` (fdinfo) records. */
+function parseProcesses(section: string): ListedProcess[] {
   const processes: ListedProcess[] = [];
   let cur: ListedProcess | null = null;
-  for (const rec0 of (s.get('procs') ?? '').split('\0')) {
+  for (const rec0 of section.split('\0')) {
     const rec = rec0.replace(/^\n/, '');
     if (!rec) continue;
     const tab = rec.indexOf('\t');
@@ -461,45 +338,47 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
       const [pid, ppid, ev] = body.split('\t');
       cur = { pid: Number(pid), ppid: /^\d+$/.test(ppid ?? '') ? Number(ppid) : null, cwd: null, argv: [], fds: [], evidence: ev ?? '' };
       if (Number.isInteger(cur.pid)) processes.push(cur);
-      continue;
-    }
-    if (!cur) continue;
-    if (tag === 'D') {
-      const f = body.split('\t');
-      const dep = f[0];
-      const name = f[1];
-      const target = f.slice(2).join('\t');
-      if (dep === '0' && name === 'cwd') cur.cwd = target || null;
-      else if (dep === '1' && /^\d+$/.test(name)) cur.fds.push({ fd: Number(name), target, flags: null });
-    } else if (tag === 'A') {
-      cur.argv = body.split('\x1f');
-      if (cur.argv.length && cur.argv[cur.argv.length - 1] === '') cur.argv.pop();
-    } else if (tag === 'I') {
-      for (const line of body.split('\n')) {
-        const m = /\/fdinfo\/(\d+):flags:\s*([0-7]+)/.exec(line);
-        if (!m) continue;
-        const fd = cur.fds.find((x) => x.fd === Number(m[1]));
-        if (fd) fd.flags = parseInt(m[2], 8);
-      }
+    } else if (cur) {
+      addProcessRecord(cur, tag, body);
     }
   }
-  const byPid = new Map(processes.map((p) => [p.pid, p]));
+  return processes;
+}
 
-  // --- roots and why
+function addProcessRecord(cur: ListedProcess, tag: string, body: string): void {
+  if (tag === 'D') {
+    const f = body.split('\t');
+    const dep = f[0];
+    const name = f[1];
+    const target = f.slice(2).join('\t');
+    if (dep === '0' && name === 'cwd') cur.cwd = target || null;
+    else if (dep === '1' && /^\d+$/.test(name)) cur.fds.push({ fd: Number(name), target, flags: null });
+  } else if (tag === 'A') {
+    cur.argv = body.split('\x1f');
+    if (cur.argv.length && cur.argv[cur.argv.length - 1] === '') cur.argv.pop();
+  } else if (tag === 'I') {
+    for (const line of body.split('\n')) {
+      const m = /\/fdinfo\/(\d+):flags:\s*([0-7]+)/.exec(line);
+      if (!m) continue;
+      const fd = cur.fds.find((x) => x.fd === Number(m[1]));
+      if (fd) fd.flags = parseInt(m[2], 8);
+    }
+  }
+}
+
+const WHY_ORDER = ['root', 'home', 'add-root', 'volume', 'shm', 'server-cwd', 'proc-cwd', 'proc-fd', 'argv', 'script', 'previous'];
+
+/** The roots (absolute, nested ones collapsed by the script), each with why it is one, from the candidates under it. */
+function parseRoots(s: Map<string, string>, byPid: Map<number, ListedProcess>): RootInfo[] {
   const cands: Array<{ why: string; detail: string; path: string }> = [];
   for (const l of (s.get('cands') ?? '').split('\n')) {
     const f = l.split('\t');
     if (f.length < 3) continue;
     cands.push({ why: f[0], detail: f[1], path: f.slice(2).join('\t') });
   }
-  const rootPaths = (s.get('roots') ?? '')
-    .split('\n')
-    .map((l) => l)
-    .filter((l) => l.startsWith('/'));
-  const roots: RootInfo[] = rootPaths.map((r) => {
+  return rootPathsOf(s).map((r) => {
     const under = cands.filter((c) => isUnder(c.path, r));
-    const order = ['root', 'home', 'add-root', 'volume', 'shm', 'server-cwd', 'proc-cwd', 'proc-fd', 'argv', 'script', 'previous'];
-    under.sort((a, b) => order.indexOf(a.why) - order.indexOf(b.why));
+    under.sort((a, b) => WHY_ORDER.indexOf(a.why) - WHY_ORDER.indexOf(b.why));
     const texts = groupedWhy(
       under,
       r,
@@ -512,88 +391,101 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
       : '?';
     return { path: r, why };
   });
-  const realRoots = (s.get('realroots') ?? '')
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean);
+}
 
-  // --- files
-  const files: ListedFile[] = [];
-  const cacheSet = new Map<string, CacheDir>();
-  let count = 0;
-  let truncated = false;
-  let beyond = 0;
-  const seen = new Set<string>();
-  for (const rec0 of (s.get('files') ?? '').split('\0')) {
+function rootPathsOf(s: Map<string, string>): string[] {
+  return (s.get('roots') ?? '').split('\n').filter((l) => l.startsWith('/'));
+}
+
+interface FilesRead {
+  files: ListedFile[];
+  caches: Map<string, CacheDir>;
+  /** Paths already listed (git repositories as `G<path>`). */
+  seen: Set<string>;
+  /** Records read, the one past the bound included. */
+  count: number;
+  /** The file bound was hit. */
+  truncated: boolean;
+  /** Entries past the depth bound. */
+  beyond: number;
+}
+
+/** The `files` section: `find` records (tag, depth, size, mtime, path[, link target]), within the bounds. */
+function parseFiles(section: string, depth: number, max: number): FilesRead {
+  const r: FilesRead = { files: [], caches: new Map(), seen: new Set(), count: 0, truncated: false, beyond: 0 };
+  for (const rec0 of section.split('\0')) {
     const x = rec0.replace(/^\n/, '');
     if (!x) continue;
-    if (++count > max) {
-      truncated = true;
+    if (++r.count > max) {
+      r.truncated = true;
       break;
     }
-    const f = x.split('\t');
-    const tag = f[0];
-    const dep = Number(f[1]);
-    const mtime = new Date(Math.round(Number(f[3]) * 1000) || 0).toISOString();
-    if (tag === 'G') {
-      const p = f.slice(4).join('\t');
-      if (dep <= depth + 1 && !seen.has('G' + p)) {
-        seen.add('G' + p);
-        files.push({ path: p, kind: 'git-repo', size: 0, mtime: new Date(0).toISOString() });
-      }
-      continue;
-    }
-    if (tag === 'C') {
-      const p = f.slice(4).join('\t');
-      if (dep > depth) {
-        beyond++;
-        continue;
-      }
-      cacheSet.set(p, { path: p, files: 0, bytes: 0 });
-      continue;
-    }
-    if (dep > depth) {
-      beyond++;
-      continue;
-    }
-    if (tag === 'd') continue;
-    if (tag === 'L') {
-      const p = f[4];
-      if (seen.has(p)) continue;
-      seen.add(p);
-      files.push({ path: p, kind: 'symlink', size: Number(f[2]) || 0, mtime, linkTarget: f.slice(5).join('\t') });
-      continue;
-    }
-    if (tag !== 'F') continue;
-    const p = f.slice(4).join('\t');
-    if (seen.has(p)) continue;
-    seen.add(p);
-    files.push({ path: p, kind: classifySalvage(p), size: Number(f[2]) || 0, mtime });
+    addFileRecord(r, x.split('\t'), depth);
   }
-  for (const l of (s.get('caches') ?? '').split('\n')) {
+  return r;
+}
+
+function addFileRecord(r: FilesRead, f: string[], depth: number): void {
+  const tag = f[0];
+  const dep = Number(f[1]);
+  const p = f.slice(4).join('\t');
+  if (tag === 'G') {
+    if (dep <= depth + 1 && !r.seen.has('G' + p)) {
+      r.seen.add('G' + p);
+      r.files.push({ path: p, kind: 'git-repo', size: 0, mtime: new Date(0).toISOString() });
+    }
+    return;
+  }
+  if (dep > depth) {
+    r.beyond++;
+    return;
+  }
+  if (tag === 'C') r.caches.set(p, { path: p, files: 0, bytes: 0 });
+  if (tag !== 'L' && tag !== 'F') return;
+  const path = tag === 'L' ? f[4] : p;
+  if (r.seen.has(path)) return;
+  r.seen.add(path);
+  const mtime = new Date(Math.round(Number(f[3]) * 1000) || 0).toISOString();
+  const size = Number(f[2]) || 0;
+  if (tag === 'L') r.files.push({ path, kind: 'symlink', size, mtime, linkTarget: f.slice(5).join('\t') });
+  else r.files.push({ path, kind: classifySalvage(path), size, mtime });
+}
+
+/** The `caches` section: files and bytes per cache folder listed. */
+function addCacheSizes(section: string, caches: Map<string, CacheDir>): void {
+  for (const l of section.split('\n')) {
     const f = l.split('\t');
     if (f.length < 3) continue;
     const bytes = Number(f[f.length - 1]);
     const n = Number(f[f.length - 2]);
-    const p = f.slice(0, -2).join('\t');
-    const c = cacheSet.get(p);
+    const c = caches.get(f.slice(0, -2).join('\t'));
     if (c) Object.assign(c, { files: n || 0, bytes: bytes || 0 });
   }
-  // the Hugging Face download metadata that proves where left weights come from is listed as files: it comes home
-  // with the salvage (its `.cache` folder is otherwise left as a cache)
-  const hub = parseDownloadMetadata(s.get('hfmeta') ?? '');
-  for (const f of hub.files)
-    if (!seen.has(f.path)) {
-      seen.add(f.path);
-      files.push({ path: f.path, kind: 'other', size: f.size, mtime: f.mtime ?? new Date(0).toISOString() });
-    }
-  const excluded = (p: string) => (o.exclude ?? []).some((x) => isUnder(p, x));
-  for (let i = files.length - 1; i >= 0; i--) if (excluded(files[i].path)) files.splice(i, 1);
-  for (const k of [...cacheSet.keys()]) if (excluded(k)) cacheSet.delete(k);
-  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
 
-  // --- servers, writers, model folders
-  const ownProcs = processes.filter((p) => p.argv.length);
+/**
+ * The Hugging Face download metadata that proves where left weights come from is listed as files: it comes home with
+ * the salvage (its `.cache` folder is otherwise left as a cache). Then what the caller excludes goes, and the files
+ * are sorted.
+ */
+function finishFiles(r: FilesRead, hub: ReturnType<typeof parseDownloadMetadata>, exclude: string[]): void {
+  for (const f of hub.files)
+    if (!r.seen.has(f.path)) {
+      r.seen.add(f.path);
+      r.files.push({ path: f.path, kind: 'other', size: f.size, mtime: f.mtime ?? new Date(0).toISOString() });
+    }
+  const excluded = (p: string) => exclude.some((x) => isUnder(p, x));
+  for (let i = r.files.length - 1; i >= 0; i--) if (excluded(r.files[i].path)) r.files.splice(i, 1);
+  for (const k of [...r.caches.keys()]) if (excluded(k)) r.caches.delete(k);
+  r.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
+ * The user's SGLang servers among the processes listed. A simulated node shares this machine's process table: only
+ * the servers running from its own folder (`scope`) are its own (as the probe lists them: scopeServers); on a real
+ * node the scope is empty and every own server counts.
+ */
+function serversOf(ownProcs: ListedProcess[], scope: string): SglangServer[] {
   const servers = findServers(
     [],
     ownProcs.map((p) => ({
@@ -607,18 +499,18 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
     })),
     [],
   );
-  // a simulated node shares this machine's process table: only the servers running from its own folder are its own
-  // (as the probe lists them: scopeServers); on a real node the scope is empty and every own server counts
-  const scope = (s.get('scope') ?? '').trim();
-  if (scope) servers.splice(0, servers.length, ...scopeServers(servers, scope));
+  return scope ? scopeServers(servers, scope) : servers;
+}
+
+/** Servers, processes writing under the roots, and clients that talk to a server port: servers first. */
+function writersOf(ownProcs: ListedProcess[], byPid: Map<number, ListedProcess>, servers: SglangServer[], roots: string[]): Writer[] {
   const serverPids = new Set(servers.map((x) => x.pid));
-  const rootsForWrites = rootPaths.length ? rootPaths : realRoots;
   const writers: Writer[] = [];
   for (const p of ownProcs) {
     const writes = p.fds
       .filter((f) => writesFlag(f.flags) && f.target.startsWith('/') && !f.target.startsWith('/dev/'))
       .map((f) => f.target.replace(/ \(deleted\)$/, ''))
-      .filter((t) => rootsForWrites.some((r) => isUnder(t, r)));
+      .filter((t) => roots.some((r) => isUnder(t, r)));
     const server = serverPids.has(p.pid);
     // A server's children (schedulers, detokenizer) are part of it: listed once, as the server.
     if (!server && ancestorIn(p, byPid, serverPids)) continue;
@@ -626,32 +518,55 @@ export function parseListing(text: string, nonce: string, o: ListingOptions = {}
       writers.push({ pid: p.pid, argv: p.argv, server, writes: [...new Set(writes)].sort() });
     }
   }
-  writers.sort((a, b) => Number(b.server) - Number(a.server) || a.pid - b.pid);
+  return writers.sort((a, b) => Number(b.server) - Number(a.server) || a.pid - b.pid);
+}
+
+/** Model folders the servers and launch scripts read (the `models` section and the servers' --model-path). */
+function modelDirsOf(section: string, servers: SglangServer[], home: string, rootPaths: string[]): string[] {
   const modelDirs = new Set<string>();
-  for (const l of (s.get('models') ?? '').split('\n')) {
+  for (const l of section.split('\n')) {
     const f = l.split('\t');
     if (f.length >= 2 && f[1].startsWith('/')) modelDirs.add(f.slice(1).join('\t'));
   }
   for (const srv of servers) if (srv.modelPath && srv.modelPath.startsWith('/')) modelDirs.add(srv.modelPath.replace(/\/+$/, ''));
   // A model folder that is also a work folder (or the home) would make everything "re-downloadable".
   for (const d of [...modelDirs]) if (d === home || rootPaths.includes(d) || isSystemDir(d)) modelDirs.delete(d);
+  return [...modelDirs].sort();
+}
 
-  const notListed = truncated ? Math.max(1, count - max) : beyond;
+export function parseListing(text: string, nonce: string, o: ListingOptions = {}): SalvageListing {
+  const s = splitSections(text, nonce);
+  const { depth, max } = bounds(o);
+  const home = (s.get('home') ?? '').trim();
+  const uidText = (s.get('uid') ?? '').trim();
+  const processes = parseProcesses(s.get('procs') ?? '');
+  const byPid = new Map(processes.map((p) => [p.pid, p]));
+  const rootPaths = rootPathsOf(s);
+  const realRoots = (s.get('realroots') ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const r = parseFiles(s.get('files') ?? '', depth, max);
+  addCacheSizes(s.get('caches') ?? '', r.caches);
+  const hub = parseDownloadMetadata(s.get('hfmeta') ?? '');
+  finishFiles(r, hub, o.exclude ?? []);
+  const ownProcs = processes.filter((p) => p.argv.length);
+  const servers = serversOf(ownProcs, (s.get('scope') ?? '').trim());
   return {
     home,
     uid: /^\d+$/.test(uidText) ? Number(uidText) : null,
-    roots,
+    roots: parseRoots(s, byPid),
     realRoots,
-    files,
-    caches: [...cacheSet.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    files: r.files,
+    caches: [...r.caches.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
     processes,
     servers,
-    writers,
-    modelDirs: [...modelDirs].sort(),
+    writers: writersOf(ownProcs, byPid, servers, rootPaths.length ? rootPaths : realRoots),
+    modelDirs: modelDirsOf(s.get('models') ?? '', servers, home, rootPaths),
     hubMeta: hub.origins,
-    truncated: truncated || beyond > 0,
-    notListed,
-    bound: truncated ? 'max-files' : beyond > 0 ? 'max-depth' : null,
+    truncated: r.truncated || r.beyond > 0,
+    notListed: r.truncated ? Math.max(1, r.count - max) : r.beyond,
+    bound: r.truncated ? 'max-files' : r.beyond > 0 ? 'max-depth' : null,
     maxFiles: max,
     maxDepth: depth,
   };

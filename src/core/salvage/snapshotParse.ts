@@ -143,21 +143,18 @@ function redactPipLine(l: string): string {
   return redactText(l).replace(/(:\/\/)([^\s:@/]{12,})@/g, `$1${REDACTED}@`);
 }
 
-export function parseSnapshotOutput(nodeName: string, text: string, nonce: string, serverPids: number[]): SnapshotCore {
-  const s = splitSections(text, nonce);
-  const errors: string[] = [];
-  const tools = new Set(
-    (s.get('tools') ?? '')
-      .split('\n')
-      .map((x) => x.trim())
-      .filter(Boolean),
-  );
+type Sections = Map<string, string>;
 
-  const host = parseHostFacts((k) => s.get(k));
-  const lscpu = s.get('lscpu') ?? '';
-  const lsField = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, 'm').exec(lscpu)?.[1]?.trim() ?? null;
+/** The last non-blank line of a section (trimmed by the caller), or undefined. */
+function lastLine(section: string | undefined): string | undefined {
+  return (section ?? '')
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(-1)[0];
+}
 
-  // GPUs
+/** GPUs: `nvidia-smi -q` (its failure classified), the topology and nvcc's release. Problems go to `errors`. */
+function parseGpus(s: Sections, tools: Set<string>, errors: string[]): SnapshotCore['gpus'] {
   const smiQ = (s.get('smiq') ?? '').replace(/\s+$/, '');
   const qrc = intOrNull(firstLine(s.get('smiqrc')));
   const q = parseSmiQ(smiQ);
@@ -172,86 +169,100 @@ export function parseSnapshotOutput(nodeName: string, text: string, nonce: strin
     gpuState = 'no-gpu';
     gpuMessage = 'nvidia-smi -q listed no GPU.';
   }
-
   const topology = (s.get('topo') ?? '').replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').replace(/\s+$/, '');
   const trc = intOrNull(firstLine(s.get('toporc')));
   if (tools.has('nvidia-smi') && trc !== 0) errors.push(`nvidia-smi topo -m failed (exit ${trc ?? '?'}): ${firstLine(topology) ?? ''}`);
-  const nvccText = s.get('nvcc') ?? '';
-  const nvcc = /release\s+([^\n]+)/.exec(nvccText)?.[1]?.trim() ?? null;
+  const nvcc = /release\s+([^\n]+)/.exec(s.get('nvcc') ?? '')?.[1]?.trim() ?? null;
+  return {
+    smiQ: redactText(smiQ),
+    topology: redactText(topology),
+    driverVersion: q.driverVersion,
+    cudaVersion: q.cudaVersion,
+    gpuState,
+    gpuMessage,
+    devices: q.gpus,
+    nvcc,
+  };
+}
 
-  // Python
+/** What the interpreter reported of itself (snapshotScript's Python). */
+interface PyInfo {
+  version?: string;
+  executable?: string;
+  prefix?: string;
+  packages?: Record<string, string | null>;
+  dists?: string[];
+  errors?: string[];
+}
+
+/** The interpreter (the first server's, else python3 on PATH) and its report: the last complete JSON line. */
+function parsePython(s: Sections, errors: string[]): { pyPath: string | null; pyInfo: PyInfo } {
   const pyPath = (s.get('python') ?? '').trim() || null;
-  let pyInfo: {
-    version?: string;
-    executable?: string;
-    prefix?: string;
-    packages?: Record<string, string | null>;
-    dists?: string[];
-    errors?: string[];
-  } = {};
+  let pyInfo: PyInfo = {};
   if (!pyPath) {
     errors.push('No Python interpreter found (no SGLang server interpreter, no python3 on PATH).');
-  } else {
-    // The last complete JSON line (a later one adds versions found by importing).
-    let parsed = false;
-    for (const l of (s.get('pyinfo') ?? '').split('\n').reverse()) {
-      if (!l.trim().startsWith('{')) continue;
-      try {
-        pyInfo = JSON.parse(l);
-        parsed = true;
-        break;
-      } catch {
-        /* cut off: try the previous line */
-      }
-    }
-    if (!parsed) {
-      const err = (s.get('pyinfoerr') ?? '')
-        .split('\n')
-        .filter((l) => l.trim())
-        .slice(-1)[0];
-      errors.push(`${pyPath} could not report its version and packages${err ? `: ${err.trim()}` : ''}.`);
-    }
-    for (const e of pyInfo.errors ?? []) errors.push(`python: ${e}`);
+    return { pyPath, pyInfo };
   }
+  // The last complete JSON line (a later one adds versions found by importing).
+  let parsed = false;
+  for (const l of (s.get('pyinfo') ?? '').split('\n').reverse()) {
+    if (!l.trim().startsWith('{')) continue;
+    try {
+      pyInfo = JSON.parse(l);
+      parsed = true;
+      break;
+    } catch {
+      /* cut off: try the previous line */
+    }
+  }
+  if (!parsed) {
+    const err = lastLine(s.get('pyinfoerr'));
+    errors.push(`${pyPath} could not report its version and packages${err ? `: ${err.trim()}` : ''}.`);
+  }
+  for (const e of pyInfo.errors ?? []) errors.push(`python: ${e}`);
+  return { pyPath, pyInfo };
+}
+
+/** The key packages first (null: not installed), then the others the interpreter reported. */
+function keyPackagesOf(pyInfo: PyInfo): Record<string, string | null> {
   const keyPackages: Record<string, string | null> = {};
   for (const k of KEY_PACKAGES) keyPackages[k] = pyInfo.packages?.[k] ?? null;
   for (const [k, v] of Object.entries(pyInfo.packages ?? {})) if (!(k in keyPackages)) keyPackages[k] = v ?? null;
+  return keyPackages;
+}
 
-  let pipFreeze: string[] = [];
-  let pipFreezeSource: SnapshotCore['pipFreezeSource'] = null;
+/** `pip freeze` (redacted), or importlib.metadata's list when pip failed. */
+function parsePipFreeze(
+  s: Sections,
+  pyPath: string | null,
+  pyInfo: PyInfo,
+  errors: string[],
+): Pick<SnapshotCore, 'pipFreeze' | 'pipFreezeSource'> {
   const pfrc = intOrNull(firstLine(s.get('pipfreezerc')));
-  if (pyPath) {
-    if (pfrc === 0) {
-      pipFreeze = (s.get('pipfreeze') ?? '')
-        .split('\n')
-        .map((l) => l.trim())
-        .filter(Boolean);
-      pipFreezeSource = 'pip';
-    } else {
-      const why =
-        pfrc === 124
-          ? 'timed out after 60 s'
-          : (firstLine(
-              (s.get('pipfreezeerr') ?? '')
-                .split('\n')
-                .filter((l) => l.trim())
-                .slice(-1)[0],
-            ) ?? `exit ${pfrc ?? '?'}`);
-      errors.push(
-        `pip freeze failed with ${pyPath} (${why})${pyInfo.dists?.length ? '; the package list comes from importlib.metadata' : ''}.`,
-      );
-      if (pyInfo.dists?.length) {
-        pipFreeze = pyInfo.dists;
-        pipFreezeSource = 'importlib.metadata';
-      }
-    }
+  if (!pyPath) return { pipFreeze: [], pipFreezeSource: null };
+  if (pfrc === 0) {
+    const lines = (s.get('pipfreeze') ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    return { pipFreeze: lines.map(redactPipLine), pipFreezeSource: 'pip' };
   }
-  pipFreeze = pipFreeze.map(redactPipLine);
+  const why = pfrc === 124 ? 'timed out after 60 s' : (firstLine(lastLine(s.get('pipfreezeerr'))) ?? `exit ${pfrc ?? '?'}`);
+  const dists = pyInfo.dists?.length ? pyInfo.dists : null;
+  errors.push(`pip freeze failed with ${pyPath} (${why})${dists ? '; the package list comes from importlib.metadata' : ''}.`);
+  return dists ? { pipFreeze: dists.map(redactPipLine), pipFreezeSource: 'importlib.metadata' } : { pipFreeze: [], pipFreezeSource: null };
+}
 
-  // Servers
-  const rawSecrets: string[] = [];
-  const servers: SnapshotServer[] = [];
-  const apiKeys: Array<[SnapshotServer, string]> = [];
+interface ServersRead {
+  servers: SnapshotServer[];
+  /** Secret values of their argv and environment, to scrub from everything. */
+  rawSecrets: string[];
+  apiKeys: Array<[SnapshotServer, string]>;
+}
+
+/** One server per pid asked for: its argv, environment (redacted), cwd, interpreter; what could not be read. */
+function parseServers(s: Sections, serverPids: number[], errors: string[]): ServersRead {
+  const r: ServersRead = { servers: [], rawSecrets: [], apiKeys: [] };
   for (const pid of serverPids.filter((p) => Number.isInteger(p) && p > 0)) {
     const alive = (s.get(`srv:${pid}:alive`) ?? '').trim() === 'yes';
     const argvRaw = parseCmdline(s.get(`srv:${pid}:cmdline`) ?? '');
@@ -260,13 +271,12 @@ export function parseSnapshotOutput(nodeName: string, text: string, nonce: strin
     else if (argvRaw.length === 0) errors.push(`Server pid ${pid}: /proc/${pid}/cmdline is not readable.`);
     if (alive && Object.keys(envRaw).length === 0)
       errors.push(`Server pid ${pid}: /proc/${pid}/environ is not readable (another user's process?).`);
-    rawSecrets.push(...secretValues(argvRaw, envRaw));
+    r.rawSecrets.push(...secretValues(argvRaw, envRaw));
     const at = sglangLaunchIndex(argvRaw);
     const flags = parseFlags(at >= 0 ? argvRaw.slice(at) : argvRaw);
-    const port = intOrNull(typeof flags.port === 'string' ? flags.port : null) ?? 30000;
     const server: SnapshotServer = {
       pid,
-      port,
+      port: intOrNull(typeof flags.port === 'string' ? flags.port : null) ?? 30000,
       host: typeof flags.host === 'string' ? flags.host : '127.0.0.1',
       argv: redactArgv(argvRaw),
       env: redactEnv(envRaw),
@@ -276,10 +286,39 @@ export function parseSnapshotOutput(nodeName: string, text: string, nonce: strin
       alive,
     };
     const key = apiKeyOf(argvRaw);
-    if (key) apiKeys.push([server, key]);
-    servers.push(server);
+    if (key) r.apiKeys.push([server, key]);
+    r.servers.push(server);
   }
+  return r;
+}
 
+/** The CPU from the host facts, lscpu filling in what they lack. */
+function cpuOf(host: ReturnType<typeof parseHostFacts>, lscpu: string): SnapshotCore['cpu'] {
+  const lsField = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, 'm').exec(lscpu)?.[1]?.trim() ?? null;
+  return {
+    model: host.cpuModel ?? lsField('Model name'),
+    cores: host.cpuCores ?? intOrNull(lsField('CPU\\(s\\)')),
+    sockets: intOrNull(lsField('Socket\\(s\\)')),
+    threadsPerCore: intOrNull(lsField('Thread\\(s\\) per core')),
+    numaNodes: intOrNull(lsField('NUMA node\\(s\\)')),
+  };
+}
+
+export function parseSnapshotOutput(nodeName: string, text: string, nonce: string, serverPids: number[]): SnapshotCore {
+  const s = splitSections(text, nonce);
+  const errors: string[] = [];
+  const tools = new Set(
+    (s.get('tools') ?? '')
+      .split('\n')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
+  const host = parseHostFacts((k) => s.get(k));
+  // the order of `errors` is the order of the sections: GPUs, Python, pip, servers
+  const gpus = parseGpus(s, tools, errors);
+  const { pyPath, pyInfo } = parsePython(s, errors);
+  const pip = parsePipFreeze(s, pyPath, pyInfo, errors);
+  const srv = parseServers(s, serverPids, errors);
   const core: SnapshotCore = {
     takenAt: new Date().toISOString(),
     node: nodeName,
@@ -287,37 +326,21 @@ export function parseSnapshotOutput(nodeName: string, text: string, nonce: strin
     os: host.os,
     kernel: host.kernel,
     uptimeS: host.uptimeS,
-    cpu: {
-      model: host.cpuModel ?? lsField('Model name'),
-      cores: host.cpuCores ?? intOrNull(lsField('CPU\\(s\\)')),
-      sockets: intOrNull(lsField('Socket\\(s\\)')),
-      threadsPerCore: intOrNull(lsField('Thread\\(s\\) per core')),
-      numaNodes: intOrNull(lsField('NUMA node\\(s\\)')),
-    },
+    cpu: cpuOf(host, s.get('lscpu') ?? ''),
     memory: { totalKiB: host.memTotalKiB, availableKiB: host.memAvailableKiB, swapTotalKiB: host.swapTotalKiB },
     disks: parseDf(s.get('disks') ?? ''),
-    gpus: {
-      smiQ: redactText(smiQ),
-      topology: redactText(topology),
-      driverVersion: q.driverVersion,
-      cudaVersion: q.cudaVersion,
-      gpuState,
-      gpuMessage,
-      devices: q.gpus,
-      nvcc,
-    },
+    gpus,
     python: { version: pyInfo.version ?? null, executable: pyInfo.executable ?? pyPath, prefix: pyInfo.prefix ?? null },
-    pipFreeze,
-    pipFreezeSource,
-    keyPackages,
-    servers,
+    ...pip,
+    keyPackages: keyPackagesOf(pyInfo),
+    servers: srv.servers,
     errors: errors.map(redactText),
   };
-  const scrubbed = scrubKnownSecrets(core, rawSecrets);
-  RAW_SECRETS.set(scrubbed, rawSecrets);
-  scrubbed.servers.forEach((srv, i) => {
-    const k = apiKeys.find(([orig]) => orig === servers[i])?.[1];
-    if (k) API_KEYS.set(srv, k);
+  const scrubbed = scrubKnownSecrets(core, srv.rawSecrets);
+  RAW_SECRETS.set(scrubbed, srv.rawSecrets);
+  scrubbed.servers.forEach((x, i) => {
+    const k = srv.apiKeys.find(([orig]) => orig === srv.servers[i])?.[1];
+    if (k) API_KEYS.set(x, k);
   });
   return scrubbed;
 }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
@@ -17,6 +17,7 @@ import {
   parseListing,
 } from '../../../src/core/salvage/listing';
 import { classifyFile } from '../../../src/core/flows/salvage';
+import { SIM_SCOPE_VAR } from '../../../src/core/node/probe';
 import { planted } from '../../helpers/planted';
 
 const HF_PLANTED = planted('hf_', 'AbCdEfGhIjKlMnOpQrStUvWxYz012345');
@@ -157,6 +158,85 @@ describe('salvage listing (the real script, run locally)', () => {
       assert.ok(!l.writers.some((x) => x.pid === child.pid), JSON.stringify(l.writers.map((x) => [x.pid, x.argv])));
     } finally {
       child.kill();
+    }
+  });
+
+  it('hostile names (quotes, $(…), backquotes, tabs, newlines, globs, a leading dash) are listed as they are, never run', () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'gs-list-hostile-'));
+    const root = path.join(base, `r o'o$t`);
+    const names = [
+      'sp ace/a b.json',
+      'tab\tin/na\tme.py',
+      'nl\ndir/new\nline.md',
+      `q'uo"te/$(touch ${base}/pwned)/\`touch ${base}/pwned2\`.sh`,
+      'back\\slash/x\\y',
+      'glob*?[x]/f[1]*',
+      '-dash/-n',
+      'ünï/çødé.txt',
+      'guard/kept.txt',
+      'gu[a]rd*/pruned.txt',
+      'ex cl/excluded.txt',
+      'we ird/__pycache__/a.pyc',
+      'mo del/model.safetensors',
+    ];
+    for (const n of names) {
+      mkdirSync(path.dirname(path.join(root, n)), { recursive: true });
+      writeFileSync(path.join(root, n), 'abc');
+    }
+    symlinkSync('/etc/pa sswd', path.join(root, 'li nk'));
+    try {
+      const o = {
+        roots: [root],
+        prune: [path.join(root, 'gu[a]rd*')],
+        exclude: [path.join(root, 'ex cl')],
+        previousModelDirs: [path.join(root, 'mo del')],
+      };
+      const l = runListing(o, { [SIM_SCOPE_VAR]: path.join(base, 'no-such-node') });
+      const rel = l.files.map((f) => path.relative(root, f.path));
+      const listed = names.filter((n) => !/^(gu\[a\]rd\*|ex cl|we ird)\//.test(n));
+      assert.deepEqual(
+        rel,
+        [...listed, 'li nk'].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+      );
+      assert.equal(l.files.find((f) => f.path.endsWith('/li nk'))?.linkTarget, '/etc/pa sswd');
+      assert.ok(l.files.filter((f) => f.kind !== 'symlink').every((f) => f.size === 3));
+      assert.deepEqual(l.caches, [{ path: path.join(root, 'we ird/__pycache__'), files: 1, bytes: 3 }]);
+      assert.deepEqual(l.roots, [{ path: root, why: 'chosen with --roots' }]);
+      assert.deepEqual(l.modelDirs, [path.join(root, 'mo del')]);
+      assert.equal(l.truncated, false);
+      assert.ok(!existsSync(path.join(base, 'pwned')) && !existsSync(path.join(base, 'pwned2')), 'no name was run');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('folders from evidence: the home, volumes (globs), --add-root and earlier roots with hostile names', () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'gs-list-ev-'));
+    const at = (rel: string) => path.join(base, rel);
+    for (const f of ['ho me/w.txt', "vol'1/v.txt", 'mnt/a b/m.txt', 'mnt/c/n.txt', 'ho me/ad d/x.txt', 'pr$ev/p.txt', 'other/o.txt']) {
+      mkdirSync(path.dirname(at(f)), { recursive: true });
+      writeFileSync(at(f), 'x\n');
+    }
+    try {
+      const l = runListing(
+        { volumes: [at("vol'1"), at('mnt/*'), at('none')], addRoots: ['~/ad d'], previousRoots: [at('pr$ev')] },
+        { HOME: at('ho me'), [SIM_SCOPE_VAR]: at('no-such-node') },
+      );
+      const mine = l.roots.filter((r) => r.path.startsWith(base));
+      assert.deepEqual(
+        mine.map((r) => [path.relative(base, r.path), r.why]),
+        [
+          ['ho me', `the home directory; also added with --add-root: ${at('ho me/ad d')}`],
+          ['mnt/a b', 'a provider volume that belongs to you'],
+          ['mnt/c', 'a provider volume that belongs to you'],
+          ['pr$ev', 'found by an earlier salvage of this node'],
+          ["vol'1", 'a provider volume that belongs to you'],
+        ],
+      );
+      assert.ok(!l.files.some((f) => f.path.startsWith(at('other'))));
+      assert.equal(l.home, at('ho me'));
+    } finally {
+      rmSync(base, { recursive: true, force: true });
     }
   });
 

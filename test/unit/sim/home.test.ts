@@ -155,6 +155,19 @@ describe('simulated GPU node', function () {
       assert.equal(sh.status, 0, 'launch_all.sh parses as POSIX sh');
     });
 
+    it("the generation client is homeFiles/generate_completions.py with this node's ports and model filled in", () => {
+      const py = readFileSync(path.join(layout.home, 'generate_completions.py'), 'utf8');
+      assert.match(py, /^SERVERS = \["http:\/\/127\.0\.0\.1:%d" % p for p in range\(30000, 30007\)\]\nMODEL = "[^"\n]+"\n/m);
+      assert.match(py, /spread over the 7 servers \(ports 30000\.\.30006\)/);
+      assert.doesNotMatch(py, /\{\{|the writer of the demo node/);
+      const c = spawnSync('python3', [
+        '-c',
+        'import ast, sys; ast.parse(open(sys.argv[1]).read())',
+        path.join(layout.home, 'generate_completions.py'),
+      ]);
+      assert.equal(c.status, 0, c.stderr.toString());
+    });
+
     it('never writes outside the home for a model path elsewhere', () => {
       const other = path.join(tmp, 'home2');
       const l = buildSimHome(other, { modelPath: path.join(tmp, 'elsewhere', 'model'), gpuCount: 2, speculativeAlgorithm: null });
