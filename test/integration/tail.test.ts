@@ -23,9 +23,14 @@ function markers(ev: TailEvent[]): string[] {
   return ev.filter((e) => e.type === 'marker').map((e) => `${(e as { kind: string }).kind}:${e.file ?? ''}`);
 }
 
+/**
+ * The node user's live `tail` processes. A zombie is not one: a tail that ended stays in the process table until
+ * its parent reaps it, and where that parent is a PID 1 that never reaps (many containers) pgrep still lists it.
+ */
+const LIVE_TAILS = `ps -u ${USER} -o stat=,comm= | awk '$1 !~ /^Z/ && $2 == "tail"' | wc -l`;
+
 function remoteTails(sim: SimNode): number {
-  const r = sim.sshd.ssh(`pgrep -u ${USER} -x tail | wc -l`);
-  return Number(r.stdout.trim());
+  return Number(sim.sshd.ssh(LIVE_TAILS).stdout.trim());
 }
 
 describe('RemoteTail over a real OpenSSH sshd', function () {
@@ -223,7 +228,6 @@ describe('StatsTracker over the 7 simulated SGLang servers (real sshd)', functio
       assert.match(stats.describe(f), /^[\d,]+ tok\/s · \d+ run · \d+ queue · accept \d\.\d\d$/);
       assert.equal(stats.stats(f)!.ready, true);
     }
-    const r = sim.sshd.ssh(`pgrep -u ${USER} -x tail | wc -l`);
-    assert.equal(r.stdout.trim(), '1', 'one remote tail for 7 logs');
+    assert.equal(remoteTails(sim), 1, 'one remote tail for 7 logs');
   });
 });
