@@ -134,12 +134,31 @@ export class LiveMonitors extends Disposables {
         .filter((p) => stoppedAt(p.port) === undefined && byYou(p) === undefined)
         .map((p) => ({ ...p, message: shown(p.message, p.port) })),
       stoppedByYou,
-      removedByYou: all.flatMap((p) => {
-        const at = byYou(p);
-        return at === undefined ? [] : [{ key: p.key, message: p.message, at }];
-      }),
+      removedByYou: this.removedByYou(node, all, byYou),
       ...this.moneyOf(node),
     };
+  }
+
+  /**
+   * The neutral rows of what Release Node / Take It Out of Rotation removed from gateways on `node`: the guard's
+   * removals and its emptied gateway, and every marked removal the gateway no longer lists that the guard could not
+   * report (it never saw the worker listed: a gateway started just before the release).
+   */
+  private removedByYou(
+    node: string,
+    problems: ReadonlyArray<{ key: string; to: string; message: string }>,
+    byYou: (p: { key: string; to: string }) => number | undefined,
+  ): NonNullable<NodeLive['removedByYou']> {
+    const out = problems.flatMap((p) => {
+      const at = byYou(p);
+      return at === undefined ? [] : [{ key: p.key, message: p.message, at }];
+    });
+    const gateways = this.fleet.status(node).probe?.gateways ?? [];
+    const listed = (port: number, url: string) => gateways.some((g) => g.port === port && g.workers.some((w) => w.url === url));
+    for (const r of this.released.removals(node))
+      if (!out.some((o) => o.key === r.key) && !listed(r.port, r.url))
+        out.push({ key: r.key, message: `worker ${r.url} was removed from gateway :${r.port}`, at: r.at });
+    return out;
   }
 
   /** Servers of the node that crashed and are gone from its probe: listed under Servers with their last command line. */

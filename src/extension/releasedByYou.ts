@@ -8,16 +8,32 @@
 const KEEP_MS = 60 * 60_000;
 
 export class ReleasedByYou {
-  /** `${gatewayNode}\n${workerUrl}` → when */
-  private readonly removed = new Map<string, number>();
+  /** `${gatewayNode}\n${workerUrl}` → when, and the gateway's port when known */
+  private readonly removed = new Map<string, { at: number; port: number | null }>();
   /** released node → when */
   private readonly released = new Map<string, number>();
   /** `${gatewayNode}\n${port}` → the release that left that gateway no healthy worker, and when */
   private readonly emptied = new Map<string, { node: string; at: number }>();
 
   /** Just before the extension removes `url` from a gateway on `gatewayNode`. */
-  markRemoved(gatewayNode: string, url: string, at = Date.now()): void {
-    this.removed.set(`${gatewayNode}\n${url}`, at);
+  markRemoved(gatewayNode: string, url: string, port: number | null = null, at = Date.now()): void {
+    this.removed.set(`${gatewayNode}\n${url}`, { at, port });
+  }
+
+  /**
+   * The workers removed from gateways on `gatewayNode` (with a known port) in the last hour, by their guard key
+   * (`gateway:<port>:<url>`). The neutral rows come from these too: the guard reports a removal only for a worker it
+   * saw listed before, and a gateway started just before Release Node may never have been probed with its workers.
+   */
+  removals(gatewayNode: string, now = Date.now()): Array<{ key: string; url: string; port: number; at: number }> {
+    const out: Array<{ key: string; url: string; port: number; at: number }> = [];
+    for (const [k, v] of this.removed) {
+      const i = k.indexOf('\n');
+      if (k.slice(0, i) !== gatewayNode || v.port === null || now - v.at >= KEEP_MS) continue;
+      const url = k.slice(i + 1);
+      out.push({ key: `gateway:${v.port}:${url}`, url, port: v.port, at: v.at });
+    }
+    return out;
   }
 
   /** Just before the extension releases `node` (drains and stops its servers). */
@@ -57,7 +73,7 @@ export class ReleasedByYou {
   removedAt(gatewayNode: string, key: string, now = Date.now()): number | undefined {
     const m = /^gateway:[^:]+:(.+)$/.exec(key);
     if (!m) return undefined;
-    const at = this.removed.get(`${gatewayNode}\n${m[1]}`);
+    const at = this.removed.get(`${gatewayNode}\n${m[1]}`)?.at;
     return at !== undefined && now - at < KEEP_MS ? at : undefined;
   }
 

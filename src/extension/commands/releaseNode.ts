@@ -119,7 +119,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
     for (const n of new Set([node.name, ...plan.targets.map((t) => t.node)])) void s.fleet.refresh(n).catch(() => undefined);
   };
   // its own removals and the rank loss its review predicted are the user's doing: neutral rows, an info (issue 43)
-  for (const tg of plan.targets) for (const w of tg.workers) s.live.released.markRemoved(tg.node, w.url);
+  for (const tg of plan.targets) for (const w of tg.workers) s.live.released.markRemoved(tg.node, w.url, tg.gateway.port);
   // a gateway it leaves with no healthy worker answers 503: the review said so, its "not ready" is expected
   for (const tg of plan.targets)
     if (tg.gateway.port !== null && lastWorkerLines([tg]).length) s.live.released.markEmptied(tg.node, tg.gateway.port, node.name);

@@ -5,7 +5,7 @@ import { ReleasedByYou } from '../../../src/extension/releasedByYou';
 describe('ReleasedByYou', () => {
   it('a removed worker is known by its guard key on that gateway node, for an hour', () => {
     const r = new ReleasedByYou();
-    r.markRemoved('gw', 'http://10.0.0.2:30001', 1000);
+    r.markRemoved('gw', 'http://10.0.0.2:30001', 8000, 1000);
     assert.equal(r.removedAt('gw', 'gateway:8000:http://10.0.0.2:30001', 2000), 1000);
     assert.equal(r.removedAt('other', 'gateway:8000:http://10.0.0.2:30001', 2000), undefined);
     assert.equal(r.removedAt('gw', 'gateway:8000:http://10.0.0.2:30002', 2000), undefined);
@@ -13,6 +13,19 @@ describe('ReleasedByYou', () => {
     assert.equal(r.removedAt('gw', 'gateway:8000:http://10.0.0.2:30001', 1000 + 3600_000), undefined);
     r.unmarkRemoved('gw', 'http://10.0.0.2:30001');
     assert.equal(r.removedAt('gw', 'gateway:8000:http://10.0.0.2:30001', 2000), undefined);
+  });
+
+  it('its removals on one gateway node, by guard key, with their port (a row even when the guard never saw the worker)', () => {
+    const r = new ReleasedByYou();
+    r.markRemoved('gw', 'http://127.0.0.1:30001', 8000, 1000);
+    r.markRemoved('gw', 'http://127.0.0.1:30002', null, 1000);
+    r.markRemoved('other', 'http://127.0.0.1:30003', 9000, 1000);
+    assert.deepEqual(r.removals('gw', 2000), [
+      { key: 'gateway:8000:http://127.0.0.1:30001', url: 'http://127.0.0.1:30001', port: 8000, at: 1000 },
+    ]);
+    assert.deepEqual(r.removals('gw', 1000 + 3600_000), [], 'forgotten after an hour');
+    r.unmarkRemoved('gw', 'http://127.0.0.1:30001');
+    assert.deepEqual(r.removals('gw', 2000), []);
   });
 
   it('a rank loss on a released node is expected; on another node it is not', () => {
