@@ -62,24 +62,11 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   const status = store.add(new ThroughputStatus());
   const logViews = store.add(new LogViews());
   const live = store.add(new LiveMonitors(fleet, (n) => (fleet.node(n) ? transportFor(n) : undefined), tree, status, log));
-  tree.liveFor = (n) => live.live(n);
-  tree.deadlineFor = (n) => live.deadlineOf(n);
-  tree.crashedFor = (n) => live.crashedServers(n);
-  tree.groupsFor = (ns) => nodes.group(ns, (n) => fleet.status(n.name).probe?.gpuState === 'no-nvidia-smi');
+  feedTree(tree, fleet, nodes, live);
   live.historyDir = vscode.Uri.joinPath(context.globalStorageUri, 'history').fsPath;
-  const dashboards = store.add(
-    new Dashboards(context.extensionUri, {
-      history: (n) => live.historyOf(n).all(),
-      summary: (n) => live.summary(n),
-      onDidRecord: (fn) => live.onDidRecord(fn),
-      reachable: (n) => {
-        const st = fleet.status(n);
-        return st.state === 'error' ? { ok: false, reason: st.error?.message } : { ok: true };
-      },
-      retry: (n) => fleet.refresh(n),
-    }),
-  );
+  const dashboards = store.add(dashboardsOver(context.extensionUri, fleet, live));
   const autoRefresh = store.add(new AutoRefresh(view, fleet));
+  // settings changed: new connections, the node list read again, the monitors following over them
   store.add(
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration('gpuSessions')) return;
@@ -128,26 +115,7 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
   for (const d of registerAllCommands(services, docs)) store.add(d);
 
   log.info(`GPU Sessions activated: ${fleet.nodes().length} node(s).`);
-  const alerts = store.add(
-    new Alerts(
-      (n) => (fleet.node(n) ? transportFor(n) : undefined),
-      docs,
-      // the probe's, else as last seen (a crashed server, restarted with the command line it ran with)
-      (n, port) => fleet.status(n).probe?.servers.find((x) => x.port === port) ?? live.lastSeenServer(n, port),
-    ),
-  );
-  live.alerts = alerts;
-  const data = store.add(
-    new DataGuards({
-      fleet,
-      transportFor: (n) => (fleet.node(n) ? transportFor(n) : undefined),
-      onTransition: (t) => alerts.notify(t),
-      refresh: (n) => tree.refreshLive(n),
-    }),
-  );
-  tree.dataFor = (n) => data.filesOf(n);
-  live.dataFor = (n) => data.filesOf(n);
-  alerts.dataSample = (n, p) => data.sampleText(n, p);
+  const alerts = alertsAndData(store, { fleet, transportFor, docs, live, tree });
   return {
     fleet,
     tree,
@@ -158,6 +126,53 @@ export function activate(context: vscode.ExtensionContext): GpuSessionsApi {
     demo: () => demo.current,
     logText: () => recentLog.text(),
   };
+}
+
+/** The Node Dashboard's panels, fed by the live monitors' history and the fleet's reachability. */
+function dashboardsOver(extensionUri: vscode.Uri, fleet: Fleet, live: LiveMonitors): Dashboards {
+  return new Dashboards(extensionUri, {
+    history: (n) => live.historyOf(n).all(),
+    summary: (n) => live.summary(n),
+    onDidRecord: (fn) => live.onDidRecord(fn),
+    reachable: (n) => {
+      const st = fleet.status(n);
+      return st.state === 'error' ? { ok: false, reason: st.error?.message } : { ok: true };
+    },
+    retry: (n) => fleet.refresh(n),
+  });
+}
+
+/** What the tree's rows read from the live monitors and the node list. */
+function feedTree(tree: NodesTreeProvider, fleet: Fleet, nodes: NodeList, live: LiveMonitors): void {
+  tree.liveFor = (n) => live.live(n);
+  tree.deadlineFor = (n) => live.deadlineOf(n);
+  tree.crashedFor = (n) => live.crashedServers(n);
+  tree.groupsFor = (ns) => nodes.group(ns, (n) => fleet.status(n.name).probe?.gpuState === 'no-nvidia-smi');
+}
+
+/** The alerts (notifications) and the data-quality guards whose transitions they announce, wired to the tree. */
+function alertsAndData(
+  store: DisposableStore,
+  o: { fleet: Fleet; transportFor: Services['transportFor']; docs: ScriptDocuments; live: LiveMonitors; tree: NodesTreeProvider },
+): Alerts {
+  const { fleet, live, tree } = o;
+  const transportOf = (n: string) => (fleet.node(n) ? o.transportFor(n) : undefined);
+  const alerts = store.add(
+    new Alerts(
+      transportOf,
+      o.docs,
+      // the probe's, else as last seen (a crashed server, restarted with the command line it ran with)
+      (n, port) => fleet.status(n).probe?.servers.find((x) => x.port === port) ?? live.lastSeenServer(n, port),
+    ),
+  );
+  live.alerts = alerts;
+  const data = store.add(
+    new DataGuards({ fleet, transportFor: transportOf, onTransition: (t) => alerts.notify(t), refresh: (n) => tree.refreshLive(n) }),
+  );
+  tree.dataFor = (n) => data.filesOf(n);
+  live.dataFor = (n) => data.filesOf(n);
+  alerts.dataSample = (n, p) => data.sampleText(n, p);
+  return alerts;
 }
 
 export function deactivate(): void {
