@@ -115,95 +115,145 @@ export async function fetchParallel(
   if (process.env.GS_SALVAGE_PARALLEL === 'off') return null;
   const recipe = (t as { connectRecipe?: () => SshConnectRecipe | undefined }).connectRecipe?.();
   const file = workerFile();
-  const log = o.log ?? nullLogger;
   if (!recipe || !file || size <= 0) return null;
-  const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  const maxConns = Math.max(1, o.maxConnections ?? Math.min(4, cores));
-  const perConn = Math.max(1, recipe.maxChannels - 1);
-  const memStreams = Math.max(1, Math.floor((o.memoryBoundBytes ?? 64 * 1048576) / PER_STREAM_BYTES));
-  const pieces: Piece[] = planPieces(size, o.pieceBytes).map((p, id) => ({
-    id,
-    ...p,
-    done: 0,
-    base: 0,
-    state: 'queued',
-    attempts: 0,
-    conn: null,
-  }));
-  const maxStreams = Math.max(1, Math.min(o.maxStreams ?? 16, memStreams, maxConns * perConn, pieces.length));
-  const conns: Conn[] = [];
-  let resumed = 0;
-  let everReady = false;
-  let written = 0;
-  let wmIdx = 0;
-  let sentWm = 0;
-  let settle!: (r: ParallelResult | null) => void;
-  let fail!: (e: unknown) => void;
-  const result = new Promise<ParallelResult | null>((res, rej) => ((settle = res), (fail = rej)));
-  let finished = false;
-  let peak = 0;
+  const log = o.log ?? nullLogger;
+  const r = await new ParallelFetch({ recipe, file, remotePath, size, tmp, o, log }).run();
+  if (r) log.info(`parallel transfer of ${remotePath}: ${r.streams} stream(s) over ${r.connections} connection(s), ${r.resumed} resumed`);
+  return r;
+}
 
-  const hasher = new Worker(file, { workerData: { role: 'hash', tmp, md5: !!o.md5 } satisfies WorkerInit });
-  const streams = () => conns.reduce((n, c) => n + (c.dead ? 0 : c.target), 0);
-  const live = () => conns.filter((c) => !c.dead);
-  const stopAll = () => {
-    for (const c of conns) {
+interface FetchArgs {
+  recipe: SshConnectRecipe;
+  /** The worker threads' file. */
+  file: string;
+  remotePath: string;
+  size: number;
+  tmp: string;
+  o: ParallelOptions;
+  log: Logger;
+}
+
+const failedResult = (reason: string) => ({ reason, sha256: null, md5: null });
+
+/** One parallel transfer: its ranges, its connections (worker threads), the in-order hasher and the growth ticker. */
+class ParallelFetch {
+  private readonly maxConns: number;
+  private readonly perConn: number;
+  private readonly maxStreams: number;
+  private readonly pieces: Piece[];
+  private readonly conns: Conn[] = [];
+  private readonly hasher: Worker;
+  private resumed = 0;
+  private everReady = false;
+  private written = 0;
+  /** Watermark: every byte below it is written; the hasher may read up to it. */
+  private wmIdx = 0;
+  private sentWm = 0;
+  private finished = false;
+  private peak = 0;
+  private settle!: (r: ParallelResult | null) => void;
+  private fail!: (e: unknown) => void;
+  private readonly result = new Promise<ParallelResult | null>((res, rej) => ((this.settle = res), (this.fail = rej)));
+  private ticker: ReturnType<typeof setInterval> | undefined;
+  private readonly onAbort = () => this.end(new GpuSessionsError('cancelled', 'Cancelled.'));
+  /** Growth: each added stream judged on a full window after it started carrying bytes. */
+  private readonly growth = { lastBytes: 0, lastAt: performance.now(), bestRate: 0, stalls: 0, settleTicks: 2 };
+
+  constructor(private readonly a: FetchArgs) {
+    const o = a.o;
+    const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+    this.maxConns = Math.max(1, o.maxConnections ?? Math.min(4, cores));
+    this.perConn = Math.max(1, a.recipe.maxChannels - 1);
+    const memStreams = Math.max(1, Math.floor((o.memoryBoundBytes ?? 64 * 1048576) / PER_STREAM_BYTES));
+    this.pieces = planPieces(a.size, o.pieceBytes).map((p, id) => ({
+      id,
+      ...p,
+      done: 0,
+      base: 0,
+      state: 'queued',
+      attempts: 0,
+      conn: null,
+    }));
+    this.maxStreams = Math.max(1, Math.min(o.maxStreams ?? 16, memStreams, this.maxConns * this.perConn, this.pieces.length));
+    this.hasher = new Worker(a.file, { workerData: { role: 'hash', tmp: a.tmp, md5: !!o.md5 } satisfies WorkerInit });
+    this.hasher.on('message', (m: HashEvent) => this.hashed(m));
+    this.hasher.on('error', (e) => this.end({ ...this.base(), ...failedResult(`the hashing thread failed: ${e.message}`) }));
+  }
+
+  run(): Promise<ParallelResult | null> {
+    this.a.o.signal?.addEventListener('abort', this.onAbort, { once: true });
+    // Start: up to `initial` streams, one connection each while cores allow.
+    const initial = Math.max(1, Math.min(this.a.o.initialStreams ?? 2, this.maxStreams));
+    for (let i = 0; i < initial; i++) {
+      if (this.conns.length < this.maxConns) this.addConn();
+      else this.conns[i % this.conns.length].target++;
+    }
+    this.ticker = setInterval(() => this.grow(), TICK_MS);
+    this.ticker.unref();
+    return this.result;
+  }
+
+  private streams(): number {
+    return this.conns.reduce((n, c) => n + (c.dead ? 0 : c.target), 0);
+  }
+
+  private live(): Conn[] {
+    return this.conns.filter((c) => !c.dead);
+  }
+
+  private end(r: ParallelResult | null | Error): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const c of this.conns) {
       c.dead = true;
       c.w.postMessage({ type: 'stop' } satisfies FetchCommand);
       const k = setTimeout(() => void c.w.terminate(), 2000);
       k.unref();
     }
-    clearInterval(ticker);
-  };
-  const end = (r: ParallelResult | null | Error) => {
-    if (finished) return;
-    finished = true;
-    stopAll();
-    o.signal?.removeEventListener('abort', onAbort);
+    clearInterval(this.ticker);
+    this.a.o.signal?.removeEventListener('abort', this.onAbort);
     if (r instanceof Error) {
-      void hasher.terminate();
-      fail(r);
+      void this.hasher.terminate();
+      this.fail(r);
     } else {
-      if (!r || r.reason || r.fsError) void hasher.terminate();
-      settle(r);
+      if (!r || r.reason || r.fsError) void this.hasher.terminate();
+      this.settle(r);
     }
-  };
-  const base = (): Omit<ParallelResult, 'sha256' | 'md5'> => ({
-    bytes: written,
-    streams: peak,
-    connections: conns.length,
-    resumed,
-  });
-  const onAbort = () => end(new GpuSessionsError('cancelled', 'Cancelled.'));
-  o.signal?.addEventListener('abort', onAbort, { once: true });
+  }
 
-  // Watermark: everything below it is written; the hasher may read up to it.
-  const advance = () => {
-    while (wmIdx < pieces.length && pieces[wmIdx].state === 'done') wmIdx++;
-    const wm = wmIdx < pieces.length ? pieces[wmIdx].off + pieces[wmIdx].done : size;
-    if (wm >= size || wm - sentWm >= 8 * 1048576) {
-      sentWm = wm;
-      hasher.postMessage({ type: wm >= size ? 'finish' : 'upto', n: wm } satisfies HashCommand);
+  private base(): Omit<ParallelResult, 'sha256' | 'md5'> {
+    return { bytes: this.written, streams: this.peak, connections: this.conns.length, resumed: this.resumed };
+  }
+
+  /** The watermark moves past written ranges; the hasher hears of it every 8 MiB, and at the end. */
+  private advance(): void {
+    const { pieces } = this;
+    const size = this.a.size;
+    while (this.wmIdx < pieces.length && pieces[this.wmIdx].state === 'done') this.wmIdx++;
+    const wm = this.wmIdx < pieces.length ? pieces[this.wmIdx].off + pieces[this.wmIdx].done : size;
+    if (wm >= size || wm - this.sentWm >= 8 * 1048576) {
+      this.sentWm = wm;
+      this.hasher.postMessage({ type: wm >= size ? 'finish' : 'upto', n: wm } satisfies HashCommand);
     }
-  };
-  hasher.on('message', (m: HashEvent) => {
+  }
+
+  private hashed(m: HashEvent): void {
     if (m.type === 'digest') {
-      if (m.bytes !== size) return end({ ...base(), reason: `hashed ${m.bytes} of ${size} B`, sha256: null, md5: null });
-      end({ ...base(), sha256: m.sha256, md5: m.md5 });
-    } else {
-      const e = Object.assign(new Error(m.message), { code: m.code });
-      end({ ...base(), fsError: e, sha256: null, md5: null });
+      if (m.bytes !== this.a.size) return this.end({ ...this.base(), ...failedResult(`hashed ${m.bytes} of ${this.a.size} B`) });
+      return this.end({ ...this.base(), sha256: m.sha256, md5: m.md5 });
     }
-  });
-  hasher.on('error', (e) => end({ ...base(), reason: `the hashing thread failed: ${e.message}`, sha256: null, md5: null }));
+    const e = Object.assign(new Error(m.message), { code: m.code });
+    this.end({ ...this.base(), fsError: e, sha256: null, md5: null });
+  }
 
-  const fill = () => {
-    if (finished) return;
-    peak = Math.max(peak, streams());
-    for (const c of conns) {
+  /** Every ready connection gets queued ranges up to its target number of streams. */
+  private fill(): void {
+    if (this.finished) return;
+    this.peak = Math.max(this.peak, this.streams());
+    for (const c of this.conns) {
       if (!c.ready || c.dead) continue;
       while (c.running.size < c.target) {
-        const p = pieces.find((x) => x.state === 'queued');
+        const p = this.pieces.find((x) => x.state === 'queued');
         if (!p) return;
         p.state = 'running';
         p.conn = c;
@@ -213,143 +263,119 @@ export async function fetchParallel(
         c.w.postMessage({ type: 'piece', id: p.id, off: p.off + p.done, len: p.len - p.done } satisfies FetchCommand);
       }
     }
-  };
-  const requeue = (c: Conn) => {
+  }
+
+  private progress(p: Piece, got: number): void {
+    const d = p.base + got - p.done;
+    if (d > 0) {
+      p.done += d;
+      this.written += d;
+      this.a.o.onBytes?.(d);
+    }
+  }
+
+  private addConn(): Conn {
+    const { recipe, remotePath, tmp } = this.a;
+    const w = new Worker(this.a.file, {
+      workerData: { role: 'fetch', recipe, remotePath, tmp } satisfies WorkerInit,
+      resourceLimits: { maxOldGenerationSizeMb: 256 },
+    });
+    const c: Conn = { w, ready: false, dead: false, target: 1, running: new Set() };
+    this.conns.push(c);
+    w.on('message', (m: FetchEvent) => this.fetched(c, m));
+    w.on('error', (e) => this.lost(c, e.message));
+    w.on('exit', () => this.lost(c, 'its thread ended'));
+    return c;
+  }
+
+  /** A connection is gone: its ranges go back to the queue, its streams to another (or the transfer ends). */
+  private lost(c: Conn, why: string): void {
+    if (c.dead || this.finished) return;
+    c.dead = true;
     for (const p of c.running) {
       p.state = 'queued';
       p.conn = null;
     }
     c.running.clear();
-  };
-  const progress = (p: Piece, got: number) => {
-    const d = p.base + got - p.done;
-    if (d > 0) {
-      p.done += d;
-      written += d;
-      o.onBytes?.(d);
+    this.a.log.warn(`parallel transfer of ${this.a.remotePath}: a connection was lost (${why})`);
+    const live = this.live();
+    if (live.length === 0) {
+      if (!this.everReady && this.written === 0) return this.end(null);
+      return this.end({ ...this.base(), ...failedResult(`every connection to the node was lost (${why}); run salvage again`) });
     }
-  };
-
-  const addConn = (): Conn => {
-    const w = new Worker(file, {
-      workerData: { role: 'fetch', recipe, remotePath, tmp } satisfies WorkerInit,
-      resourceLimits: { maxOldGenerationSizeMb: 256 },
-    });
-    const c: Conn = { w, ready: false, dead: false, target: 1, running: new Set() };
-    conns.push(c);
-    const lost = (why: string) => {
-      if (c.dead || finished) return;
-      c.dead = true;
-      requeue(c);
-      log.warn(`parallel transfer of ${remotePath}: a connection was lost (${why})`);
-      if (live().length === 0) {
-        if (!everReady && written === 0) return end(null);
-        return end({ ...base(), reason: `every connection to the node was lost (${why}); run salvage again`, sha256: null, md5: null });
-      }
-      // Its streams move to the others.
-      const other = live()[0];
-      other.target = Math.min(perConn, other.target + c.target);
-      fill();
-    };
-    w.on('message', (m: FetchEvent) => {
-      if (finished) return;
-      switch (m.type) {
-        case 'ready':
-          c.ready = true;
-          everReady = true;
-          fill();
-          return;
-        case 'fatal':
-          return lost(m.message);
-        case 'bytes': {
-          const p = pieces[m.id];
-          if (p.conn === c) progress(p, m.got);
-          advance();
-          return;
-        }
-        case 'done': {
-          const p = pieces[m.id];
-          if (p.conn !== c) return;
-          progress(p, m.got);
-          p.state = 'done';
-          p.conn = null;
-          c.running.delete(p);
-          advance();
-          fill();
-          return;
-        }
-        case 'failed': {
-          const p = pieces[m.id];
-          if (p.conn !== c) return;
-          progress(p, m.got);
-          c.running.delete(p);
-          p.conn = null;
-          if (m.fsCode) {
-            const e = Object.assign(new Error(m.message), { code: m.fsCode }) as NodeJS.ErrnoException;
-            return end({ ...base(), fsError: e, sha256: null, md5: null });
-          }
-          if (!m.retry) return end({ ...base(), reason: m.message, sha256: null, md5: null });
-          resumed++;
-          if (p.attempts >= MAX_ATTEMPTS_PER_PIECE || resumed > MAX_RESUMES)
-            return end({ ...base(), reason: `the connection kept dropping (${m.message}); run salvage again`, sha256: null, md5: null });
-          p.state = 'queued';
-          log.info(`parallel transfer of ${remotePath}: range at ${p.off + p.done} resumes (${m.message})`);
-          advance();
-          // Let the transport reconnect (its backoff) before the range goes out again.
-          setTimeout(fill, 100 * p.attempts).unref();
-          return;
-        }
-      }
-    });
-    w.on('error', (e) => lost(e.message));
-    w.on('exit', () => lost('its thread ended'));
-    return c;
-  };
-
-  // Start: up to `initial` streams, one connection each while cores allow.
-  const initial = Math.max(1, Math.min(o.initialStreams ?? 2, maxStreams));
-  for (let i = 0; i < initial; i++) {
-    if (conns.length < maxConns) addConn();
-    else conns[i % conns.length].target++;
+    live[0].target = Math.min(this.perConn, live[0].target + c.target);
+    this.fill();
   }
 
-  // Growth: judge each added stream on a full window after it started carrying bytes.
-  let lastBytes = 0;
-  let lastAt = performance.now();
-  let bestRate = 0;
-  let stalls = 0;
-  let settleTicks = 2;
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    const rate = ((written - lastBytes) * 1000) / (now - lastAt);
-    lastBytes = written;
-    lastAt = now;
-    if (finished || !everReady) return;
-    if (settleTicks > 0) return void settleTicks--;
-    if (stalls >= 2 || streams() >= maxStreams) return;
-    if (rate > bestRate * 1.08) {
-      bestRate = rate;
-      stalls = 0;
-    } else if (bestRate > 0) {
-      stalls++;
-      if (stalls >= 2) return;
+  private fetched(c: Conn, m: FetchEvent): void {
+    if (this.finished) return;
+    if (m.type === 'ready') {
+      c.ready = true;
+      this.everReady = true;
+      return this.fill();
     }
-    const remaining = pieces.filter((p) => p.state === 'queued').length;
-    if (remaining === 0) return;
-    if (conns.length < maxConns) addConn();
+    if (m.type === 'fatal') return this.lost(c, m.message);
+    const p = this.pieces[m.id];
+    if (m.type === 'bytes') {
+      if (p.conn === c) this.progress(p, m.got);
+      return this.advance();
+    }
+    if (p.conn !== c) return;
+    this.progress(p, m.got);
+    c.running.delete(p);
+    p.conn = null;
+    if (m.type === 'done') {
+      p.state = 'done';
+      this.advance();
+      return this.fill();
+    }
+    this.pieceFailed(p, m);
+  }
+
+  /** A range failed: a local write error or the node's refusal ends the transfer; a drop resumes it (bounded). */
+  private pieceFailed(p: Piece, m: Extract<FetchEvent, { type: 'failed' }>): void {
+    if (m.fsCode) {
+      const e = Object.assign(new Error(m.message), { code: m.fsCode }) as NodeJS.ErrnoException;
+      return this.end({ ...this.base(), fsError: e, sha256: null, md5: null });
+    }
+    if (!m.retry) return this.end({ ...this.base(), ...failedResult(m.message) });
+    this.resumed++;
+    if (p.attempts >= MAX_ATTEMPTS_PER_PIECE || this.resumed > MAX_RESUMES)
+      return this.end({ ...this.base(), ...failedResult(`the connection kept dropping (${m.message}); run salvage again`) });
+    p.state = 'queued';
+    this.a.log.info(`parallel transfer of ${this.a.remotePath}: range at ${p.off + p.done} resumes (${m.message})`);
+    this.advance();
+    // Let the transport reconnect (its backoff) before the range goes out again.
+    setTimeout(() => this.fill(), 100 * p.attempts).unref();
+  }
+
+  /** Every tick: one more stream while throughput grows by at least 8 % per step (two stalls end the growth). */
+  private grow(): void {
+    const g = this.growth;
+    const now = performance.now();
+    const rate = ((this.written - g.lastBytes) * 1000) / (now - g.lastAt);
+    g.lastBytes = this.written;
+    g.lastAt = now;
+    if (this.finished || !this.everReady) return;
+    if (g.settleTicks > 0) return void g.settleTicks--;
+    if (g.stalls >= 2 || this.streams() >= this.maxStreams) return;
+    if (rate > g.bestRate * 1.08) {
+      g.bestRate = rate;
+      g.stalls = 0;
+    } else if (g.bestRate > 0) {
+      g.stalls++;
+      if (g.stalls >= 2) return;
+    }
+    if (!this.pieces.some((p) => p.state === 'queued')) return;
+    if (this.conns.length < this.maxConns) this.addConn();
     else {
-      const c = live()
-        .filter((x) => x.target < perConn)
-        .sort((a, b) => a.target - b.target)[0];
+      const c = this.live()
+        .filter((x) => x.target < this.perConn)
+        .sort((x, y) => x.target - y.target)[0];
       if (!c) return;
       c.target++;
-      fill();
+      this.fill();
     }
-    settleTicks = 1;
-  }, TICK_MS);
-  ticker.unref();
-
-  const r = await result;
-  if (r) log.info(`parallel transfer of ${remotePath}: ${r.streams} stream(s) over ${r.connections} connection(s), ${r.resumed} resumed`);
-  return r;
+    g.settleTicks = 1;
+  }
 }

@@ -1,22 +1,19 @@
 /**
  * Verified downloads over the pooled connection.
  *
- * - Small files travel in batches as one `tar` stream per channel (thousands of files, few round trips).
+ * - Small files travel in batches as one `tar` stream per channel (thousands of files, few round trips): batchReceive.ts.
  * - Large files travel alone as `cat`, while the node hashes them on a second channel in parallel.
  * - Every file is hashed locally (SHA-256, and MD5 for S3 ETags) while it streams, written under a
  *   temporary name, compared with the node's SHA-256, and renamed only when they match.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { GpuSessionsError, errorMessage } from '../util/errors';
+import { GpuSessionsError } from '../util/errors';
 import { RemoteOperation, StreamOperation, openStream, runOperation, streamExitReason } from '../remote/operation';
 import { shq } from '../util/quote';
 import type { AbortLike, ExecStream, Transport } from '../ssh/transport';
-import { TarReader } from '../remote/tar';
 import { insideDest } from './paths';
 import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
 import { TransferResult, VerifiedWriter, fsProblem } from './verifiedWriter';
-import { BatchOp, BatchWriter, CommittedFile, EndedFile } from './batchWriter';
-import type { SecretHit } from './secretScan';
 
 export type { TransferResult } from './verifiedWriter';
 
@@ -294,243 +291,6 @@ async function streamIntoWriter(
     throw new GpuSessionsError('cancelled', 'Cancelled.');
   }
   return null;
-}
-
-/**
- * Download many small files as one tar stream (GNU tar: NUL-separated names on stdin, taken verbatim,
- * absolute names kept, no recursion). The node's SHA-256 list is fetched in parallel on another channel.
- * The files are written by `o.writer` (a writer thread shared by the batches running in parallel; inline
- * when none is given); each is renamed into place as soon as its bytes are written and match the node's
- * SHA-256, so a batch's files are verified while the rest of it still travels.
- */
-export async function downloadBatch(
-  t: Transport,
-  dest: string,
-  items: TransferItem[],
-  onBytes: (n: number) => void,
-  onFile: (r: TransferResult & { secrets?: SecretHit[] }) => void,
-  signal?: AbortLike,
-  o: TransferOptions & { writer?: BatchWriter; scanLimit?: number } = {},
-): Promise<void> {
-  if (items.length === 0) return;
-  const own = o.writer ? null : BatchWriter.start(dest, { md5: o.md5 ?? false, scanLimit: o.scanLimit ?? 0, thread: false });
-  const bw = o.writer ?? own!;
-  try {
-    await batchInto(bw, { t, items, onBytes, onFile, signal });
-  } finally {
-    await own?.close();
-  }
-}
-
-interface BatchFile {
-  item: TransferItem;
-  id: number;
-  ended: EndedFile | null;
-  /** Its last byte was handed to the writer. */
-  endSent: boolean;
-}
-
-interface BatchArgs {
-  t: Transport;
-  items: TransferItem[];
-  onBytes: (n: number) => void;
-  onFile: (r: TransferResult & { secrets?: SecretHit[] }) => void;
-  signal?: AbortLike;
-}
-
-async function batchInto(bw: BatchWriter, { t, items, onBytes, onFile, signal }: BatchArgs): Promise<void> {
-  const byPath = new Map(items.map((i) => [i.remotePath, i]));
-  const list = Buffer.from(items.map((i) => i.remotePath).join('\0') + '\0');
-  let hashes: Map<string, string> | null = null;
-  const hashP = remoteHashes(
-    t,
-    items.map((i) => i.remotePath),
-    'sha256',
-    signal,
-  )
-    .catch(() => new Map<string, string>())
-    .then((h) => {
-      hashes = h;
-      commitReady();
-      return h;
-    });
-  const seen = new Set<string>();
-  let cur: BatchFile | null = null;
-  let fatal = false;
-  // Files whose bytes are written, waiting for the node's hash; those that differ wait for the end.
-  let ready: BatchFile[] = [];
-  const differing: BatchFile[] = [];
-  let writing = 0;
-  let allWritten: (() => void) | null = null;
-  const commits: Array<Promise<void>> = [];
-  const report = (f: BatchFile, c: CommittedFile) => onFile({ ...c.result, remotePath: f.item.remotePath, secrets: c.secrets });
-  const commit = (fs: BatchFile[], h: Map<string, string>) => {
-    if (fs.length === 0) return;
-    const byId = new Map(fs.map((f) => [f.id, f]));
-    commits.push(
-      bw.commit(fs.map((f) => ({ id: f.id, sha256: h.get(f.item.remotePath) ?? null }))).then((rs) => {
-        for (const c of rs) report(byId.get(c.id)!, c);
-      }),
-    );
-  };
-  // Matching files (and failed writes, which commit reports) go now; the others after the stream.
-  function commitReady(): void {
-    const h = hashes as Map<string, string> | null;
-    if (!h || ready.length === 0) return;
-    const now: BatchFile[] = [];
-    for (const f of ready) (f.ended!.failed || h.get(f.item.remotePath) === f.ended!.sha256 ? now : differing).push(f);
-    ready = [];
-    commit(now, h);
-  }
-  // Everything the batch may bring (batchBudget). Past it (or past one file's limit) the node is sending
-  // what we did not ask for: the stream is closed, the rest reported.
-  let budget = batchBudget(items);
-  let overflow: Error | null = null;
-  // What one read of the stream brought, cut into files, for the writer (one copied chunk per read).
-  let out: Buffer[] = [];
-  let outLen = 0;
-  let ops: BatchOp[] = [];
-  const failEntry = (item: TransferItem, reason: string) =>
-    onFile({ remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason });
-  const reader = new TarReader({
-    entry: (e) => {
-      const item = byPath.get(e.path);
-      if (!item || seen.has(e.path)) return false;
-      seen.add(e.path);
-      if (e.size > entryLimit(item.size)) {
-        overflow = new Error(`the node sent a ${e.size} B entry for a file listed at ${item.size} B; the stream was stopped`);
-        failEntry(
-          item,
-          `the node sent ${e.size} B for a file listed at ${item.size} B (more than the ${entryLimit(item.size)} B allowed ` +
-            'for a file that grows while it is read): refused and not written; run salvage again',
-        );
-        return false;
-      }
-      if (e.type !== '0' && e.type !== '\0' && e.type !== '7') {
-        failEntry(item, e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more');
-        return false;
-      }
-      // The destination cannot take more (disk full, read-only): the rest is not written.
-      if (fatal) return false;
-      const f: BatchFile = { item, id: 0, ended: null, endSent: false };
-      f.id = bw.open((ended) => {
-        if (f.ended) return;
-        f.ended = ended;
-        if (ended.fatal) fatal = true;
-        ready.push(f);
-        commitReady();
-        if (f.endSent && --writing === 0) allWritten?.();
-      });
-      ops.push(['o', f.id, item.localPath]);
-      cur = f;
-      return true;
-    },
-    data: (b) => {
-      if (cur) {
-        ops.push(['d', cur.id, outLen, b.length]);
-        out.push(b);
-        outLen += b.length;
-      }
-      onBytes(b.length);
-    },
-    end: () => {
-      if (cur) {
-        cur.endSent = true;
-        // (Already ended: the writer thread is gone and reported it failed.)
-        if (!cur.ended) {
-          ops.push(['e', cur.id]);
-          writing++;
-        }
-      }
-      cur = null;
-    },
-  });
-  const flush = (s: ExecStream) => {
-    if (ops.length === 0) return;
-    const buf = new Uint8Array(outLen);
-    let p = 0;
-    for (const c of out) {
-      buf.set(c, p);
-      p += c.length;
-    }
-    const o2 = ops;
-    out = [];
-    outLen = 0;
-    ops = [];
-    bw.send(buf, o2);
-    // The writer is behind (a slow disk): stop reading, so the SSH window holds the node back.
-    if (bw.congested) {
-      s.stdout.pause();
-      void bw.whenDrained().then(() => s.stdout.resume());
-    }
-  };
-  let stderr = '';
-  let parseError: unknown = null;
-  const s = await openStream(t, tarStreamOperation(list), signal);
-  s.stdout.on('data', (b: Buffer) => {
-    if (parseError) return;
-    budget -= b.length;
-    try {
-      if (budget < 0) throw new Error('the node sent more data than the listed files can hold; the stream was stopped');
-      reader.push(b);
-      if (overflow) throw overflow;
-    } catch (e) {
-      parseError = e;
-      s.close();
-    }
-    flush(s);
-  });
-  s.stderr.on('data', (b: Buffer) => {
-    if (stderr.length < 8000) stderr += b.toString();
-  });
-  await s.done;
-  flush(s);
-  if (writing > 0) await new Promise<void>((r) => (allWritten = r));
-  const h = await hashP;
-  commitReady();
-  // A file that grew between the node's hashing and tar's read (a live log): compare the prefix we got.
-  if (differing.length) {
-    const pre = await prefixHashes(
-      t,
-      differing.map((f) => ({ path: f.item.remotePath, size: f.ended!.bytes })),
-      signal,
-    ).catch(() => new Map<string, string>());
-    for (const f of differing) {
-      const x = pre.get(f.item.remotePath);
-      if (x) h.set(f.item.remotePath, x);
-    }
-    commit(differing, h);
-  }
-  await Promise.all(commits);
-  const partial = cur as BatchFile | null;
-  if (partial && !partial.ended) {
-    bw.discard([partial.id]);
-    onFile({
-      remotePath: partial.item.remotePath,
-      ok: false,
-      sha256: null,
-      md5: null,
-      remoteSha256: null,
-      bytes: 0,
-      reason: 'transfer interrupted mid-file; run salvage again',
-    });
-  }
-  if (signal?.aborted) throw new GpuSessionsError('cancelled', 'Cancelled.');
-  for (const i of items) {
-    if (seen.has(i.remotePath)) continue;
-    const why =
-      /No such file/.test(stderr) && stderr.includes(i.remotePath)
-        ? 'vanished from the node'
-        : parseError
-          ? `transfer stream broke: ${errorMessage(parseError)}`
-          : stderr.includes(i.remotePath)
-            ? stderr
-                .split('\n')
-                .find((l) => l.includes(i.remotePath))!
-                .trim()
-            : `not received (${stderr.trim().split('\n')[0] || 'connection dropped?'})`;
-    onFile({ remotePath: i.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason: why });
-  }
 }
 
 export interface AppendItem extends TransferItem {
