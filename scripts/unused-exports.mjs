@@ -2,8 +2,7 @@
 // A name counts as used when another file imports it (`import { x }`, `import type`, `export { x } from`,
 // `import('…').X` types, a destructured dynamic import), reads it from a namespace import (`ns.x`), or reaches it
 // through `export * from` barrels; a dynamic import that is not destructured uses every export of its module.
-// Entry points (what VS Code or esbuild loads by name) and the exports of files other engineers were rewriting
-// when this check came in are listed in ALLOWED below. Prints each unused export as file:line name; exits 1 when
+// Entry points (what VS Code or esbuild loads by name) are listed in ALLOWED below. Prints each unused export as file:line name; exits 1 when
 // there is one.   node scripts/unused-exports.mjs [--all]  (--all: also the allowed ones)
 // Run by `npm run lint`.
 import { execFileSync } from 'node:child_process';
@@ -15,82 +14,6 @@ import ts from 'typescript';
 const ALLOWED = {
   // loaded by VS Code by name
   'src/extension/extension.ts': ['activate', 'deactivate'],
-  // TODO revisit: exports no other file names, in files that were being rewritten (salvage transfer engine, guard,
-  // provider, the CLI's main and MCP server, the extension) when this check came in: drop these `export`s there.
-  'src/cli/mcp.ts': ['McpDeps', 'buildMcpServer', 'destUnderRoots'],
-  'src/core/flows/salvage.ts': ['SalvageRun', 'isFileItem'],
-  'src/core/guard/operations.ts': ['GuardStartInput', 'GuardStopAnswer', 'parseGuardStatus'],
-  'src/core/guard/s3Post.ts': ['PostCredentials', 'PostPolicyInput'],
-  'src/core/guard/script.ts': ['GUARD_PY_FILES', 'GuardPyFile'],
-  'src/core/provider/actions.ts': ['EndCallResult'],
-  'src/core/provider/status.ts': ['InstanceState'],
-  'src/core/salvage/batchWriter.ts': ['WriteCommand', 'WriteEvent'],
-  'src/core/salvage/destNames.ts': ['PROBED_CHARS', 'exactNames'],
-  'src/core/salvage/gitState.ts': ['GitState'],
-  'src/core/salvage/listing.ts': ['CACHE_DIRS', 'CacheDir', 'MODEL_EXT', 'isUnder', 'writesFlag'],
-  'src/core/salvage/parallel.ts': ['ParallelOptions', 'ParallelResult'],
-  'src/core/salvage/parallelWorker.ts': ['FetchCommand', 'FetchEvent', 'HashCommand', 'HashEvent', 'WorkerInit'],
-  'src/core/salvage/plan.ts': ['listingOptions', 'localName', 'ownServers'],
-  'src/core/salvage/restoreCapture.ts': ['CaptureForRestoreOptions', 'RestoreClient', 'envNamesOperation', 'secretEnvNames'],
-  'src/core/salvage/rootsWhy.ts': ['WhyCand'],
-  'src/core/salvage/s3.ts': ['S3Match', 'S3MatchInput', 'S3Problem', 'describeTarget', 'formatS3Url'],
-  'src/core/salvage/s3Step.ts': ['pendingUploads'],
-  'src/core/salvage/salvageTypes.ts': ['ItemStatus', 'ReviewAnswer'],
-  'src/core/salvage/snapshotMarkdown.ts': ['renderCommand'],
-  'src/core/salvage/snapshotParse.ts': ['parseEnviron', 'parseSmiQ'],
-  'src/core/salvage/timings.ts': ['PHASES'],
-  'src/core/salvage/transfer.ts': [
-    'AppendItem',
-    'TransferItem',
-    'TransferOptions',
-    'appendStreamOperation',
-    'hashListOperation',
-    'headStreamOperation',
-    'parsePrefixHashes',
-    'parseStatList',
-    'prefixHashOperation',
-    'prefixHashes',
-    'prefixShasOperation',
-    'statListOperation',
-    'tarStreamOperation',
-  ],
-  'src/core/salvage/transferPhase.ts': ['batchWriter', 'markItem', 'scanItem'],
-  'src/core/salvage/upload.ts': ['UploadItem', 'UploadOptions', 'UploadResult', 'parsePutOutput'],
-  'src/core/salvage/verdict.ts': ['finishNow'],
-  'src/core/salvage/weights.ts': ['WeightsReason'],
-  'src/extension/alerts.ts': ['SCRIPT_SCHEME', 'Severity', 'ShownAlert', 'alertSetting'],
-  'src/extension/commands/drainUi.ts': ['DRAIN_DEADLINE_MS', 'DrainUi'],
-  'src/extension/commands/guard.ts': ['StartGuardOpts'],
-  'src/extension/commands/index.ts': ['allCommands'],
-  'src/extension/commands/launchProfile.ts': ['PROFILE_GLOB'],
-  'src/extension/commands/outOfRotation.ts': ['rotationFleet'],
-  'src/extension/config.ts': ['expandHome'],
-  'src/extension/connections.ts': ['ConnectionsDeps'],
-  'src/extension/dashboard.ts': ['DashboardSource'],
-  'src/extension/dashboardModel.ts': ['DashboardChart', 'DashboardMarker', 'DashboardSeries', 'ModelInput'],
-  'src/extension/dataGuards.ts': ['DataGuardsDeps'],
-  'src/extension/disposable.ts': ['DisposableLike'],
-  'src/extension/keepSalvaged.ts': ['KeepSalvagedDeps'],
-  'src/extension/logView.ts': ['LOG_SCHEME', 'showsEnd'],
-  'src/extension/nodeGuards.ts': ['NodeGuardsDeps'],
-  'src/extension/resolve.ts': ['PickOptions'],
-  'src/extension/salvageVerdicts.ts': ['SalvageVerdict'],
-  'src/extension/statusBar.ts': ['progressText'],
-  'src/extension/tree/index.ts': [
-    'TreeContext',
-    'TreeNodeOf',
-    'gib',
-    'gpuDescription',
-    'nodeDescription',
-    'serverDescription',
-    'serverLabel',
-  ],
-  'src/extension/tree/items/gateway.ts': ['currentGateway'],
-  'src/extension/tree/items/node.ts': ['hhmm', 'shownState'],
-  'src/extension/tree/items/server.ts': ['stateIcon'],
-  'src/extension/tree/liveRender.ts': ['LiveRenderHost', 'THROTTLE_MS', 'itemSignature'],
-  'src/extension/tree/provider.ts': ['redactTreeItem'],
-  'src/extension/userAction.ts': ['inBackground'],
 };
 
 const showAll = process.argv.includes('--all');

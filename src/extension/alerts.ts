@@ -17,10 +17,10 @@ import { isErrorState, plainState } from '../core/node/plainWords';
 import { exceptionLine, isTracebackHeader, shownFailureMessage } from '../core/sglang/exceptionLine';
 import type { SglangServer } from '../core/sglang/serverArgv';
 import { Disposables } from './disposable';
-import { SCRIPT_SCHEME, ScriptDocuments } from './scriptDocuments';
+import { ScriptDocuments } from './scriptDocuments';
 
 /** The setting a transition falls under: its failure class, else its condition. */
-export function alertSetting(t: GuardTransition): string {
+function alertSetting(t: GuardTransition): string {
   const byTo: Record<string, string> = {
     done: 'jobDone',
     'disk-full': 'diskFull',
@@ -47,7 +47,7 @@ export function alertSetting(t: GuardTransition): string {
   return t.class ? byClass[t.class] : 'crash';
 }
 
-export interface ShownAlert {
+interface ShownAlert {
   transition: GuardTransition;
   text: string;
   actions: string[];
@@ -59,7 +59,7 @@ export interface ShownAlert {
   withdrawn?: boolean;
 }
 
-export type Severity = 'error' | 'warning' | 'info';
+type Severity = 'error' | 'warning' | 'info';
 
 function showBySeverity(text: string, actions: string[], severity: Severity): Thenable<string | undefined> {
   if (severity === 'error') return vscode.window.showErrorMessage(text, ...actions);
@@ -230,5 +230,3 @@ export class Alerts extends Disposables {
     super.dispose();
   }
 }
-
-export { SCRIPT_SCHEME };

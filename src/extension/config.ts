@@ -27,6 +27,6 @@ export function pathSetting(key: string, warn?: (msg: string) => void): string {
   return '';
 }
 
-export function expandHome(p: string): string {
+function expandHome(p: string): string {
   return p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
 }

@@ -16,7 +16,7 @@ import { currentUserAction } from './userAction';
 
 const secretKey = (file: string) => `gpuSessions.passphrase:${file}`;
 
-export interface ConnectionsDeps {
+interface ConnectionsDeps {
   secrets: vscode.SecretStorage;
   log: Logger;
   demo: DemoNode;

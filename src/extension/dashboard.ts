@@ -11,7 +11,7 @@ import type { HistoryEntry } from '../core/node/history';
 import { DashboardModel, buildDashboardModel } from './dashboardModel';
 import { Disposables, toDisposable } from './disposable';
 
-export interface DashboardSource {
+interface DashboardSource {
   history(node: string): HistoryEntry[];
   summary(node: string): string;
   onDidRecord(fn: (node: string) => void): () => void;

@@ -11,14 +11,14 @@ import { isOkValue, nodeThroughput } from '../core/node/guard';
 import { plainState } from '../core/node/plainWords';
 import { formatDuration } from '../core/util/format';
 
-export interface DashboardSeries {
+interface DashboardSeries {
   /** The legend's name ("node total", ":30001", "GPU 0 · util %"). */
   name: string;
   /** One value per entry of `DashboardModel.times`; null where there is none (a gap, never 0). */
   values: Array<number | null>;
 }
 
-export interface DashboardChart {
+interface DashboardChart {
   /** DOM id of the chart's box: "total", "cost", "server-30001", "run", "gpu0"… */
   id: string;
   title: string;
@@ -31,7 +31,7 @@ export interface DashboardChart {
   summary: string;
 }
 
-export interface DashboardMarker {
+interface DashboardMarker {
   /** Unix seconds (the charts' x). */
   t: number;
   /** "22:02 :22795 crashed" */
@@ -56,7 +56,7 @@ export interface DashboardModel {
   text: string;
 }
 
-export interface ModelInput {
+interface ModelInput {
   node: string;
   entries: readonly HistoryEntry[];
   /** The node's state now, when the caller knows it (the fleet's last probe). */

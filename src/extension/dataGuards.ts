@@ -15,7 +15,7 @@ import type { Transport } from '../core/ssh/transport';
 import { cfg } from './config';
 import { Disposables, toDisposable } from './disposable';
 
-export interface DataGuardsDeps {
+interface DataGuardsDeps {
   fleet: Fleet;
   transportFor(node: string): Transport | undefined;
   /** A transition (the alerts show it). */

@@ -4,7 +4,7 @@
  */
 import type * as vscode from 'vscode';
 
-export interface DisposableLike {
+interface DisposableLike {
   dispose(): unknown;
 }
 

@@ -12,7 +12,7 @@ import { errorMessage } from '../core/util/errors';
 import type { Logger } from '../core/util/logger';
 import type { KeepStatus, SalvageVerdicts } from './salvageVerdicts';
 
-export interface KeepSalvagedDeps {
+interface KeepSalvagedDeps {
   verdicts: SalvageVerdicts;
   /** Re-render a node's live rows. */
   refresh(node: string): void;

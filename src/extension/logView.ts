@@ -12,7 +12,7 @@ import type { Transport } from '../core/ssh/transport';
 
 import { cfg } from './config';
 import { BlockRedactor, redactOutput as scrubOutput } from '../core/util/redact';
-export const LOG_SCHEME = 'gpu-sessions-log';
+const LOG_SCHEME = 'gpu-sessions-log';
 
 interface LiveLog {
   uri: vscode.Uri;
@@ -32,7 +32,7 @@ interface LiveLog {
 }
 
 /** The last `slack` lines count as "the end": a view showing them follows. */
-export function showsEnd(lastVisibleLine: number, lineCount: number, slack = 2): boolean {
+function showsEnd(lastVisibleLine: number, lineCount: number, slack = 2): boolean {
   return lastVisibleLine >= lineCount - 1 - slack;
 }
 

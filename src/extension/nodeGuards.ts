@@ -18,7 +18,7 @@ import { Disposables, toDisposable } from './disposable';
 /** How often a node's guard is read (after a probe of that node). */
 const CHECK_EVERY_MS = 60_000;
 
-export interface NodeGuardsDeps {
+interface NodeGuardsDeps {
   fleet: Fleet;
   transportFor(node: string): Transport | undefined;
   /** Where the newest journal entry already shown is kept, per node (globalState). */

@@ -8,7 +8,7 @@ import type { Fleet } from '../core/node/fleet';
 import type { NodeSpec } from '../core/ssh/config';
 import type { TreeNode } from './tree';
 
-export interface PickOptions {
+interface PickOptions {
   /** Quick-pick title when the argument names no node. */
   title: string;
   placeHolder?: string;

@@ -15,7 +15,7 @@ export interface KeepStatus {
   dest?: string;
 }
 
-export interface SalvageVerdict {
+interface SalvageVerdict {
   verdict: 'safe' | 'unsafe';
   dest: string;
   at: number;

@@ -19,7 +19,7 @@ export function eta(s: number | null): string {
   return `${(s / 86400).toFixed(1)}d`;
 }
 
-export function progressText(l: NodeLive): string | null {
+function progressText(l: NodeLive): string | null {
   const p = l.progress?.progress;
   if (p && p.ok && p.percent !== null)
     return `${p.percent.toFixed(1)}%${p.etaS !== null && p.status !== 'done' ? ` ETA ${eta(p.etaS)}` : ''}${p.status === 'done' ? ' done' : ''}`;

@@ -17,8 +17,3 @@ export function asUserAction<T>(what: string, fn: () => T): T {
 export function currentUserAction(): string | undefined {
   return store.getStore();
 }
-
-/** Runs fn as background work even inside a user's action (a loop it starts outlives the command). */
-export function inBackground<T>(fn: () => T): T {
-  return store.exit(fn);
-}

@@ -22,8 +22,6 @@ export * from '../salvage/runDir';
 export * from '../salvage/serversScript';
 export * from '../salvage/classify';
 export * from '../salvage/report';
-export { isFileItem } from '../salvage/salvageUtil';
-export type { SalvageRun } from '../salvage/salvageRun';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { Logger, nullLogger } from '../util/logger';

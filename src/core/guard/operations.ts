@@ -26,7 +26,7 @@ export interface GuardSettings {
   credentialExpires: string | null;
 }
 
-export interface GuardStartInput {
+interface GuardStartInput {
   settings: GuardSettings;
   to?: string;
   s3?: { bucket: string; prefix: string; post: PresignedPost };
@@ -186,7 +186,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v.slice(0, 4
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
 
 /** The status answer, checked field by field (a hostile node can put anything in its state file). */
-export function parseGuardStatus(o: Record<string, unknown>): GuardStatus {
+function parseGuardStatus(o: Record<string, unknown>): GuardStatus {
   const st = o.state && typeof o.state === 'object' && !Array.isArray(o.state) ? (o.state as Record<string, unknown>) : {};
   const ls = st.lastVerifiedSync && typeof st.lastVerifiedSync === 'object' ? (st.lastVerifiedSync as Record<string, unknown>) : null;
   const journal: GuardEvent[] = [];
@@ -219,7 +219,7 @@ export function guardStatusOperation(journalLines = 200): RemoteOperation<GuardS
   return { ...pyOperation('guard-status', { op: 'status', journalLines }, 30_000, parseGuardStatus), idempotent: true };
 }
 
-export interface GuardStopAnswer {
+interface GuardStopAnswer {
   wasRunning: boolean;
   stopped: boolean;
   pid: number | null;

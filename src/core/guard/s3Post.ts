@@ -7,13 +7,13 @@ import { createHmac } from 'node:crypto';
 
 export const MAX_POLICY_S = 7 * 24 * 3600;
 
-export interface PostCredentials {
+interface PostCredentials {
   accessKeyId: string;
   secretAccessKey: string;
   sessionToken?: string;
 }
 
-export interface PostPolicyInput {
+interface PostPolicyInput {
   bucket: string;
   prefix: string;
   region: string;

@@ -79,7 +79,7 @@ export function actionOperation(
   };
 }
 
-export interface EndCallResult {
+interface EndCallResult {
   code: number | null;
   said: string;
   /** The provider's status read in the same exec right after the call (a stopped pod's container dies soon). */

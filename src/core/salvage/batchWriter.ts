@@ -17,7 +17,7 @@ import { VerifiedWriter, fsProblem } from './verifiedWriter';
 import { workerFile } from './parallel';
 import type { BatchOp, CommittedFile, EndedFile, WriteCommand, WriteEvent } from './workerProtocol';
 
-export type { BatchOp, CommittedFile, EndedFile, WriteCommand, WriteEvent } from './workerProtocol';
+export type { BatchOp, CommittedFile, EndedFile } from './workerProtocol';
 
 /** The files of the batches, on the thread that writes them. */
 export class BatchFiles {

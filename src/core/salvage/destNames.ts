@@ -12,7 +12,7 @@ import { GpuSessionsError } from '../util/errors';
 import { DEVICE, NamePolicy, bounded, pct } from './localNames';
 
 /** The characters Windows, exFAT and SMB refuse in a name; each is probed on its own. */
-export const PROBED_CHARS = [':', '*', '?', '"', '<', '>', '|', '\\'] as const;
+const PROBED_CHARS = [':', '*', '?', '"', '<', '>', '|', '\\'] as const;
 
 export interface DestNameRules {
   /** `A` and `a` name one file. */
@@ -108,7 +108,7 @@ export async function probeDestNames(runDir: string): Promise<DestNameRules> {
 }
 
 /** Does this destination refuse anything (so `%`, the escape, must be encoded too, or `a%3Ab` and `a:b` meet)? */
-export function exactNames(rules: DestNameRules): boolean {
+function exactNames(rules: DestNameRules): boolean {
   return !(
     rules.refusedChars.length > 0 ||
     rules.refusesTrailingDotSpace ||

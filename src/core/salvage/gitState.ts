@@ -6,7 +6,7 @@ import { RemoteOperation, incomplete, stderrTail } from '../remote/operation';
 import { shq } from '../util/quote';
 import { newNonce, sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
 
-export type GitState = { ok: true; status: string; diff: string } | { ok: false; reason: string };
+type GitState = { ok: true; status: string; diff: string } | { ok: false; reason: string };
 
 export function gitStateOperation(repoPath: string): RemoteOperation<GitState> {
   const nonce = newNonce();

@@ -14,7 +14,6 @@ import { HubOrigin, MODEL_EXT, downloadMetadataScript, parseDownloadMetadata } f
 import { isUnder } from './paths';
 import { groupedWhy } from './rootsWhy';
 
-export { isUnder };
 import type { RemoteOperation } from '../remote/operation';
 import { ArtifactKind, DEFAULT_VOLUMES, SIM_SCOPE_VAR, classifyArtifact, remoteRootExpr, scopeServers } from '../node/probe';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
@@ -38,7 +37,7 @@ export interface ListedFile {
   linkTarget?: string;
 }
 
-export interface CacheDir {
+interface CacheDir {
   path: string;
   files: number;
   bytes: number;
@@ -114,7 +113,6 @@ const DATA_EXT = [
   '.zst',
   '.pkl',
 ];
-export { MODEL_EXT };
 
 /** Every file has a kind: `other` when nothing more specific applies (no extension list decides existence). */
 export function classifySalvage(p: string): SalvageKind {
@@ -127,7 +125,7 @@ export function classifySalvage(p: string): SalvageKind {
 }
 
 /** Directory names that are caches or installed software: summarised per folder, never copied. */
-export const CACHE_DIRS = [
+const CACHE_DIRS = [
   '.cache',
   '__pycache__',
   'node_modules',
@@ -320,7 +318,7 @@ function portOf(p: ListedProcess | undefined): string {
 }
 
 /** O_WRONLY or O_RDWR in an fdinfo `flags:` value. */
-export function writesFlag(flags: number | null): boolean {
+function writesFlag(flags: number | null): boolean {
   return flags !== null && (flags & 3) !== 0;
 }
 

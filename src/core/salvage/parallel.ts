@@ -27,7 +27,7 @@ import type { FetchCommand, FetchEvent, HashCommand, HashEvent, WorkerInit } fro
 /** Files at least this large travel in parallel ranges. */
 export const PARALLEL_MIN_BYTES = 64 * 1024 * 1024;
 
-export interface ParallelOptions {
+interface ParallelOptions {
   md5?: boolean;
   onBytes?: (n: number) => void;
   signal?: AbortLike;
@@ -44,7 +44,7 @@ export interface ParallelOptions {
   pieceBytes?: number;
 }
 
-export interface ParallelResult {
+interface ParallelResult {
   /** Set when the transfer failed on the node's side (not retried: unreadable, shrank). */
   reason?: string;
   /** A local file-system error (ENOSPC, EACCES, …) from a write. */

@@ -24,8 +24,6 @@ import { SshTransport } from '../ssh/transport';
 import { BatchFiles } from './batchWriter';
 import type { FetchCommand, FetchEvent, HashCommand, HashEvent, WorkerInit, WriteCommand, WriteEvent } from './workerProtocol';
 
-export type { FetchCommand, FetchEvent, HashCommand, HashEvent, WorkerInit } from './workerProtocol';
-
 const REPORT_EVERY = 4 * 1024 * 1024;
 
 /** The remote command for one range: exactly `len` bytes from `off` of a regular file (never more). */

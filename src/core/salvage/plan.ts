@@ -19,7 +19,7 @@ import type { SalvageRun } from './salvageRun';
 import { PREVIOUS_WHY, diagnoseWrite, isLoopback } from './salvageUtil';
 
 /** Folders and model folders an earlier run of this node found (their evidence may be gone: servers stopped). */
-export function listingOptions(sv: SalvageRun, extraRoots: string[] = []): ListingOptions {
+function listingOptions(sv: SalvageRun, extraRoots: string[] = []): ListingOptions {
   const prevRoots = (sv.previous?.roots ?? []).map((r) => (typeof r === 'string' ? r : r.path)).filter((r) => r.startsWith('/'));
   return {
     roots: sv.o.roots,
@@ -136,7 +136,7 @@ async function useDestNames(sv: SalvageRun): Promise<void> {
 }
 
 /** Servers of this user: the probe's (with GPUs) when they match the listing's own scan. */
-export function ownServers(sv: SalvageRun, L: SalvageListing): SglangServer[] {
+function ownServers(sv: SalvageRun, L: SalvageListing): SglangServer[] {
   const own = new Set(L.servers.map((s) => s.pid));
   const fromProbe = sv.probeServers.filter((s) => own.has(s.pid));
   return fromProbe.length === L.servers.length ? fromProbe : L.servers;
@@ -161,7 +161,7 @@ export function cacheItem(sv: SalvageRun, c: { path: string; files: number; byte
 }
 
 /** The local name of a remote path: the one an earlier run of this folder gave it (so it resumes), else a new one. */
-export function localName(sv: SalvageRun, remotePath: string, area: 'files' | 'git'): string {
+function localName(sv: SalvageRun, remotePath: string, area: 'files' | 'git'): string {
   sv.previousLocal ??= new Map((sv.previous?.items ?? []).map((i) => [i.remotePath, i.localPath]));
   const prev = sv.previousLocal.get(remotePath);
   return usableRecordedPath(prev, area) ? prev : sv.localNames.relPath(remotePath, area);

@@ -9,10 +9,10 @@ import type { AbortLike, Transport } from '../ssh/transport';
 import type { ListedProcess, SalvageListing } from './listing';
 import type { LaunchProfile } from '../launch/profile';
 import { errorMessage } from '../util/errors';
-import { isSecretName, redactArgv } from '../util/redact';
+import { redactArgv } from '../util/redact';
 import type { Logger } from '../util/logger';
 
-export interface RestoreClient {
+interface RestoreClient {
   pid: number;
   /** Command line, secret values redacted. */
   argv: string[];
@@ -61,7 +61,7 @@ export function modesOperation(paths: string[]): RemoteOperation<Array<string | 
 }
 
 /** Names of a process's environment variables (the values stay on the node). */
-export function envNamesOperation(pid: number): RemoteOperation<string[]> {
+function envNamesOperation(pid: number): RemoteOperation<string[]> {
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`bad pid ${pid}`);
   return {
     name: 'env-names',
@@ -88,7 +88,7 @@ export function findClient(L: Pick<SalvageListing, 'processes' | 'servers' | 'wr
   return usable.filter((p) => writerPids.has(p.pid)).sort((a, b) => a.pid - b.pid)[0] ?? null;
 }
 
-export interface CaptureForRestoreOptions {
+interface CaptureForRestoreOptions {
   signal?: AbortLike;
   log?: Logger;
 }
@@ -153,9 +153,4 @@ export async function captureForRestore(
     fail('file modes', e);
   }
   return cap;
-}
-
-/** Secret-named variables among the client's (for messages: they must be set on the new node). */
-export function secretEnvNames(c: RestoreClient): string[] {
-  return c.envNames.filter((n) => isSecretName(n));
 }

@@ -3,7 +3,7 @@
  * grouped ("working directory of 7 SGLang servers (ports 25502–25508)"), not listed one pid at a time.
  */
 
-export interface WhyCand {
+interface WhyCand {
   why: string;
   detail: string;
   path: string;

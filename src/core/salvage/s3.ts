@@ -45,7 +45,7 @@ export interface S3Inventory {
 
 export type S3Status = 'present' | 'missing' | 'mismatch' | 'unverified' | 'unknown';
 
-export interface S3MatchInput {
+interface S3MatchInput {
   remotePath: string;
   size: number;
   /** Hex MD5 of the file on the node, when known. */
@@ -62,7 +62,7 @@ export interface S3Mapping {
   s3Prefix: string;
 }
 
-export interface S3Match {
+interface S3Match {
   remotePath: string;
   status: S3Status;
   key: string | null;
@@ -70,7 +70,7 @@ export interface S3Match {
 }
 
 /** Why an S3 call failed, in `GpuSessionsError.detail.s3` (the code is 'remote-failed', or 'cancelled'). */
-export type S3Problem =
+type S3Problem =
   | 'no-credentials'
   | 'expired-token'
   | 'bad-credentials'
@@ -166,7 +166,7 @@ export function uploadKey(remotePath: string, prefix: string, mappings?: S3Mappi
 }
 
 /** `s3://bucket/prefix` or, with a custom endpoint, `s3://bucket/prefix at http://host:port`. */
-export function describeTarget(t: S3Target): string {
+function describeTarget(t: S3Target): string {
   return formatS3Url(t.bucket, t.prefix) + (t.endpoint ? ` at ${t.endpoint}` : '');
 }
 

@@ -138,7 +138,7 @@ export async function runUploadStep(sv: SalvageRun): Promise<void> {
 }
 
 /** Unfinished multipart uploads of this run folder (a rerun continues the folder, so it resumes them per part). */
-export function pendingUploads(sv: SalvageRun): UploadResume {
+function pendingUploads(sv: SalvageRun): UploadResume {
   const file = path.join(sv.dir, 'upload-parts.json');
   let all: Record<string, PendingUpload> = {};
   try {

@@ -12,7 +12,7 @@ import type { PhaseTimer, SalvageTimings } from './timings';
 
 export type StepId = 'scripts' | 'logs' | 'configs' | 'data' | 's3' | 'environment';
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
-export type ItemStatus = 'verified' | 'failed' | 'skipped' | 'pending';
+type ItemStatus = 'verified' | 'failed' | 'skipped' | 'pending';
 
 export const STEPS: Array<{ id: StepId; title: string }> = [
   { id: 'scripts', title: 'Scripts (launch, shell, Python) and the running servers’ command lines' },
@@ -159,7 +159,7 @@ export interface SalvageProgress {
 }
 
 /** What a review answers: the paths to take, `undefined` for the preselection, `null` to download nothing. */
-export type ReviewAnswer = string[] | undefined | null;
+type ReviewAnswer = string[] | undefined | null;
 
 export interface SalvageOptions {
   node: string;

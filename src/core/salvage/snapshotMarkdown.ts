@@ -39,7 +39,7 @@ function shWord(a: string): string {
 }
 
 /** argv as a readable shell command: one `--flag value` per line. */
-export function renderCommand(argv: string[], envPrefix: Record<string, string> = {}): string {
+function renderCommand(argv: string[], envPrefix: Record<string, string> = {}): string {
   const prefix = Object.entries(envPrefix).map(([k, v]) => `${k}=${shWord(v)}`);
   const firstFlag = argv.findIndex((a, i) => i > 0 && a.startsWith('--'));
   const head = (firstFlag < 0 ? argv : argv.slice(0, firstFlag)).map(shWord);

@@ -17,7 +17,7 @@ function intOrNull(s: string | undefined | null): number | null {
 }
 
 /** `nvidia-smi -q`: driver and CUDA versions and one entry per `GPU <bus id>` block. */
-export function parseSmiQ(text: string): {
+function parseSmiQ(text: string): {
   driverVersion: string | null;
   cudaVersion: string | null;
   attachedGpus: number | null;
@@ -93,7 +93,7 @@ export function parseSmiQ(text: string): {
 }
 
 /** NUL-separated /proc/PID/environ → object (the first `=` separates; entries without one are skipped). */
-export function parseEnviron(raw: string): Record<string, string> {
+function parseEnviron(raw: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of raw.split('\0')) {
     const eq = e.indexOf('=');

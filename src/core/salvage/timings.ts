@@ -16,7 +16,7 @@
  * - writerIdle: how long the writer thread (file creation, writing, local hashing) waited for bytes, from its start
  * - cpu: CPU time of the whole process (all threads), for comparing runs on a loaded machine
  */
-export const PHASES = ['connect', 'plan', 'transfer', 'finalPass', 'snapshot', 's3', 'verdict', 'total'] as const;
+const PHASES = ['connect', 'plan', 'transfer', 'finalPass', 'snapshot', 's3', 'verdict', 'total'] as const;
 export type Phase = (typeof PHASES)[number];
 export type SalvageTimings = Record<Phase, number> & { idle?: number; writerIdle?: number; cpu?: number };
 

@@ -58,7 +58,7 @@ export function parseHashList(out: Buffer, hexLen: number): Map<string, string> 
 }
 
 /** Hash many remote files in one exec; paths travel on stdin (NUL-separated), never on a command line. */
-export function hashListOperation(paths: string[], algo: 'sha256' | 'md5'): RemoteOperation<Map<string, string>> {
+function hashListOperation(paths: string[], algo: 'sha256' | 'md5'): RemoteOperation<Map<string, string>> {
   const tool = algo === 'sha256' ? 'sha256sum' : 'md5sum';
   return {
     name: tool,
@@ -81,7 +81,7 @@ export async function remoteHashes(
 }
 
 /** `<index> <sha256>  -` lines of prefixHashOperation, back to paths. */
-export function parsePrefixHashes(out: Buffer, entries: Array<{ path: string }>): Map<string, string> {
+function parsePrefixHashes(out: Buffer, entries: Array<{ path: string }>): Map<string, string> {
   const m = new Map<string, string>();
   for (const l of out.toString().split('\n')) {
     const x = /^(\d+) ([0-9a-f]{64})/.exec(l);
@@ -94,7 +94,7 @@ export function parsePrefixHashes(out: Buffer, entries: Array<{ path: string }>)
  * SHA-256 of the first N bytes of each file (one exec; paths quoted into the script). Used for files that
  * grew while they were read: what we received must equal the node's file up to what we received.
  */
-export function prefixHashOperation(entries: Array<{ path: string; size: number }>): RemoteOperation<Map<string, string>> {
+function prefixHashOperation(entries: Array<{ path: string; size: number }>): RemoteOperation<Map<string, string>> {
   const lines = entries.map(
     (e, i) => `printf '%s ' ${i}; head -c ${Math.max(0, Math.floor(e.size))} -- ${shq(e.path)} 2>/dev/null | sha256sum`,
   );
@@ -118,7 +118,7 @@ export async function prefixHashes(
 }
 
 /** `stat --printf '%s\t%Y\t%n\0'` records: size, mtime, path. */
-export function parseStatList(out: Buffer): Map<string, { size: number; mtime: number }> {
+function parseStatList(out: Buffer): Map<string, { size: number; mtime: number }> {
   const m = new Map<string, { size: number; mtime: number }>();
   for (const rec of out.toString('utf8').split('\0')) {
     const a = rec.indexOf('\t');
@@ -130,7 +130,7 @@ export function parseStatList(out: Buffer): Map<string, { size: number; mtime: n
 }
 
 /** Current size and mtime of files (one exec, NUL-separated paths on stdin). */
-export function statListOperation(paths: string[]): RemoteOperation<Map<string, { size: number; mtime: number }>> {
+function statListOperation(paths: string[]): RemoteOperation<Map<string, { size: number; mtime: number }>> {
   return {
     name: 'stat',
     command: `xargs -0 -r stat --printf '%s\\t%Y\\t%n\\0' --`,
@@ -151,7 +151,7 @@ export async function remoteStats(
 }
 
 /** One large file, exactly its first `size` bytes, only if it is a regular file (exit 3 otherwise). */
-export function headStreamOperation(remotePath: string, size: number): StreamOperation {
+function headStreamOperation(remotePath: string, size: number): StreamOperation {
   const n = Math.max(0, Math.floor(size));
   return {
     name: 'head',
@@ -160,7 +160,7 @@ export function headStreamOperation(remotePath: string, size: number): StreamOpe
 }
 
 /** SHA-256 of the first `sizes[i]` bytes of one file, in order (null where the node printed none). */
-export function prefixShasOperation(remotePath: string, sizes: number[]): RemoteOperation<Array<string | null>> {
+function prefixShasOperation(remotePath: string, sizes: number[]): RemoteOperation<Array<string | null>> {
   const q = shq(remotePath);
   return {
     name: 'prefix-sha256',
@@ -175,7 +175,7 @@ export function prefixShasOperation(remotePath: string, sizes: number[]): Remote
 }
 
 /** Bytes n…m of a file that grew since it was saved (only if it is still a regular file; exit 3 otherwise). */
-export function appendStreamOperation(remotePath: string, n: number, m: number): StreamOperation {
+function appendStreamOperation(remotePath: string, n: number, m: number): StreamOperation {
   return {
     name: 'append',
     command:
@@ -293,7 +293,7 @@ async function streamIntoWriter(
   return null;
 }
 
-export interface AppendItem extends TransferItem {
+interface AppendItem extends TransferItem {
   /** Bytes of the local verified copy (the node's file had these first bytes). */
   baseSize: number;
   /** SHA-256 of those bytes. */

@@ -18,7 +18,7 @@ import type { SalvageRun } from './salvageRun';
 import { salvageGit, writeServersScript } from './gitStep';
 
 /** The writer thread of the run's file steps: started with the first batch, kept for the next steps. */
-export function batchWriter(sv: SalvageRun): BatchWriter {
+function batchWriter(sv: SalvageRun): BatchWriter {
   if (!sv.writer?.alive) sv.writer = BatchWriter.start(sv.dir, { md5: !!sv.o.s3, scanLimit: SCAN_LIMIT });
   return sv.writer;
 }
@@ -32,7 +32,7 @@ export async function closeBatchWriter(sv: SalvageRun): Promise<void> {
 }
 
 /** `r.secrets`: the scan of the exact bytes, done where they were written (else the local copy is read). */
-export function markItem(sv: SalvageRun, it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
+function markItem(sv: SalvageRun, it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
   if (r.ok) {
     if (r.bytes !== it.size) {
       it.reason = `grew on the node while being read: verified the first ${r.bytes} B (listed ${it.size} B)`;
@@ -57,7 +57,7 @@ export function markItem(sv: SalvageRun, it: SalvageItem, r: TransferResult & { 
 }
 
 /** Secrets scan of the exact copy; with --redact the local copy is then rewritten redacted (marked). */
-export function scanItem(sv: SalvageRun, it: SalvageItem, scanned?: SecretHit[]): void {
+function scanItem(sv: SalvageRun, it: SalvageItem, scanned?: SecretHit[]): void {
   const abs = insideDest(sv.dir, it.localPath!);
   try {
     // Already scanned from the bytes that were written (and verified): read the copy only to redact it.

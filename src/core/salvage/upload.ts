@@ -16,13 +16,13 @@ import { shq } from '../util/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import type { S3Target } from './s3';
 
-export interface UploadItem {
+interface UploadItem {
   remotePath: string;
   size: number;
   key: string;
 }
 
-export interface UploadResult {
+interface UploadResult {
   remotePath: string;
   /** The object's key (named s3Object: output redaction treats members named "key" or "…Key" as a secret). */
   s3Object: string;
@@ -49,7 +49,7 @@ export interface UploadResume {
   set(key: string, p: PendingUpload | undefined): void;
 }
 
-export interface UploadOptions {
+interface UploadOptions {
   /** Objects above this go multipart (S3 requires it above 5 GiB). Default 64 MiB; at least 5 MiB. */
   partSize?: number;
   /** Lifetime of each presigned URL, seconds. Default 900. */
@@ -154,7 +154,7 @@ export function buildPutScript(remotePath: string, url: string, range: { offset:
   ].join('\n');
 }
 
-export function parsePutOutput(out: string): { md5: string | null; etag: string | null; status: number | null } {
+function parsePutOutput(out: string): { md5: string | null; etag: string | null; status: number | null } {
   const md5 = /^GS-MD5 ([0-9a-f]{32})$/m.exec(out)?.[1] ?? null;
   const statuses = [...out.matchAll(/^HTTP\/[\d.]+ (\d{3})/gm)].map((m) => Number(m[1]));
   const etag = /^etag:\s*"?([^"\r\n]+)"?/im.exec(out)?.[1]?.trim() ?? null;

@@ -29,7 +29,7 @@ function nothingListed(m: SalvageManifest): string | null {
         'folders with --roots or --add-root and salvage again';
 }
 
-export function finishNow(sv: SalvageRun): void {
+function finishNow(sv: SalvageRun): void {
   const m = sv.manifest;
   const lost: SalvageManifest['lost'] = [];
   for (const it of m.items) {

@@ -23,7 +23,7 @@ interface ListedFile {
   mtime?: string;
 }
 
-export type WeightsReason = 'on-the-hub' | 'in-s3' | 'origin-unknown';
+type WeightsReason = 'on-the-hub' | 'in-s3' | 'origin-unknown';
 
 export interface HubOrigin {
   repo: string | null;

@@ -5,9 +5,9 @@
 import * as vscode from 'vscode';
 
 /** The drain deadline: after it the server is stopped anyway (SIGTERM, then SIGKILL). */
-export const DRAIN_DEADLINE_MS = 5 * 60_000;
+const DRAIN_DEADLINE_MS = 5 * 60_000;
 
-export interface DrainUi {
+interface DrainUi {
   /** Options for core stopServer: the deadline, Stop now, progress in words. */
   opts: { drainTimeoutMs: number; stopAfterDrainTimeout: boolean; stopNow: () => boolean; onProgress: (m: string) => void };
   /** Called when the stop ended (the Stop now button goes). */

@@ -14,7 +14,7 @@ import { requireTrust } from '../trust';
 import type { Command } from './command';
 
 /** Answers given beforehand (tests, the MCP tool), instead of the pickers and the modal. */
-export type StartGuardOpts = {
+type StartGuardOpts = {
   s3?: string;
   s3Endpoint?: string;
   to?: string;

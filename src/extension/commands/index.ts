@@ -26,7 +26,7 @@ import { showProbe } from './showProbe';
 import { restartServer, stopServer } from './stopServer';
 import { tailAllGpuLogs, tailLog } from './tail';
 
-export function allCommands(docs: ScriptDocuments): Command[] {
+function allCommands(docs: ScriptDocuments): Command[] {
   return [
     refresh,
     refreshNode,

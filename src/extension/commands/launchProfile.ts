@@ -13,7 +13,7 @@ import type { Services } from '../services';
 import { requireTrust } from '../trust';
 import type { Command } from './command';
 
-export const PROFILE_GLOB = '.gpu-sessions/launch/*.json';
+const PROFILE_GLOB = '.gpu-sessions/launch/*.json';
 
 function issuesText(issues: PreflightIssue[], prefix: string): string[] {
   return issues.map((i) => `${prefix}${i.message}`);

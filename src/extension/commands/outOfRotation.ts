@@ -10,7 +10,7 @@ import { errorMessage } from '../../core/util/errors';
 import type { Services } from '../services';
 
 /** The fleet as the tree last probed it: every node, its servers (undefined when never probed) and its gateways. */
-export function rotationFleet(s: Pick<Services, 'fleet'>): RotationNode[] {
+function rotationFleet(s: Pick<Services, 'fleet'>): RotationNode[] {
   return s.fleet.nodes().map((n) => {
     const p = s.fleet.status(n.name).probe;
     return { node: n.name, host: n.host, hostname: p?.hostname ?? null, servers: p?.servers, gateways: p?.gateways ?? [] };

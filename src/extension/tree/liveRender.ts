@@ -14,7 +14,7 @@ import type { TreeNode } from './types';
  * A hover lasts until the row's next render (VS Code rebuilds a rendered row's hover on every render): 5 s, the top of
  * issue 30's 2–5 s, leaves a tooltip readable for ~4.5 s while the figures keep moving.
  */
-export const THROTTLE_MS = 5000;
+const THROTTLE_MS = 5000;
 
 /**
  * A row whose only change is its figures (tok/s, running, queue, GPU %, dollars) is re-rendered at most this often:
@@ -51,7 +51,7 @@ interface Shown {
   kids: Map<string, { els: TreeNode[]; sigs: string[]; at: number[] }>;
 }
 
-export interface LiveRenderHost {
+interface LiveRenderHost {
   render(el: TreeNode): vscode.TreeItem;
   /** The children the parent would have now (same kinds of objects as getChildren returns). */
   childrenNow(el: TreeNode): TreeNode[];

@@ -28,7 +28,7 @@ import type { DataSampleFile } from '../../core/data/watch';
 import { redactOutput } from '../../core/util/redact';
 
 /** The tree's boundary: label, description and tooltip (plain or Markdown) with secrets redacted. */
-export function redactTreeItem(item: vscode.TreeItem): vscode.TreeItem {
+function redactTreeItem(item: vscode.TreeItem): vscode.TreeItem {
   if (typeof item.label === 'string') item.label = redactOutput(item.label);
   else if (item.label) item.label = { ...item.label, label: redactOutput(item.label.label) };
   if (typeof item.description === 'string') item.description = redactOutput(item.description);

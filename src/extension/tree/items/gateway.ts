@@ -9,7 +9,7 @@ import { visible } from '../../../core/util/terminal';
 import type { TreeContext, TreeNode, TreeNodeOf } from '../types';
 
 /** The gateway of `pid` in the node's latest probe. */
-export function currentGateway(ctx: TreeContext, node: string, pid: number): Gateway | undefined {
+function currentGateway(ctx: TreeContext, node: string, pid: number): Gateway | undefined {
   return ctx.fleet.status(node).probe?.gateways?.find((g) => g.pid === pid);
 }
 

@@ -4,11 +4,11 @@ import { visible } from '../../../core/util/terminal';
 import type { GpuInfo } from '../../../core/node/nvidiaSmi';
 import type { TreeNodeOf } from '../types';
 
-export function gib(mib: number | null): string {
+function gib(mib: number | null): string {
   return mib === null ? '?' : (mib / 1024).toFixed(1);
 }
 
-export function gpuDescription(g: GpuInfo): string {
+function gpuDescription(g: GpuInfo): string {
   const mem = `${gib(g.memoryUsedMiB)}/${gib(g.memoryTotalMiB)} GiB`;
   const util = g.utilizationPct === null ? '—' : `${g.utilizationPct}%`;
   const temp = g.temperatureC === null ? '—' : `${g.temperatureC}°C`;

@@ -14,7 +14,7 @@ import { eta as formatEta } from '../../statusBar';
 import { keepSalvagedRows } from './keepSalvaged';
 import { ERROR_TITLE, TreeContext, TreeNode, TreeNodeOf } from '../types';
 
-export function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): string {
+function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): string {
   if (st.state === 'probing' && !p) return 'connecting…';
   if (shownState(st) === 'error') return ERROR_TITLE[st.error?.code ?? ''] ?? 'error';
   if (!p) return '';
@@ -36,12 +36,12 @@ export function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): str
 }
 
 /** "22:20": the local time of day, as the verdict and "stopped by you" rows show it. */
-export function hhmm(ms: number): string {
+function hhmm(ms: number): string {
   return new Date(ms).toTimeString().slice(0, 5);
 }
 
 /** The state a node's row shows: a refresh under way keeps the last result's state (ok or error) until it ends. */
-export function shownState(st: NodeStatus): NodeStatus['state'] {
+function shownState(st: NodeStatus): NodeStatus['state'] {
   if (st.state !== 'probing') return st.state;
   return st.error ? 'error' : st.probe ? 'ok' : 'probing';
 }

@@ -6,12 +6,12 @@ import type { SglangServer } from '../../../core/sglang/serverArgv';
 import { SECONDARY_RANK_NOTE, headSummary, isSecondaryRank, rankPhrase } from '../../../core/gateway/multinode';
 import type { TreeContext, TreeNodeOf } from '../types';
 
-export function serverLabel(s: SglangServer): string {
+function serverLabel(s: SglangServer): string {
   const model = s.servedModelName ?? (s.modelPath ? s.modelPath.split('/').filter(Boolean).pop() : null) ?? 'unknown model';
   return `:${s.port} ${model}`;
 }
 
-export function serverDescription(s: SglangServer, stats?: string): string {
+function serverDescription(s: SglangServer, stats?: string): string {
   const parts: string[] = [];
   if (s.gpus.length) parts.push(`GPU ${s.gpus.join(',')}`);
   if (s.dp > 1 || s.tp > 1) parts.push(`DP${s.dp} TP${s.tp}${s.enableDpAttention ? ' (DP attention)' : ''}`);
@@ -44,7 +44,7 @@ function healthIcon(health: string): vscode.ThemeIcon {
 }
 
 /** Icon of a server state (from the live guard). */
-export function stateIcon(state: string): vscode.ThemeIcon | null {
+function stateIcon(state: string): vscode.ThemeIcon | null {
   switch (state) {
     case 'serving':
       return new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('charts.green'));
