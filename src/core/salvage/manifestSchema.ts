@@ -94,24 +94,59 @@ const salvageManifestSchema = z.object({
   /** Manifests written before RootInfo hold the folders as strings. */
   roots: z.array(z.union([z.object({ path: str, why: str }), str])).optional(),
   sizeThreshold: num.optional(),
-  s3: z.object({ target: str, endpoint: str.optional(), objects: num, bytes: num, error: str.optional() }).nullable().optional(),
+  s3: z
+    .object({ target: str, endpoint: str.optional(), objects: num.optional(), bytes: num.optional(), error: str.optional() })
+    .nullable()
+    .optional(),
   steps: z.record(str, z.object({ status: tag<StepStatus>(), reason: str.optional() })).optional(),
   items: z.array(itemSchema),
   verdict: z.enum(['safe', 'unsafe']).nullable().optional(),
   reasons: z.array(tag<SalvageManifest['reasons'][number]>()).optional(),
   reasonDetails: z.array(z.object({ code: str, message: str })).optional(),
   writers: z.array(z.object({ pid: num, command: str.optional(), writes: z.array(str).optional() })).optional(),
-  stopped: z.array(z.object({ pid: num, port: num.nullable(), stopped: bool, message: str })).optional(),
-  listing: z.looseObject({ truncated: bool, notListed: num, bound: strOrNull, maxFiles: num, maxDepth: num }).nullable().optional(),
-  stats: z.object({ bytesTransferred: num, filesTransferred: num }).optional(),
+  stopped: z.array(z.object({ pid: num, port: num.nullable().optional(), stopped: bool.optional(), message: str.optional() })).optional(),
+  listing: z
+    .object({
+      truncated: bool.optional(),
+      notListed: num.optional(),
+      bound: strOrNull.optional(),
+      maxFiles: num.optional(),
+      maxDepth: num.optional(),
+    })
+    .nullable()
+    .optional(),
+  stats: z.object({ bytesTransferred: num.optional(), filesTransferred: num.optional() }).optional(),
   redact: bool.optional(),
   lost: z.array(sized.extend({ why: str })).optional(),
   leftByChoice: z.array(sized.extend({ s3: tag<SalvageItem['s3']>() })).optional(),
-  environment: z.object({ json: str, md: str, summary: str }).nullable().optional(),
+  environment: z.object({ json: str, md: str.optional(), summary: str.optional() }).nullable().optional(),
   deadline: record<DeadlinePlan>().nullable().optional(),
-  watch: z.looseObject({ lastSyncedAt: strOrNull, atRiskBytes: num, syncs: num, intervalS: num }).nullable().optional(),
-  uploads: z.array(z.object({ remotePath: str, s3Object: str, ok: bool, parts: num, bytes: num, reason: strOrNull })).optional(),
-  vanished: z.looseObject({ at: str, lastSyncedAt: strOrNull, atRiskBytes: num, atRiskFiles: num, error: str }).nullable().optional(),
+  watch: z
+    .object({ lastSyncedAt: strOrNull.optional(), atRiskBytes: num.optional(), syncs: num.optional(), intervalS: num.optional() })
+    .nullable()
+    .optional(),
+  uploads: z
+    .array(
+      z.object({
+        remotePath: str,
+        s3Object: str.optional(),
+        ok: bool.optional(),
+        parts: num.optional(),
+        bytes: num.optional(),
+        reason: strOrNull.optional(),
+      }),
+    )
+    .optional(),
+  vanished: z
+    .object({
+      at: str.optional(),
+      lastSyncedAt: strOrNull.optional(),
+      atRiskBytes: num.optional(),
+      atRiskFiles: num.optional(),
+      error: str.optional(),
+    })
+    .nullable()
+    .optional(),
   timings: record<SalvageTimings>().optional(),
   data: record<SalvageDataRecord>().nullable().optional(),
   guard: guardSchema.nullable().optional(),
