@@ -92,7 +92,7 @@ const salvageManifestSchema = z.object({
   finishedAt: strOrNull.optional(),
   dest: str.optional(),
   /** Manifests written before RootInfo hold the folders as strings. */
-  roots: z.array(z.union([z.object({ path: str, why: str }), str])).optional(),
+  roots: z.array(z.union([z.object({ path: str, why: str.optional() }), str])).optional(),
   sizeThreshold: num.optional(),
   s3: z
     .object({ target: str, endpoint: str.optional(), objects: num.optional(), bytes: num.optional(), error: str.optional() })
@@ -117,8 +117,8 @@ const salvageManifestSchema = z.object({
     .optional(),
   stats: z.object({ bytesTransferred: num.optional(), filesTransferred: num.optional() }).optional(),
   redact: bool.optional(),
-  lost: z.array(sized.extend({ why: str })).optional(),
-  leftByChoice: z.array(sized.extend({ s3: tag<SalvageItem['s3']>() })).optional(),
+  lost: z.array(sized.extend({ why: str.optional() })).optional(),
+  leftByChoice: z.array(sized.extend({ s3: tag<SalvageItem['s3']>().optional() })).optional(),
   environment: z.object({ json: str, md: str.optional(), summary: str.optional() }).nullable().optional(),
   deadline: record<DeadlinePlan>().nullable().optional(),
   watch: z
