@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { safeNodeName, type SalvageManifest } from '../../core/flows/salvage';
+import { MANIFEST_FILE, parseManifest, safeNodeName, type SalvageManifest } from '../../core/flows/salvage';
 import type { ToolContext } from './context';
 
 export function registerSalvageStatus(server: McpServer, c: ToolContext): void {
@@ -27,11 +27,12 @@ function latestRun(dest: string, node: string): { dir: string; manifest: Salvage
   const base = path.join(dest, safeNodeName(node));
   if (!existsSync(base)) return null;
   const runs = readdirSync(base)
-    .filter((d) => existsSync(path.join(base, d, 'salvage-manifest.json')))
+    .filter((d) => existsSync(path.join(base, d, MANIFEST_FILE)))
     .sort((a, b) => statSync(path.join(base, b)).mtimeMs - statSync(path.join(base, a)).mtimeMs);
   if (!runs.length) return null;
   const dir = path.join(base, runs[0]);
-  return { dir, manifest: JSON.parse(readFileSync(path.join(dir, 'salvage-manifest.json'), 'utf8')) as SalvageManifest };
+  const file = path.join(dir, MANIFEST_FILE);
+  return { dir, manifest: parseManifest(readFileSync(file, 'utf8'), file) };
 }
 
 /** A salvage's verdict as salvage_node and salvage_status answer it. */

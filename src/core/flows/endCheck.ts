@@ -11,6 +11,8 @@ import type { SalvageListing } from '../salvage/listing';
 import { chooseRunDir } from '../salvage/runDir';
 import type { SalvageItem, SalvageManifest } from '../salvage/salvageTypes';
 import type { EnvSnapshot } from '../salvage/snapshotTypes';
+import { parseEnvironment } from '../salvage/environmentSchema';
+import { errorMessage } from '../util/errors';
 import { type ProviderAction, type ProviderInfo, shutdownCaveat } from '../provider/detect';
 
 type RefusalCode =
@@ -98,13 +100,23 @@ function listedItem(i: SalvageItem): boolean {
   return i.kind !== 'git-state' && i.kind !== 'server-cmdline' && i.kind !== 'cache' && i.kind !== 'symlink';
 }
 
-/** The environment snapshot of the salvage (taken after the servers were stopped): servers and boot then. */
-function snapshotOf(s: LatestSalvage): EnvSnapshot | null {
+/**
+ * The environment snapshot of the salvage (taken after the servers were stopped): servers and boot then; null when
+ * there is none; a damaged one is the problem that makes the verdict stale (file and field named).
+ */
+function snapshotOf(s: LatestSalvage): EnvSnapshot | null | { damaged: string } {
   if (!s.manifest.environment?.json) return null;
+  const file = path.join(s.dir, path.basename(s.manifest.environment.json));
+  let text: string;
   try {
-    return JSON.parse(readFileSync(path.join(s.dir, path.basename(s.manifest.environment.json)), 'utf8')) as EnvSnapshot;
+    text = readFileSync(file, 'utf8');
   } catch {
     return null;
+  }
+  try {
+    return parseEnvironment(text, file);
+  } catch (e) {
+    return { damaged: errorMessage(e) };
   }
 }
 
@@ -131,7 +143,9 @@ export function staleness(s: LatestSalvage, probe: ProbeResult, L: SalvageListin
   if (L.truncated) why.push('the listing hit its bound, so not every file could be compared');
   if (L.writers.length)
     why.push(`${L.writers.length} process(es) write under the folders (pid ${list(L.writers.map((w) => String(w.pid)))})`);
-  const snap = snapshotOf(s);
+  const read = snapshotOf(s);
+  if (read && 'damaged' in read) why.push(read.damaged);
+  const snap = read && 'damaged' in read ? null : read;
   const now = probe.servers.map((x) => `:${x.port ?? '?'} (pid ${x.pid})`).sort();
   const then = (snap?.servers ?? [])
     .filter((x) => x.alive)
@@ -139,7 +153,7 @@ export function staleness(s: LatestSalvage, probe: ProbeResult, L: SalvageListin
     .sort();
   if (snap && now.join() !== then.join())
     why.push(`the servers changed (now ${now.join(', ') || 'none'}; at the verdict ${then.join(', ') || 'none'})`);
-  else if (!snap && now.length) why.push(`${now.length} server(s) run (${list(now)}) and the salvage recorded none`);
+  else if (!read && now.length) why.push(`${now.length} server(s) run (${list(now)}) and the salvage recorded none`);
   const b0 = snap ? bootMin(snap.takenAt, snap.uptimeS) : null;
   const b1 = bootMin(probe.probedAt, probe.uptimeS);
   if (b0 !== null && b1 !== null && Math.abs(b0 - b1) > 1) why.push('the node rebooted since');

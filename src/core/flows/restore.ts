@@ -14,6 +14,7 @@ import { LaunchResult, SecretSource, launch } from '../launch/launch';
 import { LaunchProfile, validateProfile } from '../launch/profile';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import type { RestoreCapture } from '../salvage/restoreCapture';
+import { DAMAGED, MANIFEST_FILE, parseManifest } from '../salvage/manifestSchema';
 import { ClientResume, clientResume, startClientOperation } from '../restore/client';
 import { FilesResult, LocalPlan, applyFiles, buildLocalPlan, checkWritable } from '../restore/files';
 import { adaptProfile } from '../restore/launchAdapt';
@@ -119,14 +120,16 @@ export function resolveRunDir(dir: string): string {
 }
 
 export function readRun(runDir: string): RestoreManifest {
-  const f = path.join(runDir, 'salvage-manifest.json');
+  const f = path.join(runDir, MANIFEST_FILE);
+  let text: string;
   try {
-    const m = JSON.parse(readFileSync(f, 'utf8')) as RestoreManifest;
-    if (!m || !Array.isArray(m.items) || typeof m.node !== 'string') throw new Error('not a salvage manifest');
-    return m;
+    text = readFileSync(f, 'utf8');
   } catch (e) {
     throw new GpuSessionsError('usage', `${f}: cannot read the salvage manifest: ${errorMessage(e)}.`);
   }
+  const m: RestoreManifest = parseManifest(text, f, 'usage');
+  if (typeof m.node !== 'string') throw new GpuSessionsError('usage', `${f}: node: missing (expected a string) — ${DAMAGED}`);
+  return m;
 }
 
 /**

@@ -22,6 +22,7 @@ export * from '../salvage/runDir';
 export * from '../salvage/serversScript';
 export * from '../salvage/classify';
 export * from '../salvage/report';
+export { MANIFEST_FILE, parseManifest, readManifest } from '../salvage/manifestSchema';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { Logger, nullLogger } from '../util/logger';
@@ -35,18 +36,10 @@ import { PhaseTimer } from '../salvage/timings';
 import { SalvageJournal } from '../salvage/journal';
 import { Settled, startEarly, unwrap } from '../salvage/early';
 import { S3Inventory } from '../salvage/s3';
-import {
-  LEFT_REASON_TEXT,
-  STEPS,
-  SalvageItem,
-  SalvageManifest,
-  SalvageOptions,
-  SalvageProgress,
-  StepId,
-  StepStatus,
-} from '../salvage/salvageTypes';
+import { LEFT_REASON_TEXT, STEPS, SalvageItem, SalvageManifest, SalvageOptions, SalvageProgress, StepId } from '../salvage/salvageTypes';
 import { byValuePerByte } from '../salvage/deadline';
 import { chooseRunDir, writeAtomic } from '../salvage/runDir';
+import { MANIFEST_FILE, newManifest } from '../salvage/manifestSchema';
 import { planNow } from '../salvage/plan';
 import { resumeFromPrevious } from '../salvage/resume';
 import { catchUp, finalPass } from '../salvage/finalPass';
@@ -110,29 +103,16 @@ export class Salvager implements SalvageRun {
     this.previous = c.previous && Array.isArray(c.previous.items) ? c.previous : null;
     this.redact = o.redact ?? false;
     this.journal = new SalvageJournal(this.dir, (e) => this.writeFailed(e));
-    const steps = Object.fromEntries(STEPS.map((s) => [s.id, { status: 'pending' as StepStatus }])) as SalvageManifest['steps'];
     this.manifest = {
-      version: 1,
-      node: o.node,
-      host: o.transport.describe(),
-      startedAt: now.toISOString(),
-      finishedAt: null,
-      dest: this.dir,
-      roots: [],
-      sizeThreshold: o.sizeThreshold ?? 256 * 1024 * 1024,
-      s3: null,
-      steps,
-      items: [],
-      verdict: null,
-      reasons: [],
-      reasonDetails: [],
-      writers: [],
-      stopped: [],
-      listing: null,
-      stats: { bytesTransferred: 0, filesTransferred: 0 },
-      redact: this.redact,
-      lost: [],
-      leftByChoice: [],
+      ...newManifest({
+        node: o.node,
+        host: o.transport.describe(),
+        startedAt: now.toISOString(),
+        dest: this.dir,
+        sizeThreshold: o.sizeThreshold ?? 256 * 1024 * 1024,
+        stepStatus: 'pending',
+        redact: this.redact,
+      }),
       environment: null,
     };
   }
@@ -169,7 +149,7 @@ export class Salvager implements SalvageRun {
     this.lastWrite = now;
     this.journal.flush();
     try {
-      writeAtomic(path.join(this.dir, 'salvage-manifest.json'), JSON.stringify(this.manifest, null, 2) + '\n');
+      writeAtomic(path.join(this.dir, MANIFEST_FILE), JSON.stringify(this.manifest, null, 2) + '\n');
       this.lastSaveMs = Date.now() - now;
       if (compact) this.journal.compact();
     } catch (e) {

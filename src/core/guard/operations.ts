@@ -4,6 +4,8 @@
  * line), answering ONE `@@<nonce>@@ {json}` line. The node's answer is hostile: read as JSON, every field checked.
  */
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { type Reads, documentProblem } from '../util/document';
 import { RemoteOperation, incomplete, malformed, stderrTail } from '../remote/operation';
 import { buildListingScript, HUB_CACHE_PATTERNS, SECRET_STORE_RULES } from '../salvage/listing';
 import { dataScript } from '../data/operation';
@@ -24,6 +26,31 @@ export interface GuardSettings {
   idleMin: number | null;
   until: string | null;
   credentialExpires: string | null;
+}
+
+const bounded = z.string().max(4096);
+const boundedOrNull = bounded.nullable().optional();
+
+/**
+ * The settings as the node echoes them back (its state file, a running guard's answer): hostile, so each field is
+ * checked and bounded; settings that do not fit are no settings (null), as an unreadable state file is.
+ */
+const guardSettingsSchema = z.object({
+  target: bounded,
+  s3Endpoint: boundedOrNull,
+  intervalS: z.number().finite().positive(),
+  data: z.array(bounded).max(10_000).nullable().optional(),
+  whenDone: z.enum(['notify', 'stop', 'terminate']),
+  idleMin: z.number().finite().nonnegative().nullable().optional(),
+  until: boundedOrNull,
+  credentialExpires: boundedOrNull,
+});
+/** Every settings object this version sends is one it reads back (checked at compile time). */
+type SettingsDocument = Reads<typeof guardSettingsSchema, GuardSettings>;
+
+/** The node's settings when they are settings (the object as the node sent it), else null. */
+function settingsOf(v: unknown): SettingsDocument | null {
+  return documentProblem(guardSettingsSchema, v) === null ? (v as SettingsDocument) : null;
 }
 
 interface GuardStartInput {
@@ -156,7 +183,7 @@ export function guardStartOperation(i: GuardStartInput): RemoteOperation<GuardSt
     alreadyRunning: o.alreadyRunning === true,
     replaced: o.replaced === true,
     pid: int(o.pid),
-    settings: o.settings && typeof o.settings === 'object' ? (o.settings as GuardSettings) : null,
+    settings: settingsOf(o.settings),
     renewed: str(o.renewed),
   }));
 }
@@ -186,7 +213,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v.slice(0, 4
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
 
 /** The status answer, checked field by field (a hostile node can put anything in its state file). */
-function parseGuardStatus(o: Record<string, unknown>): GuardStatus {
+export function parseGuardStatus(o: Record<string, unknown>): GuardStatus {
   const st = o.state && typeof o.state === 'object' && !Array.isArray(o.state) ? (o.state as Record<string, unknown>) : {};
   const ls = st.lastVerifiedSync && typeof st.lastVerifiedSync === 'object' ? (st.lastVerifiedSync as Record<string, unknown>) : null;
   const journal: GuardEvent[] = [];
@@ -199,7 +226,7 @@ function parseGuardStatus(o: Record<string, unknown>): GuardStatus {
   return {
     running: o.running === true,
     pid: o.running === true ? int(o.pid) : null,
-    settings: st.settings && typeof st.settings === 'object' ? (st.settings as GuardSettings) : null,
+    settings: settingsOf(st.settings),
     startedAt: str(st.startedAt),
     lastVerifiedSync:
       ls && typeof ls.at === 'string'

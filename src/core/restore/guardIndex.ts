@@ -12,14 +12,15 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { formatS3Url, getObjectToFile, headObjects, parseS3Url, uploadKey, type S3Target } from '../salvage/s3';
-import { LEFT_REASON_TEXT, STEPS, type SalvageItem, type SalvageManifest } from '../salvage/salvageTypes';
+import { LEFT_REASON_TEXT, type SalvageItem, type SalvageManifest } from '../salvage/salvageTypes';
+import { MANIFEST_FILE, newManifest, parseManifest } from '../salvage/manifestSchema';
 import type { RestoreCapture } from '../salvage/restoreCapture';
 import { refusedPath } from './targets';
 
 /** Under the guard's prefix (guard.py's INDEX_KEY). */
 const GUARD_INDEX_KEY = '.gpu-sessions-guard/index.json';
 const INDEX_FILE = 'guard-index.json';
-const MANIFEST = 'salvage-manifest.json';
+const MANIFEST = MANIFEST_FILE;
 
 export interface GuardSource {
   /** s3://bucket/prefix, as given to `guard start --s3`. */
@@ -125,11 +126,14 @@ function checkDir(dir: string, url: string): void {
   if (!names.length) return;
   const mf = path.join(dir, MANIFEST);
   let from: string | null = null;
+  let text: string | null = null;
   try {
-    from = (JSON.parse(readFileSync(mf, 'utf8')) as SalvageManifest).guard?.s3 ?? null;
+    text = readFileSync(mf, 'utf8');
   } catch {
     /* not a run folder */
   }
+  // A damaged manifest is named (file and field), never taken for an empty folder.
+  if (text !== null) from = parseManifest(text, mf, 'usage').guard?.s3 ?? null;
   if (from !== url)
     throw new GpuSessionsError(
       'usage',
@@ -167,27 +171,9 @@ function manifestOf(dir: string, url: string, src: GuardSource, ix: ReturnType<t
     problems: [],
   };
   return {
-    version: 1,
-    node: ix.node ?? url,
-    host: {},
-    startedAt: at,
-    finishedAt: at,
-    dest: dir,
+    ...newManifest({ node: ix.node ?? url, host: {}, startedAt: at, finishedAt: at, dest: dir, sizeThreshold: 0, stepStatus: 'skipped' }),
     roots: ix.roots.map((r) => ({ path: r, why: 'guard' })),
-    sizeThreshold: 0,
-    s3: null,
-    steps: Object.fromEntries(STEPS.map((s) => [s.id, { status: 'skipped' as const }])) as SalvageManifest['steps'],
     items,
-    verdict: null,
-    reasons: [],
-    reasonDetails: [],
-    writers: [],
-    stopped: [],
-    listing: null,
-    stats: { bytesTransferred: 0, filesTransferred: 0 },
-    redact: false,
-    lost: [],
-    leftByChoice: [],
     guard: {
       running: false,
       to: null,

@@ -10,6 +10,8 @@
  */
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
+import { z } from 'zod';
+import { documentProblem } from '../util/document';
 import type { SalvageItem, SalvageManifest } from './salvageTypes';
 
 export const JOURNAL_FILE = 'salvage-journal.jsonl';
@@ -17,21 +19,34 @@ export const JOURNAL_FILE = 'salvage-journal.jsonl';
 const JOURNAL_FLUSH_MS = 500;
 const FLUSH_LINES = 2000;
 
-/** One verified file, as resume needs it. */
-interface JournalEntry {
-  p: string;
-  l: string;
-  s: number;
-  m: string;
-  h: string;
+/** One verified file, as resume needs it: one journal line. */
+const journalLineSchema = z.object({
+  /** Remote path, local path, size, mtime, the node's SHA-256. */
+  p: z.string(),
+  l: z.string(),
+  s: z.number().finite(),
+  m: z.string(),
+  h: z.string(),
   /** Local SHA-256 when it differs (written redacted). */
-  lh?: string;
-  md5?: string;
+  lh: z.string().optional(),
+  md5: z.string().optional(),
   /** Secrets found in the copy (line numbers and kinds, never values). */
-  sec?: SalvageItem['secrets'];
-  k: SalvageItem['kind'];
-  st: SalvageItem['step'];
-  t: string;
+  sec: z.array(z.object({ line: z.number(), kind: z.string() })).optional(),
+  k: z.custom<SalvageItem['kind']>((v) => typeof v === 'string'),
+  st: z.custom<SalvageItem['step']>((v) => typeof v === 'string'),
+  t: z.string(),
+});
+type JournalEntry = z.infer<typeof journalLineSchema>;
+
+/** A journal line as its entry, or why it is not one (`FIELD: what is wrong`). */
+export function journalLine(line: string): JournalEntry | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return 'not JSON (a torn line)';
+  }
+  return documentProblem(journalLineSchema, v) ?? (v as JournalEntry);
 }
 
 function journalEntry(it: SalvageItem): JournalEntry | null {
@@ -104,7 +119,10 @@ export class SalvageJournal {
   }
 }
 
-/** The journal's entries (the last per remote path); unreadable lines (a torn tail) are skipped. */
+/**
+ * The journal's entries (the last per remote path); unreadable lines (a torn tail) are skipped: the manifest still
+ * holds what they said up to its last snapshot, and the file is verified again.
+ */
 export function readJournal(dir: string): Map<string, JournalEntry> {
   const out = new Map<string, JournalEntry>();
   let text: string;
@@ -115,12 +133,8 @@ export function readJournal(dir: string): Map<string, JournalEntry> {
   }
   for (const line of text.split('\n')) {
     if (!line) continue;
-    try {
-      const e = JSON.parse(line) as JournalEntry;
-      if (typeof e.p === 'string' && typeof e.l === 'string' && typeof e.h === 'string' && Number.isFinite(e.s)) out.set(e.p, e);
-    } catch {
-      /* a torn line */
-    }
+    const e = journalLine(line);
+    if (typeof e !== 'string') out.set(e.p, e);
   }
   return out;
 }

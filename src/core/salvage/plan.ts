@@ -14,6 +14,7 @@ import { accepted as acceptedLeave } from './weights';
 import { LEFT_REASON_TEXT, SalvageItem, SalvageManifest } from './salvageTypes';
 import { stepOf } from './stepOf';
 import { writeAtomic } from './runDir';
+import { MANIFEST_FILE } from './manifestSchema';
 import { classifyFile, writerInfo } from './classify';
 import type { SalvageRun } from './salvageRun';
 import { PREVIOUS_WHY, diagnoseWrite, isLoopback } from './salvageUtil';
@@ -62,7 +63,7 @@ export async function planNow(sv: SalvageRun): Promise<SalvageItem[]> {
     mkdirSync(sv.dir, { recursive: true });
     if (sv.o.gitignore !== false)
       writeFileSync(path.join(sv.dir, '.gitignore'), '# Written by GPU Sessions salvage: keep salvaged files out of git.\n*\n');
-    writeAtomic(path.join(sv.dir, 'salvage-manifest.json'), JSON.stringify(sv.manifest, null, 2) + '\n');
+    writeAtomic(path.join(sv.dir, MANIFEST_FILE), JSON.stringify(sv.manifest, null, 2) + '\n');
   } catch (e0) {
     const e = diagnoseWrite(sv.dir, e0);
     const code = (e as NodeJS.ErrnoException).code ?? '';

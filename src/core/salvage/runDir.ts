@@ -2,10 +2,11 @@
  * The run folder: continue the node's latest run or start a timestamped one; atomic writes and file hashes.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { SalvageManifest } from './salvageTypes';
 import { withJournal } from './journal';
+import { readManifest } from './manifestSchema';
 
 function stamp(d: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
@@ -29,12 +30,8 @@ export function chooseRunDir(base: string, node: string, now: Date): { dir: stri
     const last = runs[runs.length - 1];
     if (last) {
       const dir = path.join(nodeDir, last);
-      let previous: SalvageManifest | null = null;
-      try {
-        previous = JSON.parse(readFileSync(path.join(dir, 'salvage-manifest.json'), 'utf8')) as SalvageManifest;
-      } catch {
-        // No readable manifest: the run died before writing one; reuse the folder.
-      }
+      // No readable manifest: the run died before writing one; reuse the folder. A damaged one throws (never overwritten).
+      const previous = readManifest(dir);
       // A run cut before its verdict: the files it verified since its last manifest snapshot are in its journal.
       return { dir, previous: withJournal(dir, previous) };
     }

@@ -4,7 +4,8 @@
 import { readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage } from '../util/errors';
-import { PendingUpload, UploadResume } from './upload';
+import { PendingUpload, UploadResume, uploadPartsSchema } from './upload';
+import { parseDocument } from '../util/document';
 import { remoteHashes } from './transfer';
 import { Settled, unwrap } from './early';
 import { S3Inventory } from './s3';
@@ -138,13 +139,20 @@ export async function runUploadStep(sv: SalvageRun): Promise<void> {
 }
 
 /** Unfinished multipart uploads of this run folder (a rerun continues the folder, so it resumes them per part). */
-function pendingUploads(sv: SalvageRun): UploadResume {
+export function pendingUploads(sv: SalvageRun): UploadResume {
   const file = path.join(sv.dir, 'upload-parts.json');
   let all: Record<string, PendingUpload> = {};
+  let text: string | null = null;
   try {
-    all = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch {
     /* none yet */
+  }
+  try {
+    if (text !== null) all = parseDocument(uploadPartsSchema, text, file);
+  } catch (e) {
+    // Only resume state: the uploads start again from their first part (as with no file).
+    sv.log.warn(`${errorMessage(e)} — the unfinished uploads it named start again from their first part.`);
   }
   return {
     get: (key) => all[key],

@@ -10,6 +10,7 @@
  * Without it, a failed multipart upload is aborted.
  */
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { RemoteOperation, runOperation } from '../remote/operation';
 import { shq } from '../util/quote';
@@ -35,13 +36,17 @@ interface UploadResult {
 }
 
 /** An unfinished multipart upload as the laptop keeps it: the upload id and each sent part's ETag. */
-export interface PendingUpload {
-  uploadId: string;
-  size: number;
-  partSize: number;
+const pendingUploadSchema = z.object({
+  uploadId: z.string(),
+  size: z.number(),
+  partSize: z.number(),
   /** part number → ETag (the part's MD5, checked when it was sent) */
-  etags: Record<string, string>;
-}
+  etags: z.record(z.string(), z.string()),
+});
+export type PendingUpload = z.infer<typeof pendingUploadSchema>;
+
+/** `upload-parts.json` of a run folder: the unfinished multipart uploads by object key. */
+export const uploadPartsSchema = z.record(z.string(), pendingUploadSchema);
 
 /** Where unfinished multipart uploads are kept between runs (by object key). */
 export interface UploadResume {

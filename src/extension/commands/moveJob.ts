@@ -3,12 +3,12 @@
  * run and the target node, review the folder mapping, the files and the adapted launch (a plan: nothing written),
  * then restore with progress and a result notification. The same core flow as `gpu-sessions restore`.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { visible } from '../../core/util/terminal';
 import { errorMessage } from '../../core/util/errors';
-import { safeNodeName } from '../../core/flows/salvage';
+import { MANIFEST_FILE, readManifest, safeNodeName } from '../../core/flows/salvage';
 import { RestoreResult, profileGroups, restoreRun } from '../../core/flows/restore';
 import type { LaunchProfile } from '../../core/launch/profile';
 import { renderRestore } from '../../core/flows/restoreRender';
@@ -30,19 +30,21 @@ function runsOf(base: string, node: string): Array<{ dir: string; label: string;
     return [];
   }
   return names
-    .filter((n) => existsSync(path.join(dir, n, 'salvage-manifest.json')))
+    .filter((n) => existsSync(path.join(dir, n, MANIFEST_FILE)))
     .sort()
     .reverse()
     .map((n) => {
       let detail = '';
       try {
-        const m = JSON.parse(readFileSync(path.join(dir, n, 'salvage-manifest.json'), 'utf8'));
-        const files = (m.items ?? []).filter((i: { status: string }) => i.status === 'verified').length;
+        const m = readManifest(path.join(dir, n));
+        if (!m) return { dir: path.join(dir, n), label: n, detail: 'unreadable manifest' };
+        const files = m.items.filter((i) => i.status === 'verified').length;
         const servers = m.restore?.profile ? ' · servers captured' : '';
         const client = m.restore?.client ? ' · client recorded' : '';
         detail = `${files} item(s) verified · verdict ${m.verdict ?? 'unfinished'}${servers}${client}`;
-      } catch {
-        detail = 'unreadable manifest';
+      } catch (e) {
+        // damaged: the file and the field
+        detail = errorMessage(e);
       }
       return { dir: path.join(dir, n), label: n, detail };
     });
@@ -103,7 +105,7 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
   const t = s.transportFor(target);
   let groups: LaunchProfile[] = [];
   try {
-    groups = profileGroups(JSON.parse(readFileSync(path.join(runDir, 'salvage-manifest.json'), 'utf8')).restore?.profile);
+    groups = profileGroups(readManifest(runDir)?.restore?.profile);
   } catch {
     /* restoreRun says what is wrong */
   }

@@ -12,6 +12,7 @@ import { LatestSalvage, latestSalvage, providerRefusal, staleness, verdictRefusa
 import { endRentalExitCode } from '../../../src/core/flows/endRental';
 import type { SalvageListing } from '../../../src/core/salvage/listing';
 import type { SalvageItem, SalvageManifest } from '../../../src/core/salvage/salvageTypes';
+import { newManifest } from '../../../src/core/salvage/manifestSchema';
 
 const item = (remotePath: string, size: number, extra: Partial<SalvageItem> = {}): SalvageItem =>
   ({
@@ -32,26 +33,18 @@ const item = (remotePath: string, size: number, extra: Partial<SalvageItem> = {}
 
 function manifest(extra: Partial<SalvageManifest> = {}): SalvageManifest {
   return {
-    version: 1,
-    node: 'n1',
-    host: {},
-    startedAt: '2026-12-04T10:00:00Z',
-    finishedAt: '2026-12-04T10:05:00Z',
-    dest: '/x',
+    ...newManifest({
+      node: 'n1',
+      host: {},
+      startedAt: '2026-12-04T10:00:00Z',
+      finishedAt: '2026-12-04T10:05:00Z',
+      dest: '/x',
+      sizeThreshold: 1,
+      stepStatus: 'done',
+    }),
     roots: [{ path: '/home/u', why: 'home' }],
-    sizeThreshold: 1,
-    s3: null,
-    steps: {} as SalvageManifest['steps'],
     items: [item('/home/u/out.jsonl', 100), item('/home/u/big.bin', 9e9, { selected: false, status: 'skipped', leftReason: 'large' })],
     verdict: 'safe',
-    reasons: [],
-    reasonDetails: [],
-    writers: [],
-    stopped: [],
-    listing: null,
-    stats: { bytesTransferred: 0, filesTransferred: 0 },
-    redact: false,
-    lost: [],
     leftByChoice: [{ remotePath: '/home/u/big.bin', size: 9e9, s3: 'unknown' }],
     ...extra,
   };
@@ -144,6 +137,19 @@ describe('end-rental checks', () => {
       /the servers changed \(now :30000 \(pid 99\); at the verdict none\)/,
     );
     assert.match(staleness(s, probe([], 60), same)!.message, /rebooted/);
+  });
+
+  it('stale: a damaged environment.json is named (file and field), never read as "no servers then"', () => {
+    const s = withSnapshot(manifest(), { takenAt: '2026-12-04T10:05:00Z', uptimeS: 3300, servers: [{ port: '30000', pid: 7 }] });
+    const same = listing([
+      { path: '/home/u/out.jsonl', size: 100 },
+      { path: '/home/u/big.bin', size: 9e9 },
+    ]);
+    const r = staleness(s, probe(), same);
+    assert.equal(r?.code, 'verdict-stale');
+    const file = path.join(s.dir, 'environment.json');
+    assert.ok(r!.message.includes(`${file}: servers[0].port: expected a number, got the string "30000"`), r!.message);
+    assert.doesNotMatch(r!.message, /recorded none/);
   });
 
   it('no action on the node: what to do instead (shutdown with its caveat, or the console)', () => {

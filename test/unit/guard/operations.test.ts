@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { guardConfig, guardStatusOperation, guardStopOperation, GuardSettings } from '../../../src/core/guard/operations';
+import { guardConfig, guardStatusOperation, guardStopOperation, GuardSettings, parseGuardStatus } from '../../../src/core/guard/operations';
 import { GUARD_PY_FILES, guardPy } from '../../../src/core/guard/script';
 import { isSecretStore } from '../../../src/core/salvage/listing';
 import type { RemoteOperation } from '../../../src/core/remote/operation';
@@ -67,6 +67,18 @@ describe('guard operations (core/guard/operations)', () => {
       s.journal.map((e) => e.event),
       ['job-done'],
     );
+  });
+
+  it('the settings the node echoes are checked and bounded: kept as sent when they fit, else none', () => {
+    const status = (settings: unknown) => parseGuardStatus({ running: false, state: { settings } }).settings;
+    assert.deepEqual(status(SETTINGS), SETTINGS);
+    assert.deepEqual(status({ ...SETTINGS, data: ['/w/out.jsonl'], idleMin: 30 }), { ...SETTINGS, data: ['/w/out.jsonl'], idleMin: 30 });
+    assert.equal(status({ ...SETTINGS, target: { $: 1 } }), null);
+    assert.equal(status({ ...SETTINGS, target: 'x'.repeat(5000) }), null, 'bounded');
+    assert.equal(status({ ...SETTINGS, whenDone: 'rm -rf' }), null);
+    assert.equal(status({ ...SETTINGS, intervalS: -1 }), null);
+    assert.equal(status({ ...SETTINGS, data: [1] }), null);
+    assert.equal(status(['x']), null);
   });
 
   it('an answer without the nonce line, or one that is not JSON, is an error in words', () => {
