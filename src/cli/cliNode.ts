@@ -15,6 +15,10 @@ import { distInitAddr, nodeRank } from '../core/gateway/multinode';
 import type { NodeSpec } from '../core/ssh/config';
 import type { HostKeyPrompt, Transport } from '../core/ssh/transport';
 
+/**
+ * The CLI's one I/O type: every command writes through it (tests pass their own). A command that needs less takes
+ * a `Pick` of it.
+ */
 export interface CliIo {
   out: (s: string) => void;
   err: (s: string) => void;
@@ -22,6 +26,8 @@ export interface CliIo {
   raw?: (s: string) => void;
   isTTY: boolean;
   ask?: (question: string) => Promise<string>;
+  /** Read when a command takes its input from stdin (default process.stdin). */
+  stdin?: NodeJS.ReadableStream;
 }
 
 export const defaultIo: CliIo = {

@@ -10,6 +10,7 @@ import type { NodeSpec } from '../core/ssh/config';
 import type { ConnectionPool } from '../core/ssh/pool';
 import type { Transport } from '../core/ssh/transport';
 import { GpuSessionsError } from '../core/util/errors';
+import type { CliIo } from './cliNode';
 
 export interface EndRentalCliOptions {
   action: ProviderAction;
@@ -18,13 +19,6 @@ export interface EndRentalCliOptions {
   yes: boolean;
   json: boolean;
   verifyTimeoutS: number;
-}
-
-export interface EndRentalIo {
-  out(s: string): void;
-  err(s: string): void;
-  isTTY: boolean;
-  ask?: (q: string) => Promise<string>;
 }
 
 /** The action flag (exactly one of --stop, --terminate, --shutdown) and --verify-timeout, checked. */
@@ -44,7 +38,7 @@ export async function cmdEndRental(
   pool: ConnectionPool,
   freshTransport: () => Transport,
   o: EndRentalCliOptions,
-  io: EndRentalIo,
+  io: CliIo,
   signal?: AbortSignal,
 ): Promise<number> {
   if (!o.dryRun && !o.yes && !(io.isTTY && io.ask))

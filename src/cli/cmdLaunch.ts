@@ -14,12 +14,10 @@ import { captureCandidates, captureServersAsProfile } from '../core/launch/captu
 import { parseProfileText, validateProfile } from '../core/launch/profile';
 import type { AbortLike, Transport } from '../core/ssh/transport';
 import { EXIT } from './exitCodes';
+import type { CliIo } from './cliNode';
 
-interface LaunchIo {
-  out(s: string): void;
-  err(s: string): void;
-  isTTY?: boolean;
-}
+/** What launch and stop write through: the CLI's I/O, terminal or not. */
+type LaunchIo = Pick<CliIo, 'out' | 'err'> & Partial<Pick<CliIo, 'isTTY'>>;
 
 interface LaunchCliOptions {
   profileFile: string;

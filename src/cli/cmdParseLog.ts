@@ -34,13 +34,10 @@ import {
 import { formatCount } from '../core/util/format';
 import { FastLogSummarizer } from '../core/sglang/logFast';
 import { summarizeFileParallel } from '../core/sglang/logParallel';
+import type { CliIo } from './cliNode';
 
-interface ParseLogIo {
-  out(s: string): void;
-  err(s: string): void;
-  /** Read when no FILE is given (default process.stdin). */
-  stdin?: NodeJS.ReadableStream;
-}
+/** parse-log writes and reads stdin when no FILE is given. */
+type ParseLogIo = Pick<CliIo, 'out' | 'err' | 'stdin'>;
 
 interface ParseLogOptions {
   json: boolean;

@@ -12,6 +12,7 @@ import type { Transport } from '../core/ssh/transport';
 import { visible } from '../core/util/terminal';
 import { routingLines } from '../core/gateway/rotation';
 import { ReleaseFleetNode, executeRelease, multiNodeWarnings, planRelease, releaseJson } from '../core/flows/release';
+import type { CliIo } from './cliNode';
 
 interface ReleaseCliOptions {
   via: string[];
@@ -22,19 +23,12 @@ interface ReleaseCliOptions {
   json: boolean;
 }
 
-interface ReleaseIo {
-  out(s: string): void;
-  err(s: string): void;
-  isTTY: boolean;
-  ask?: (q: string) => Promise<string>;
-}
-
 export async function cmdRelease(
   node: NodeSpec,
   via: NodeSpec[],
   pool: ConnectionPool,
   o: ReleaseCliOptions,
-  io: ReleaseIo,
+  io: CliIo,
   signal?: AbortSignal,
 ): Promise<number> {
   const fleetNode = (n: NodeSpec): ReleaseFleetNode => ({ name: n.name, host: n.host, transport: pool.get(n) });

@@ -16,6 +16,7 @@ import { renderRestore, restoreJson } from '../core/flows/restoreRender';
 import type { FolderMap } from '../core/restore/mapping';
 import { GpuSessionsError } from '../core/util/errors';
 import { cliSecretSource } from './cmdLaunch';
+import type { CliIo } from './cliNode';
 
 interface RestoreCliOptions {
   runDir: string;
@@ -36,20 +37,7 @@ interface RestoreCliOptions {
   secretFiles?: Record<string, string>;
 }
 
-interface RestoreIo {
-  out(s: string): void;
-  err(s: string): void;
-  isTTY: boolean;
-  ask?: (q: string) => Promise<string>;
-}
-
-export async function cmdRestore(
-  t: Transport,
-  nodeName: string,
-  o: RestoreCliOptions,
-  io: RestoreIo,
-  signal?: AbortSignal,
-): Promise<number> {
+export async function cmdRestore(t: Transport, nodeName: string, o: RestoreCliOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   if ((o.dryRun || o.fill) && !o.launch)
     throw new GpuSessionsError('usage', '--dry-run and --fill apply with --launch (restore RUN_DIR NODE --launch --dry-run).');
   if (o.s3Endpoint && !o.fromGuard)

@@ -12,6 +12,7 @@ import type { Transport } from '../core/ssh/transport';
 import { bytes } from './format';
 import { keepSalvaged } from '../core/flows/keepSalvaged';
 import { PhaseTimer, connectNow, formatTimings } from '../core/salvage/timings';
+import type { CliIo } from './cliNode';
 
 interface SalvageCliOptions {
   dest: string;
@@ -49,13 +50,6 @@ interface SalvageCliOptions {
   deadline?: Date | null;
   /** `--verbose`: the phase timings on stderr at the end. */
   verbose?: boolean;
-}
-
-interface Io {
-  out(s: string): void;
-  err(s: string): void;
-  isTTY: boolean;
-  ask?: (q: string) => Promise<string>;
 }
 
 function salvageJson(m: SalvageManifest): Record<string, unknown> {
@@ -135,7 +129,7 @@ function summarizePlan(items: SalvageItem[], m: SalvageManifest): string {
   return L.join('\n') + '\n';
 }
 
-export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOptions, io: Io, signal?: AbortSignal): Promise<number> {
+export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   let s3 = null;
   if (o.uploadMissing && !o.s3)
     throw new GpuSessionsError('usage', '--upload-missing needs --s3 s3://bucket/prefix (where the node should upload).');
@@ -237,7 +231,7 @@ export async function cmdSalvage(t: Transport, nodeName: string, o: SalvageCliOp
 }
 
 /** `--watch`: the core loop (core/flows/keepSalvaged.ts), its syncs on stderr, the final state on stdout. */
-async function watchLoop(salvager: Salvager, o: SalvageCliOptions, io: Io, signal?: AbortSignal): Promise<number> {
+async function watchLoop(salvager: Salvager, o: SalvageCliOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   const m = salvager.manifest;
   const intervalS = o.intervalS ?? 60;
   if (!o.json) io.err(`[watch] keeping ${m.node} salvaged every ${intervalS} s into ${m.dest} (Ctrl-C stops)\n`);

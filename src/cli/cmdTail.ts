@@ -21,15 +21,11 @@ import { plainLogLine } from '../core/util/terminal';
 import { RemoteTail, lastLinesOperation } from '../core/remote/tail';
 import { StatsTracker } from '../core/sglang/liveStats';
 import type { Transport } from '../core/ssh/transport';
+import type { CliIo } from './cliNode';
 
-interface TailCmdIo {
-  out(s: string): void;
-  err(s: string): void;
-  /** Unsanitized stdout (cursor controls, --raw lines); default out. */
-  raw?(s: string): void;
-  /** stdout is a terminal (default: process.stdout.isTTY). */
-  isTTY?: boolean;
-}
+/** tail writes sanitized lines (out), its own cursor controls and --raw lines (raw; default out); isTTY defaults to
+ * process.stdout.isTTY. */
+type TailCmdIo = Pick<CliIo, 'out' | 'err' | 'raw'> & Partial<Pick<CliIo, 'isTTY'>>;
 
 interface TailCmdOptions {
   lines: number;

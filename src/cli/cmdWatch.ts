@@ -34,6 +34,7 @@ import { HistoryStore } from '../core/node/history';
 import { DataWatch } from '../core/data/watch';
 import { RankWatch } from '../core/gateway/rankWatch';
 import { EXIT } from './exitCodes';
+import type { CliIo } from './cliNode';
 
 type UntilCondition = 'done' | 'crashed' | 'unhealthy' | 'any';
 
@@ -55,10 +56,7 @@ interface WatchOptions {
   data?: { paths: string[]; roots?: string[] } | null;
 }
 
-interface WatchIo {
-  out(s: string): void;
-  err(s: string): void;
-}
+type WatchIo = Pick<CliIo, 'out' | 'err'>;
 
 /** Does this transition satisfy --until? */
 function matchesUntil(t: { to: string }, until: UntilCondition): boolean {
