@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import type { DemoNode } from '../sim/demoServer';
-import { shq } from '../sim/homeWriter';
+import { shq } from '../core/util/quote';
 import { formatProbe } from './format';
 import { CliIo, GlobalOpts, makePool, nodeFor, probeJson, probeNode } from './cliNode';
 

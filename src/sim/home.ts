@@ -13,7 +13,8 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
-import { HomeWriter, gpuUuid, isInside, shq, stripUndefined } from './homeWriter';
+import { HomeWriter, gpuUuid, isInside, stripUndefined } from './homeWriter';
+import { shq } from '../core/util/quote';
 import { activateScript, generateScript, launchScript } from './homeScripts';
 import { writeArtifacts, writeModel } from './homeArtifacts';
 import { writeWorkspace } from './homeWorkspace';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { shq } from './homeWriter';
+import { shq } from '../core/util/quote';
 
 // ------------------------------------------------------------------------------------ scripts
 

@@ -55,11 +55,6 @@ export function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
 }
 
-/** POSIX single-quoting. */
-export function shq(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 /** A stable GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx UUID. */
 export function gpuUuid(seed: string): string {
   const h = createHash('md5').update(seed).digest('hex');

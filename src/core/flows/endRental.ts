@@ -12,7 +12,7 @@
 import { runOperation } from '../remote/operation';
 import { type ProbeResult, probeOperation } from '../node/probe';
 import { salvageListOperation } from '../salvage/listing';
-import { isLoopback } from '../salvage/salvageUtil';
+import { isLoopback } from '../util/net';
 import type { Transport } from '../ssh/transport';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { actionCommand, endOperation, statusOperation } from '../provider/actions';

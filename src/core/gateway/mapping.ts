@@ -4,6 +4,7 @@
  * a node's server only when that node's probe lists a server on the URL's port (rank 0 of a multi-node server: the
  * ranks ≥ 1 serve no API), or, for a node not probed, when exactly one node has that address.
  */
+import { isLoopback } from '../util/net';
 
 interface WorkerAddress {
   host: string;
@@ -20,11 +21,6 @@ export function workerAddress(url: string): WorkerAddress | null {
   const port = m[3] ? Number(m[3]) : scheme === 'https' || scheme === 'grpcs' ? 443 : 80;
   if (!(port > 0 && port < 65536)) return null;
   return { host, port };
-}
-
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase();
-  return h === 'localhost' || h === '::1' || h === '0.0.0.0' || h === '::' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
 interface Mappable {

@@ -3,6 +3,7 @@
  * other folder the salvage took from kept as it is (identity). The longest matching folder wins.
  */
 import { GpuSessionsError } from '../util/errors';
+import { isUnder } from '../salvage/paths';
 
 export interface FolderMap {
   from: string;
@@ -23,10 +24,6 @@ export function parseMapOption(arg: string): FolderMap {
   if (eq <= 0 || eq === arg.length - 1)
     throw new GpuSessionsError('usage', `--map takes OLD=NEW (two absolute folders), got ${JSON.stringify(arg)}.`);
   return { from: normFolder(arg.slice(0, eq), '--map OLD'), to: normFolder(arg.slice(eq + 1), '--map NEW') };
-}
-
-export function isUnder(p: string, dir: string): boolean {
-  return dir === '/' ? p.startsWith('/') : p === dir || p.startsWith(dir + '/');
 }
 
 /** The path on the new node for a path of the old one (null: no folder maps it). */

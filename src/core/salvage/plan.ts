@@ -17,7 +17,8 @@ import { writeAtomic } from './runDir';
 import { MANIFEST_FILE } from './manifestSchema';
 import { classifyFile, writerInfo } from './classify';
 import type { SalvageRun } from './salvageRun';
-import { PREVIOUS_WHY, diagnoseWrite, isLoopback } from './salvageUtil';
+import { PREVIOUS_WHY, diagnoseWrite } from './salvageUtil';
+import { isLoopback } from '../util/net';
 
 /** Folders and model folders an earlier run of this node found (their evidence may be gone: servers stopped). */
 function listingOptions(sv: SalvageRun, extraRoots: string[] = []): ListingOptions {

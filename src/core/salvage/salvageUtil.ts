@@ -23,10 +23,6 @@ export interface LocalBase {
 
 export const PREVIOUS_WHY = 'found by an earlier salvage';
 
-export function isLoopback(h: string): boolean {
-  return h === 'localhost' || h === '::1' || /^127\./.test(h);
-}
-
 /** Files the salvage copies (not git state, generated scripts, caches or symlinks). */
 export function isFileItem(i: SalvageItem): boolean {
   return !!i.localPath && i.kind !== 'git-state' && i.kind !== 'server-cmdline' && i.kind !== 'cache' && i.kind !== 'symlink';

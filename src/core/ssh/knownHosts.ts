@@ -21,6 +21,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { shq } from '../util/quote';
 
 export interface KnownHostEntry {
   file: string;
@@ -467,10 +468,6 @@ export class KnownHostsStore {
 // Messages
 // ---------------------------------------------------------------------------------------------------------------
 
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 /** Multi-line warning like OpenSSH's "REMOTE HOST IDENTIFICATION HAS CHANGED", with what to do. */
 export function describeChangedKey(host: string, port: number, v: Extract<HostKeyVerdict, { status: 'changed' }>): string {
   const name = knownHostsLookupName(host, port);
@@ -484,7 +481,7 @@ export function describeChangedKey(host: string, port: number, v: Extract<HostKe
     `known_hosts expects the ${e.keyType} key with fingerprint ${v.expectedFingerprint}`,
     `  (offending entry: ${e.file}:${e.line}).`,
     'The connection was refused. If you know the change is expected, remove the old entry with',
-    `  ssh-keygen -f ${shellQuote(e.file)} -R ${shellQuote(name)}`,
+    `  ssh-keygen -f ${shq(e.file)} -R ${shq(name)}`,
     `(or delete line ${e.line} of ${e.file}), then connect again and confirm the new fingerprint out of band.`,
   ];
   return lines.join('\n');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { isLoopback, mapFleetWorkers, mapLocalWorkers, workerAddress } from '../../../src/core/gateway/mapping';
+import { mapFleetWorkers, mapLocalWorkers, workerAddress } from '../../../src/core/gateway/mapping';
+import { isLoopback } from '../../../src/core/util/net';
 
 const w = (url: string) => ({ url, node: null as string | null, serverPort: null as number | null });
 
