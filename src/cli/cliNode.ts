@@ -176,7 +176,7 @@ export function probeJson(p: ProbeResult, rental?: { provider: ProviderRental | 
       flags: s.flags,
     })),
     gateways: (p.gateways ?? []).map(gatewayJson),
-    // which provider rents the node and what it can end the rental with (issue 46); keys only ever as "set"
+    // which provider rents the node and what it can end the rental with; keys only ever as "set"
     provider: p.provider
       ? {
           name: p.provider.name,

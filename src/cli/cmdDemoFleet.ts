@@ -1,5 +1,5 @@
 /**
- * `gpu-sessions demo --fleet [DIR] [--keep] [--no-salvage] [--dest DIR] [--json]`: the demo as a fleet (issue 28) —
+ * `gpu-sessions demo --fleet [DIR] [--keep] [--no-salvage] [--dest DIR] [--json]`: the demo as a fleet —
  * two embedded demo nodes (gpu-demo-a, gpu-demo-b; simulated 4× B200 each), two one-GPU SGLang servers on each, a
  * multi-node server (`--tp-size 4 --nnodes 2`: rank 0 on a, rank 1 on b, GPUs 2-3 of each), and the simulated
  * SGLang Model Gateway on a routing to the four one-GPU servers. It probes both nodes (the Gateway, the workers

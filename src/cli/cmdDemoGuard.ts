@@ -1,5 +1,5 @@
 /**
- * `gpu-sessions demo --guard` (issue 47): the demo node runs its own guard, to the demo's S3 (s3rver) when there
+ * `gpu-sessions demo --guard`: the demo node runs its own guard, to the demo's S3 (s3rver) when there
  * is one, else to a folder beside the demo's home. The demo shows the guard's first verified sync and its status;
  * the salvage that follows counts what the guard verified in S3. The guard is stopped before the demo ends (it is a
  * detached process on this machine, as it would be on a node).

@@ -1,5 +1,5 @@
 /**
- * `gpu-sessions guard NODE start|status|stop` (issue 47): the guard that runs ON the node while the laptop sleeps.
+ * `gpu-sessions guard NODE start|status|stop`: the guard that runs ON the node while the laptop sleeps.
  *
  *   start (--s3 s3://bucket/prefix [--s3-endpoint URL] | --to DIR_ON_NODE) [--interval S] [--data PATHS]
  *         [--when-done notify|stop|terminate] [--idle MIN] [--until ISO] [--yes] [--json]

@@ -72,7 +72,7 @@ function salvageJson(m: SalvageManifest): Record<string, unknown> {
     listing: m.listing,
     uploads: m.uploads ?? [],
     data: m.data ?? null,
-    // the node's own guard: its --to folder left out, and how many items its S3 copy counted (issue 47)
+    // the node's own guard: its --to folder left out, and how many items its S3 copy counted
     guard: m.guard ?? null,
     deadline: m.deadline ?? null,
     timings: m.timings ?? null,

@@ -1,5 +1,5 @@
 /**
- * `watch` reports the node's own guard (issue 47): on the first read, what it did so far in one line (the away
+ * `watch` reports the node's own guard: on the first read, what it did so far in one line (the away
  * summary); afterwards each new journal event as it comes. The guard is read at most once a minute, in its own exec;
  * a node that never ran a guard prints nothing.
  */

@@ -130,7 +130,7 @@ export class Alerts extends Disposables {
     const text = `${t.node}${where ? ` ${where}` : ''} ${plainState(t.to, t.class, t.message)} — ${said}${expected ? ` (${expected})` : ''}`;
     const actions: string[] = [];
     // a stalled server still runs, a crashed one is gone: either way Restart Server comes first (with the command
-    // line it ran with; issue 43)
+    // line it ran with)
     if (t.subject === 'server' && t.port !== undefined && (t.to === 'stalled' || t.to === 'unhealthy' || t.to === 'crashed'))
       actions.push('Restart Server');
     if (t.logFile) actions.push('Open Log');

@@ -1,5 +1,5 @@
 /**
- * What the Node Dashboard draws, shaped from the node's history (issue 30, item 10): the node-total tok/s chart
+ * What the Node Dashboard draws, shaped from the node's history: the node-total tok/s chart
  * first (the guard's own sum, `nodeThroughput`), then $ per million output tokens (the spend module's figure over
  * the rental so far: one window), then one small chart per server, the per-server details, and per-GPU charts
  * whose legends name the GPU. Event markers carry labels ("22:02 :22795 crashed"), every chart a sentence for
@@ -74,7 +74,7 @@ interface ModelInput {
 export const SESSION_GAP_S = 30 * 60;
 
 /**
- * The node's time window (issue 43, item 11): which samples are the node's current session and the x range every
+ * The node's time window: which samples are the node's current session and the x range every
  * chart of the node shares. The session starts at the node's boot (the newest sample's uptime) or after the last
  * gap of more than `gapS` without samples, whichever is later; the window starts at the first sample of it where
  * the node answered (before that no series holds a value) and ends now — or at the last sample when the session is
@@ -193,7 +193,7 @@ export function markerOf(e: HistoryEntry, clock: (ms: number) => string = localC
 export function buildDashboardModel(input: ModelInput): DashboardModel {
   const clock = input.clock ?? localClock;
   const all = input.entries.filter(isSample);
-  // the node's session only, one window for every chart (issue 43, item 11)
+  // the node's session only, one window for every chart
   const win = nodeWindow(all.slice(-(input.maxPoints ?? 4000)), (input.now ?? Date.now()) / 1000);
   const samples = all.slice(-(input.maxPoints ?? 4000)).slice(win.from);
   const times = samples.map((s) => Date.parse(s.time) / 1000);
@@ -266,7 +266,7 @@ export function buildDashboardModel(input: ModelInput): DashboardModel {
     detail('accept', 'Accept length per server', 'Accept length', (v) => v.acceptLen);
   }
 
-  // The data guard's shares over time (issue 26): the worst output file of each sample, in %.
+  // The data guard's shares over time: the worst output file of each sample, in %.
   if (samples.some((s) => Array.isArray(s.data) && s.data.length)) {
     const worst = (k: string) =>
       samples.map((s) => {

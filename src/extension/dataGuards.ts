@@ -70,7 +70,7 @@ export class DataGuards extends Disposables {
       let w = this.watches.get(spec.name);
       if (!w) {
         // Every poll looks for new output files too (a new batch file is judged at its first interval, as the CLI
-        // judges it at once; issue 43: it waited for the 12th poll, ~10 min).
+        // judges it at once; it once waited for the 12th poll, ~10 min).
         w = new DataWatch(spec.name, { roots: spec.roots, thresholds: thresholds(), rediscoverEvery: 1 });
         w.onTransition((tr) => this.d.onTransition(tr));
         this.watches.set(spec.name, w);

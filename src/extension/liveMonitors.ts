@@ -39,12 +39,12 @@ export class LiveMonitors extends Disposables {
   private readonly recorded = new EventEmitter();
   /** Servers the extension stopped: their end is not a crash (no alert, a neutral row). */
   readonly stopped = new StoppedByYou();
-  /** Gateway workers removed and nodes released by the extension (Release Node): neutral, expected (issue 43). */
+  /** Gateway workers removed and nodes released by the extension (Release Node): neutral, expected. */
   readonly released = new ReleasedByYou();
   private readonly ranks = new RankWatch();
   /** What each node's provider says of its price and end (read on the node, at most every 10 min). */
   private readonly rentals = new ProviderRentals();
-  /** Per node, the servers its probes listed (a crashed one stays listed with its command line; issue 43). */
+  /** Per node, the servers its probes listed (a crashed one stays listed with its command line). */
   private readonly seen = new Map<string, LastSeenServers>();
   /** node|port → the exception line of a crash whose guard message is only the traceback's header. */
   private readonly exceptions = new Map<string, string>();
@@ -122,7 +122,7 @@ export class LiveMonitors extends Disposables {
     // a worker Release Node removed, or the gateway it left with none (not ready: its review said so): neutral rows
     const byYou = (p: { key: string; to: string }) =>
       this.released.removedAt(node, p.key) ?? (p.to === 'not-ready' ? this.released.emptiedAt(node, p.key)?.at : undefined);
-    // never the literal "Traceback (most recent call last):": the exception line (issue 43)
+    // never the literal "Traceback (most recent call last):": the exception line
     const shown = (m: string, port: number | undefined) => shownFailureMessage(m, this.exceptions.get(`${node}|${port}`));
     return {
       ...l,
@@ -375,7 +375,7 @@ export class LiveMonitors extends Disposables {
           removedByYou || (tr.port !== undefined && tr.subject === 'server' && this.stopped.judge(name, tr.port, tr.from, tr.to));
         if (tr.port !== undefined && tr.subject === 'server' && tr.to !== 'crashed') this.exceptions.delete(`${name}|${tr.port}`);
         if (!mine) this.readException(tr);
-        // what the release's review predicted: a lost rank, a gateway it left with no worker (503, issue 43)
+        // what the release's review predicted: a lost rank, a gateway it left with no worker (503)
         const expected =
           tr.to === 'rank-lost'
             ? this.released.expectedRankLoss(tr.message)
@@ -384,7 +384,7 @@ export class LiveMonitors extends Disposables {
               : undefined;
         if (!mine) this.alerts?.notify(tr, expected ? `expected: you released ${expected}` : undefined);
         else this.alerts?.clear(tr, false); // stopped by you: not an alert (and an earlier one on it is withdrawn)
-        // A deliberate stop is drawn neutral on the dashboard, not as a red "crashed" (issue 43).
+        // A deliberate stop is drawn neutral on the dashboard, not as a red "crashed".
         this.historyOf(name).addTransition(mine ? { ...tr, byYou: true } : tr);
         this.status.update(this.lives());
         this.tree.refreshNode(name);
@@ -393,7 +393,7 @@ export class LiveMonitors extends Disposables {
     }
     const probe = st.probe;
     this.readRental(name, probe);
-    // A new process on a port the user stopped ends "stopped by you" (issue 43: a restarted server's later death alerts).
+    // A new process on a port the user stopped ends "stopped by you" (a restarted server's later death alerts).
     for (const sv of probe?.servers ?? []) this.stopped.observe(name, sv.port, sv.pid);
     let seen = this.seen.get(name);
     if (!seen) this.seen.set(name, (seen = new LastSeenServers()));

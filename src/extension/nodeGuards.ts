@@ -1,5 +1,5 @@
 /**
- * The node guard in VS Code (issue 47, laptop side): each reachable GPU node's guard is read (`guard status`, one
+ * The node guard in VS Code (the laptop side): each reachable GPU node's guard is read (`guard status`, one
  * exec) at most once a minute, after a probe; the node gets a Guard row (running · last verified sync · at risk ·
  * what it does when the job is done), and when the laptop comes back a summary of what the guard did meanwhile
  * ("job done 03:12 · synced · rental stopped 03:40"), once per new journal entry. A node that never ran a guard

@@ -1,5 +1,5 @@
 /**
- * What Release Node (and Take It Out of Rotation) did on purpose (issue 43, item 4): the workers it removed from
+ * What Release Node (and Take It Out of Rotation) did on purpose: the workers it removed from
  * gateways and the nodes it released. Their consequences are the user's doing: a worker's removal is a neutral row,
  * not a warning, and the rank loss or the emptied gateway the release's review predicted is an info notification,
  * not an error or warning alert.

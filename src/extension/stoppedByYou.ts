@@ -1,9 +1,9 @@
 /**
  * Servers the extension itself stopped (Stop Server, Restart Server, a salvage that stops the servers): their
- * process going away is the user's doing, not a crash (issue 30: "crashed (crash) — the server process is gone"
+ * process going away is the user's doing, not a crash ("crashed (crash) — the server process is gone"
  * after a deliberate Stop Server). The tree shows them as "stopped by you, 22:32", neutral; no alert is raised.
  *
- * The mark belongs to the process that was stopped (issue 43): a new process on the same port (a restart, a
+ * The mark belongs to the process that was stopped: a new process on the same port (a restart, a
  * relaunch) ends it, and so does that server loading again (starting) or becoming ready; its later death is an
  * alert like any other.
  */

@@ -1,6 +1,6 @@
 /**
  * The one server set the UI acts on: the servers the Nodes tree lists for a node (the probe's: this account's,
- * the demo's own folders). Pickers and capture offer exactly these (issue 30: Stop Server offered another user's
+ * the demo's own folders). Pickers and capture offer exactly these (Stop Server offered another user's
  * processes on the same machine).
  */
 import type { SglangServer } from '../core/sglang/serverArgv';

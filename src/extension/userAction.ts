@@ -1,7 +1,7 @@
 /**
  * Whether the code running now was started by the user (a command, a click) or by a background loop (the
  * auto-refresh, the live guard's poll, a reconnect). Questions that block — a host key to trust — are asked only
- * in the first case (issue 30: Stop Demo Node raised a modal host-key dialog from a background reconnect).
+ * in the first case (Stop Demo Node raised a modal host-key dialog from a background reconnect).
  * Node's AsyncLocalStorage follows the call through promises, timers and socket callbacks it starts.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';

@@ -1,5 +1,5 @@
 /**
- * Keeps what the tree says about salvage true to the moment (issue 30, item 1): a verdict is stamped with the
+ * Keeps what the tree says about salvage true to the moment: a verdict is stamped with the
  * node's state at the first probe after it and dropped as soon as a probe differs (servers, boot, files); the
  * "Node vanished" row of Keep Node Salvaged goes when the node answers again.
  */

@@ -57,7 +57,7 @@ export interface SimNodeOptions {
    */
   workspace?: string;
   /**
-   * The provider the node plays (issue 46): 'runpod' puts RUNPOD_POD_ID and a pod-scoped RUNPOD_API_KEY in its
+   * The provider the node plays: 'runpod' puts RUNPOD_POD_ID and a pod-scoped RUNPOD_API_KEY in its
    * environment and the `runpodctl` stand-in on its PATH, 'vast' CONTAINER_ID, VAST_CONTAINERLABEL, CONTAINER_API_KEY
    * and `vastai` (src/sim/provider.ts). Default none (the demo node: runpod).
    */

@@ -1,5 +1,5 @@
 /**
- * The simulated node plays a rented RunPod pod or Vast.ai instance (issue 46, item 6). A pod: `RUNPOD_POD_ID` and the
+ * The simulated node plays a rented RunPod pod or Vast.ai instance. A pod: `RUNPOD_POD_ID` and the
  * pod-scoped `RUNPOD_API_KEY` in its environment, the `runpodctl` stand-in (bin/runpodctl) on its PATH, and the pod's
  * state in `~/.sim/provider/runpod.json`, which the stand-in answers `pod get` from and records `pod stop` /
  * `pod delete` in. An instance: `CONTAINER_ID`, `VAST_CONTAINERLABEL`, `CONTAINER_API_KEY`, the `vastai` stand-in

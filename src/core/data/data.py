@@ -539,7 +539,7 @@ def discover():
             if os.path.basename(dp) in OUT_DIRS:
                 jsonl_in(dp, found, "in a " + os.path.basename(dp) + "/ folder")
     # Only this user's work (as the probe's [ -O ] || [ -w ]): a co-tenant's outputs in a shared volume are not
-    # judged and alerted as ours (issue 39, D5). Named paths are judged whoever owns them.
+    # judged and alerted as ours. Named paths are judged whoever owns them.
     me = os.getuid()
     def mine(p):
         try:

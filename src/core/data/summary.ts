@@ -19,7 +19,7 @@ export function dataRowText(files: DataSampleFile[]): { label: string; detail: s
 
 /**
  * Open Sample's page: the verdict and its reasons, the answers that stood out (the most frequent, empty, looping),
- * then 10–20 rows of the sample as they are (issue 43: it showed one row).
+ * then 10–20 rows of the sample as they are (it showed one row).
  */
 export function sampleMarkdown(node: string, path: string, f: DataFileReport | undefined): string {
   if (!f) return `No data report for ${path} on ${node} yet.\n`;

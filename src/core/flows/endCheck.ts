@@ -1,5 +1,5 @@
 /**
- * Whether a rental may be ended now (issue 46, items 2 and 4): the latest salvage of the node (as `release` and
+ * Whether a rental may be ended now: the latest salvage of the node (as `release` and
  * `salvage` name its folder: DEST/<node>/<timestamp>/) must say `safe`, and a listing taken now must show that
  * nothing of value changed since — no new or grown file under the salvaged folders, no process writing there, the
  * same servers and the same boot. Every refusal is a code and a sentence. Nothing here runs a provider command.

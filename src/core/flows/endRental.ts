@@ -1,5 +1,5 @@
 /**
- * End the rental when the work is safe (issue 46; `gpu-sessions end-rental`, MCP `end_rental`):
+ * End the rental when the work is safe (`gpu-sessions end-rental`, MCP `end_rental`):
  *   1. read the latest salvage of NODE under DEST: its verdict must be `safe` (endCheck.ts);
  *   2. probe and list the node now, before any provider command (runpodctl's first run writes its own config):
  *      nothing new or grown under the salvaged folders, no writer, the same servers, the same boot;

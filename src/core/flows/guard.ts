@@ -1,5 +1,5 @@
 /**
- * The guard's flows above the operations (issue 47), shared by the CLI (`gpu-sessions guard`) and the MCP tools:
+ * The guard's flows above the operations, shared by the CLI (`gpu-sessions guard`) and the MCP tools:
  * the start options checked from flag-shaped values, the S3 credential signed here (./s3Post), the start.
  */
 import { runOperation } from '../remote/operation';

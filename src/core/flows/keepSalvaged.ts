@@ -1,5 +1,5 @@
 /**
- * Keep Node Salvaged (issue 17): after one full salvage, every interval one listing exec and only what
+ * Keep Node Salvaged: after one full salvage, every interval one listing exec and only what
  * changed travels (appended bytes after a prefix check, new files, rewritten files), each verified, the
  * manifest rewritten atomically with `syncedAt` per item. A node unreachable for longer than the grace
  * period makes the last synced state final; an abort stops cleanly between syncs. The one loop behind
@@ -50,7 +50,7 @@ interface KeepSalvagedResult {
 
 /**
  * Bytes the node holds that no verified copy does: for a file that grew since its copy (a log), the bytes since
- * the last verified copy, not the whole file (issue 43: "3.1 MiB at risk" 2 s after a sync); for a rewritten or
+ * the last verified copy, not the whole file ("3.1 MiB at risk" 2 s after a sync); for a rewritten or
  * unknown one, its size.
  */
 export function unsavedBytes(items: readonly SalvageItem[]): number {

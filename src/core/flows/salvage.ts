@@ -171,7 +171,7 @@ export class Salvager implements SalvageRun {
   guardSeen: GuardSeen | null = null;
 
   /**
-   * List the node and build the plan (with preselection). The node's own guard (issue 47) is read first: its
+   * List the node and build the plan (with preselection). The node's own guard is read first: its
    * folders are never listed, and the files it verified in S3 count as saved (not downloaded unless asked).
    */
   async plan(): Promise<SalvageItem[]> {

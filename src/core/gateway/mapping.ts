@@ -31,7 +31,7 @@ interface Mappable {
 
 /**
  * A worker URL's host names this machine: the same name, or a short name against its full one (`gpu-01` and
- * `gpu-01.cluster.local`). Two different full names never match by their first label (issue 39, G7:
+ * `gpu-01.cluster.local`). Two different full names never match by their first label (
  * `gpu-01.evil.example` is not `gpu-01.cluster.local`).
  */
 export function sameHost(urlHost: string, hostname: string): boolean {

@@ -1,4 +1,4 @@
-"""The node guard (issue 47): runs ON the node, detached, while the laptop sleeps. Python 3 stdlib only.
+"""The node guard: runs ON the node, detached, while the laptop sleeps. Python 3 stdlib only.
 
 Everything lives under ~/.gpu-sessions/guard/ (mode 0700; config 0600):
   guard.py      this file            config.json  settings and the upload credential (0600)

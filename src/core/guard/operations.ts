@@ -1,5 +1,5 @@
 /**
- * The node guard's three described operations (issue 47): start, status and stop. Each is `python3 -` with the
+ * The node guard's three described operations: start, status and stop. Each is `python3 -` with the
  * guard's own file on stdin, a PAYLOAD line first (base64 JSON: no name from the user is ever part of a command
  * line), answering ONE `@@<nonce>@@ {json}` line. The node's answer is hostile: read as JSON, every field checked.
  */

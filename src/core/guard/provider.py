@@ -1,4 +1,4 @@
-"""Ending the rental from the node (issue 47, `--when-done stop|terminate`), by shared/reference/providers.md.
+"""Ending the rental from the node (`--when-done stop|terminate`), by shared/reference/providers.md.
 
 Only the node's own scoped key is used (RunPod's pod key, Vast's per-instance key), only in the environment of
 the one command; the exit status and the "stopped" sentence are never trusted: the status words are read back.

@@ -1,5 +1,5 @@
 /**
- * The guard's S3 credential (issue 47): a presigned POST policy (AWS Signature V4) that lets the node write
+ * The guard's S3 credential: a presigned POST policy (AWS Signature V4) that lets the node write
  * ONLY keys under the prefix, until it expires (at most 7 days). No key is ever sent to the node: the secret
  * signs the policy here, on the laptop, and stays here. Renewed when the guard is started again.
  */

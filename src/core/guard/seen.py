@@ -1,4 +1,4 @@
-"""What salvage needs of the node guard (issue 47), read only: nothing is written, no folder is made.
+"""What salvage needs of the node guard, read only: nothing is written, no folder is made.
 
 Fed on stdin by the client with a PAYLOAD line first (`python3 -`); answers one `@@<nonce>@@ {json}` line:
 whether a guard was set up and runs, its `--to` folder (resolved, so salvage never lists the copy), its S3 place,

@@ -1,5 +1,5 @@
 /**
- * What salvage reads of the node's own guard (issue 47), with ./seen.py (read only: it writes nothing and makes no
+ * What salvage reads of the node's own guard, with ./seen.py (read only: it writes nothing and makes no
  * folder): the guard's `--to` folder, which salvage never lists, and the files it verified in S3, which salvage
  * counts as saved once it has read them back (core/salvage/guardCopies.ts). The node's answer is checked field by
  * field; a node without python3 or without a guard answers null.

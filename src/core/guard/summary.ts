@@ -1,5 +1,5 @@
 /**
- * What happened while the laptop was away, in one line, from the guard's journal (issue 47):
+ * What happened while the laptop was away, in one line, from the guard's journal:
  * "job done 03:12 · synced · rental stopped 03:40". Times are the journal's (UTC, HH:MM).
  */
 import type { GuardEvent, GuardStatus } from './operations';

@@ -5,7 +5,7 @@
  *
  * A server that crashed has no process left to capture: with `captured` (the server as the probe saw it while it
  * was alive: its argv, GPUs, log file) and nothing of this account on the port, that command line is launched
- * again (issue 43: a crashed server had no way back).
+ * again (a crashed server had no way back).
  */
 import { GpuSessionsError } from '../util/errors';
 import type { SglangServer } from '../sglang/serverArgv';

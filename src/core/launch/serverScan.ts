@@ -40,7 +40,7 @@ const ENV_GREP =
   "'^(SGLANG_|NCCL_|CUDA_|TORCH_|PYTORCH_|HF_|TRANSFORMERS_|FLASHINFER_|TRITON_|OMP_NUM_THREADS=|TOKENIZERS_PARALLELISM=|NVIDIA_|VIRTUAL_ENV=)'";
 
 /** `ownOnly`: another user's processes are skipped on the node before anything is read (a co-tenant's hundreds of
- * processes cost a restore capture 30–50 s; issue 39, f2). */
+ * processes cost a restore capture 30–50 s). */
 export function buildScanScript(n: string, ownOnly = false): string {
   return `${sectionPrologue(n)}
 export LC_ALL=C

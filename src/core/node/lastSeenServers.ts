@@ -1,6 +1,6 @@
 /**
  * The servers a node's probes listed, kept by port after their process is gone, so that a crashed server stays
- * listed (with the command line it ran with) until something else takes its port or it is forgotten (issue 43:
+ * listed (with the command line it ran with) until something else takes its port or it is forgotten (
  * a crashed server dropped out of Servers and had no way back). Pure, no vscode.
  */
 import type { SglangServer } from '../sglang/serverArgv';

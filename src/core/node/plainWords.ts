@@ -1,5 +1,5 @@
 /**
- * The live guard's states and failure classes in plain words, for people (issue 30: alerts read "crashed (crash)",
+ * The live guard's states and failure classes in plain words, for people (alerts read "crashed (crash)",
  * "gpu-lost (gpu)", "deadline-near — the rental ended 1 min ago"). The machine names stay in JSON and the CLI's
  * --json output; these are for rows and notifications.
  */

@@ -61,7 +61,7 @@ export interface ProbeResult extends Omit<HostFacts, 'swapTotalKiB'> {
   servers: SglangServer[];
   /** SGLang Model Gateways (routers) on the node, their workers mapped to this node's servers (core/gateway/). */
   gateways: Gateway[];
-  /** Which provider rents the node and what it can end the rental with (core/provider/detect.ts, issue 46). */
+  /** Which provider rents the node and what it can end the rental with (core/provider/detect.ts). */
   provider?: ProviderInfo;
   /** progress.json / .done_indices read in the same exec, when ProbeOptions.progress named them. */
   progress?: NodeProgress;

@@ -1,5 +1,5 @@
 /**
- * The rental's price and end as the provider says them, where the node can tell (issue 46, item 5): RunPod
+ * The rental's price and end as the provider says them, where the node can tell: RunPod
  * `runpodctl pod get ID` `costPerHr` (no end: a pod runs until stopped), Vast `vastai show instance ID --raw`
  * `dph_total` and `end_date` — the provider's status operation (core/provider/actions.ts), run on the node with its
  * own scoped key, never the user's. It is a network call of the provider's CLI: read at most every READ_EVERY_MS per

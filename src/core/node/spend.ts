@@ -238,7 +238,7 @@ export class WatchEconomics {
   /**
    * Money transitions, each once: `job-overrun` when the job's ETA runs past the rental end (known as soon as the
    * deadline and the job's rate are), `deadline-near` when the deadline comes within the lead time, and
-   * `rental-ended` when it has passed (issue 43: nothing was said when the rental ended).
+   * `rental-ended` when it has passed (nothing was said when the rental ended).
    */
   transitions(s: GuardSample, annotated: { deadline?: Deadline }): GuardTransition[] {
     const d = annotated.deadline;

@@ -1,5 +1,5 @@
 /**
- * The provider's own commands, run on the node with the node's own scoped key (issue 46, providers.md §1.2, §2.2):
+ * The provider's own commands, run on the node with the node's own scoped key (providers.md §1.2, §2.2):
  * described operations for the one runner. The key is put into the environment of the one command (never argv,
  * never the product's output); the user's own provider key is never part of any of these. Every argument is quoted.
  * Exit statuses are not trusted (both CLIs exit 0 on failures): the status operation's words decide.

@@ -1,5 +1,5 @@
 /**
- * Which provider rents this node (issue 46), read from the node's own environment and files only — never a network
+ * Which provider rents this node, read from the node's own environment and files only — never a network
  * endpoint: the session's environment, /etc/rp_environment, /etc/environment, /proc/1/environ (a command over SSH
  * often does not see the pod's variables), `command -v runpodctl vastai`, the DMI files and whether `sudo -n` works.
  * The script is one section of the probe's round trip; its output is hostile and parsed as data. Keys are never

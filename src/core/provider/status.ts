@@ -1,5 +1,5 @@
 /**
- * The provider's own word on an instance (issue 46), parsed from the CLIs' real outputs (providers.md §1.2, §2.2):
+ * The provider's own word on an instance, parsed from the CLIs' real outputs (providers.md §1.2, §2.2):
  * `runpodctl pod get ID` (v2 JSON), `runpodctl get pod ID -a` (legacy tab table), `vastai show instance ID --raw`.
  * Exit statuses are not trusted: both CLIs exit 0 on failures, so only the status words decide.
  */

@@ -1,5 +1,5 @@
 /**
- * Restore from the node guard's S3 copy (issue 47): a salvage counts the files the guard verified in S3 as saved
+ * Restore from the node guard's S3 copy: a salvage counts the files the guard verified in S3 as saved
  * and does not download them (core/salvage/guardCopies.ts). Restoring that run reads those files back from the
  * guard's S3 place into the run folder (each checked against the SHA-256 the guard verified), so the plan sends
  * them as any other verified file. A file already there with that hash is not read again; one that cannot be read

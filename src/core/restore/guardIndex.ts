@@ -1,5 +1,5 @@
 /**
- * `restore --from-guard s3://bucket/prefix DIR NODE` (issue 47): a run taken from the node guard's S3 copy with no
+ * `restore --from-guard s3://bucket/prefix DIR NODE`: a run taken from the node guard's S3 copy with no
  * local salvage. The guard keeps its own index next to its copies (`<prefix>.gpu-sessions-guard/index.json`:
  * each file it verified there, with size, mtime, mode and SHA-256; written by guard.py). This reads that index
  * (checked against the SHA-256 the guard stored with it) and writes a salvage run folder in DIR whose every file is

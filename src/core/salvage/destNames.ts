@@ -1,5 +1,5 @@
 /**
- * What the destination folder accepts as names (issue 41 item 1), found by trying, not guessed from the platform:
+ * What the destination folder accepts as names, found by trying, not guessed from the platform:
  * a Mac's APFS folds case, exFAT drives and SMB/NTFS shares on Linux refuse `:` `?` `*`, a FAT image under FUSE
  * does both. One probe per run creates and looks up test names in a scratch folder inside the run folder and
  * removes it; names stay byte-exact where the destination accepts them and only refused ones are %-encoded

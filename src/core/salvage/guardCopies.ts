@@ -1,5 +1,5 @@
 /**
- * The node guard's S3 copies in a salvage (issue 47): a file the guard verified in S3 at the size and mtime the
+ * The node guard's S3 copies in a salvage: a file the guard verified in S3 at the size and mtime the
  * node shows now counts as saved (`s3: 'present'`, left with `guard-s3`), and is not downloaded again unless
  * `--download-guarded`. With an S3 credential here each object is read back first (its size and the guard's
  * `x-amz-meta-sha256`); an object missing or different is downloaded as any other file. Without one, the guard's

@@ -24,7 +24,7 @@ import { SglangServer, findServers } from '../sglang/serverArgv';
 export type SalvageKind = ArtifactKind | 'data' | 'model' | 'symlink' | 'other' | 'cache';
 
 /** Why a file is left on the node (null: selected). */
-/** Why a file stays on the node. `redownloadable-weights` only in manifests written before issue 23 (now: ./weights). */
+/** Why a file stays on the node. `redownloadable-weights` only in manifests written before model weights were judged by evidence (now: ./weights). */
 export type LeftReason =
   'cache' | 'large' | 'redownloadable-weights' | 'on-the-hub' | 'in-s3' | 'origin-unknown' | 'secret-store' | 'deselected' | 'guard-s3';
 
@@ -231,7 +231,7 @@ export interface ListingOptions {
   exclude?: string[];
   /**
    * Folders on the node that are never listed nor entered, and never a root (`~/x` is the node's home), besides
-   * those every listing prunes (ALWAYS_PRUNED): the node guard's `--to` copy (issue 47). A copy of the work inside
+   * those every listing prunes (ALWAYS_PRUNED): the node guard's `--to` copy. A copy of the work inside
    * the work's folders doubled its entries and took the listing past its depth bound (`listing-truncated`).
    */
   prune?: string[];
@@ -625,7 +625,7 @@ export const SECRET_STORE_RULES = {
   ],
 };
 
-/** The node guard's own folder (issue 47): its state, journal and upload credential. Never listed by salvage. */
+/** The node guard's own folder: its state, journal and upload credential. Never listed by salvage. */
 const GUARD_HOME = '~/.gpu-sessions/guard';
 
 /**

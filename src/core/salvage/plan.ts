@@ -33,7 +33,7 @@ function listingOptions(sv: SalvageRun, extraRoots: string[] = []): ListingOptio
     maxFiles: sv.o.maxFiles,
     // When the node is this machine (the demo node), never salvage the salvage folder itself.
     exclude: [path.resolve(sv.o.base)],
-    // the node guard's own state and its --to copy of the work (issue 47)
+    // the node guard's own state and its --to copy of the work
     prune: sv.guardSeen?.to ? [sv.guardSeen.to] : [],
     excludePids:
       sv.o.transport.describe().transport === 'local' || isLoopback(String(sv.o.transport.describe().host ?? '')) ? [process.pid] : [],

@@ -36,7 +36,7 @@ export interface SalvageRun {
   servers: SglangServer[];
   modelDirs: string[];
   probeServers: SglangServer[];
-  /** The node's own guard, read before the listing (issue 47): its folders are never listed. */
+  /** The node's own guard, read before the listing: its folders are never listed. */
   guardSeen: GuardSeen | null;
   /** Tell the face what is happening now. */
   progress(step: SalvageProgress['step'], message: string): void;

@@ -73,13 +73,13 @@ export interface SalvageItem {
   /** Weights of unknown origin the user accepted leaving on the node (`--leave`, the VS Code review). */
   leaveAccepted?: boolean;
   /**
-   * The node's guard (issue 47) verified this file, at this size and mtime, in S3: `confirmed` when this run read
+   * The node's guard verified this file, at this size and mtime, in S3: `confirmed` when this run read
    * the object back (size and the guard's sha256 metadata), `journal` when no S3 credential could read it.
    */
   guardS3?: 'confirmed' | 'journal';
 }
 
-/** What this salvage found of the node's own guard (issue 47). */
+/** What this salvage found of the node's own guard. */
 export interface SalvageGuardRecord {
   running: boolean;
   /** The guard's `--to` folder on the node (never listed), or its S3 place. */
@@ -143,7 +143,7 @@ export interface SalvageManifest {
   timings?: SalvageTimings;
   /** The data verdict of each generation output file (core/data): informs, never changes the verdict. */
   data?: SalvageDataRecord | null;
-  /** The node's own guard: its folders left out of the listing, its verified S3 copies counted (issue 47). */
+  /** The node's own guard: its folders left out of the listing, its verified S3 copies counted. */
   guard?: SalvageGuardRecord | null;
   /** What `restore` needs to carry the job to another node (launch profile, client, old home, modes). */
   restore?: import('./restoreCapture').RestoreCapture | null;
@@ -220,7 +220,7 @@ export interface SalvageOptions {
   /** false: do not judge the generation output files (core/data). Default true. */
   dataCheck?: boolean;
   /**
-   * The node's own guard (issue 47): read once before the listing (flows/salvage.ts reads it by default; false:
+   * The node's own guard: read once before the listing (flows/salvage.ts reads it by default; false:
    * not at all). Its folders are never listed; the files it verified in S3 count as saved.
    */
   guard?: false | ((signal?: AbortLike) => Promise<GuardSeen | null>);

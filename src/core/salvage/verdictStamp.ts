@@ -1,7 +1,7 @@
 /**
  * What a salvage verdict ("safe to shut down") was true of: the node's server set, its boot and its files.
  * A verdict holds only while the node's probe still matches the stamp taken after the salvage; a restarted
- * server, a reboot or a file that grew or appeared makes it stale (issue 30: a restarted demo read
+ * server, a reboot or a file that grew or appeared makes it stale (a restarted demo read
  * "✓ salvaged, safe to shut down" while its 7 servers made 13.9 k tok/s).
  */
 import type { ProbeResult } from '../node/probe';

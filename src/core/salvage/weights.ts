@@ -1,5 +1,5 @@
 /**
- * Model weights left on the node only on evidence (issue 23 item 2).
+ * Model weights left on the node only on evidence.
  *
  * A model folder's small files (config.json, tokenizer files, the chat template: often edited by hand) are
  * salvaged like any other file. Its weights (weight-file extensions, or anything above the size threshold) are

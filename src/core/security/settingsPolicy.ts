@@ -16,7 +16,7 @@ export const MACHINE_SETTINGS: readonly string[] = [
   'salvage.s3Url',
   'salvage.s3Endpoint',
   'salvage.s3Mappings',
-  // What is protected or alerted (issue 39, a3): a repository must not turn off a crash alert, make a degenerate
+  // What is protected or alerted: a repository must not turn off a crash alert, make a degenerate
   // batch read fine, stop salvage from honouring .gitignore or redacting, or move the rental's end and price.
   'salvage.gitignore',
   'salvage.redact',

@@ -1,6 +1,6 @@
 /**
  * The line that says what went wrong in a Python traceback: "torch.OutOfMemoryError: CUDA out of memory…",
- * not "Traceback (most recent call last):" (issue 30: crash alerts quoted the header). Reads the lines after the
+ * not "Traceback (most recent call last):" (crash alerts quoted the header). Reads the lines after the
  * last traceback header; an exception line is the first one that is not a frame ("  File …", its code, carets).
  */
 const HEADER = /Traceback \(most recent call last\):/;
@@ -34,7 +34,7 @@ export function isTracebackHeader(message: string): boolean {
 }
 
 /**
- * A message as the tree row, tooltip and status bar show it: never the literal traceback header (issue 43). A
+ * A message as the tree row, tooltip and status bar show it: never the literal traceback header. A
  * header-only message becomes the exception line when it is known (read from the log), else what precedes the
  * header on its line ("Scheduler hit an exception"), else a phrase that points at the log.
  */

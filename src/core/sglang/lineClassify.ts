@@ -127,7 +127,7 @@ export function isRestartLine(c: ClassifiedLine): boolean {
 
 /**
  * The first line of a new launch (`server_args=ServerArgs(…)`, printed before the weights load) or its uvicorn
- * start: lines before it belong to an earlier process (issue 40: a restart into the same log re-read the old
+ * start: lines before it belong to an earlier process (a restart into the same log re-read the old
  * traceback; `--enable-http2` runs Granian and prints no `Started server process`).
  */
 export function isLaunchBoundaryLine(c: ClassifiedLine): boolean {

@@ -139,7 +139,7 @@ export class ServerStateMachine {
   private ready = false;
   private everServed = false;
   private readonly ranks = new Map<string, RankState>();
-  /** latest prefill line per rank: a PD prefill node prints no decode line (issue 40) */
+  /** latest prefill line per rank: a PD prefill node prints no decode line */
   private readonly prefillRanks = new Map<string, { stat: StatRecord; at: number }>();
   /** when a prefill line last showed work (new tokens, input throughput) */
   private lastPrefillWorkAt: number | null = null;

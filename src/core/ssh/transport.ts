@@ -721,7 +721,7 @@ export class SshTransport extends BaseTransport {
 export { loadSsh2 };
 
 /**
- * A node-side command that cannot outlive its operation (issue 39, D1/G1): run under coreutils `timeout` a few
+ * A node-side command that cannot outlive its operation: run under coreutils `timeout` a few
  * seconds past the client's own limit, which puts it in its own process group and ends the whole group (scripts,
  * their python3 and curl children) when the limit passes or when the client's TERM arrives. The login shell only
  * sees `sh -c '…' gs CMD` (any login shell, fish included); a node without a `timeout` that takes -k runs CMD as

@@ -1,5 +1,5 @@
 /**
- * A figure shown to people that does not saw-tooth (issue 30: $/Mtok jumped 0.83–1.42 at a constant rate): two
+ * A figure shown to people that does not saw-tooth ($/Mtok jumped 0.83–1.42 at a constant rate): two
  * significant digits, and a new value replaces the shown one only when it differs by more than `band` (default 10 %).
  */
 export class StableFigure {

@@ -45,7 +45,7 @@ export const stopDemoNode: Command = {
   async run(s) {
     const d = s.demo.current;
     if (!d) return;
-    // Every loop that uses the demo node stops first (issue 30): its Keep Node Salvaged watch, its live tails;
+    // Every loop that uses the demo node stops first: its Keep Node Salvaged watch, its live tails;
     // then it leaves the node list (the live guard and monitor of a removed node are disposed), and only then
     // are its connection and known_hosts file dropped: nothing is left to reconnect and meet an unknown key.
     const name = d.node.name;

@@ -1,5 +1,5 @@
 /**
- * What a drain shows while it runs (issue 30: it never ended while a client kept sending, Cancel was silent): why
+ * What a drain shows while it runs (it never ended while a client kept sending, Cancel was silent): why
  * it is not finishing, a "Stop now" button, the deadline (then SIGTERM), and what Cancel left running.
  */
 import * as vscode from 'vscode';

@@ -1,5 +1,5 @@
 /**
- * gpuSessions.endRental — "End Rental…" (issue 46): the same core flow as `gpu-sessions end-rental`
+ * gpuSessions.endRental — "End Rental…": the same core flow as `gpu-sessions end-rental`
  * (core/flows/endRental.ts). The action is picked among those the node's probe offers; the checks run first (a dry
  * run: the latest salvage under gpuSessions.salvage.folder must say safe and still hold), and a refusal names each
  * reason. A modal then names the exact command that runs on the node; the one provider call is made and verified

@@ -1,5 +1,5 @@
 /**
- * gpuSessions.startGuard and gpuSessions.stopGuard: the node's own guard (issue 47) from the node's menu, through the
+ * gpuSessions.startGuard and gpuSessions.stopGuard: the node's own guard from the node's menu, through the
  * same core flow as `gpu-sessions guard NODE start|stop` (core/flows/guard.ts). Start asks where the guard copies
  * the work (an S3 prefix, signed here with your own AWS credentials as a short-lived upload policy; or a folder on the
  * node) and what it does when the job is done; both are confirmed (modal) and refused in an untrusted workspace.

@@ -11,7 +11,7 @@ export const openSettings: Command = {
   id: 'gpuSessions.openSettings',
   run: async () => {
     // not only where the extension runs on the workspace side: a UI-side extension in a Remote-SSH window reads
-    // gpuSessions.nodes from the Remote tab too (issue 43, item 11)
+    // gpuSessions.nodes from the Remote tab too
     if (vscode.env.remoteName)
       try {
         return await vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query: 'gpuSessions' });

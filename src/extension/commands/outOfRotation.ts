@@ -60,7 +60,7 @@ export async function offerOutOfRotation(
   if (a === anyway) return { removed: [] };
   if (a !== take) return false;
   const { removeFromGateways } = await import('../../core/flows/release');
-  // the user's own removal: a neutral row, not a warning (issue 43)
+  // the user's own removal: a neutral row, not a warning
   for (const r of rs) for (const w of r.workers) s.live.released.markRemoved(r.node, w.url, r.gateway.port);
   const done = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `GPU Sessions: port ${port} of ${node} out of rotation`, cancellable: true },

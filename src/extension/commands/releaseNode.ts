@@ -118,7 +118,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
   const refreshAll = () => {
     for (const n of new Set([node.name, ...plan.targets.map((t) => t.node)])) void s.fleet.refresh(n).catch(() => undefined);
   };
-  // its own removals and the rank loss its review predicted are the user's doing: neutral rows, an info (issue 43)
+  // its own removals and the rank loss its review predicted are the user's doing: neutral rows, an info
   for (const tg of plan.targets) for (const w of tg.workers) s.live.released.markRemoved(tg.node, w.url, tg.gateway.port);
   // a gateway it leaves with no healthy worker answers 503: the review said so, its "not ready" is expected
   for (const tg of plan.targets)
@@ -128,7 +128,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
     { location: vscode.ProgressLocation.Notification, title: `Releasing ${node.name}`, cancellable: true },
     async (progress, token) => {
       const ac = new AbortController();
-      // During the drain, Cancel (or the Stop now button) ends the wait: the servers are stopped at once (issue 43).
+      // During the drain, Cancel (or the Stop now button) ends the wait: the servers are stopped at once.
       const drain = releaseDrain(node.name, progress, () => ac.abort(), drainProgressText);
       token.onCancellationRequested(() => drain.cancel());
       try {
@@ -145,7 +145,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
           salvage: async (servers) => {
             salvaging = true;
             drain.ended();
-            // the servers this salvage stops end by the user's choice: not crash alerts (issue 30)
+            // the servers this salvage stops end by the user's choice: not crash alerts
             for (const sv of servers) s.live.stopped.mark(node.name, sv.port, Date.now(), sv.pid);
             const salvager = new Salvager({
               ...settings,
@@ -186,7 +186,7 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
 }
 
 /**
- * The release's drain as Stop Server's (issue 43): a countdown in the progress ("draining :30001 3 running · 272 s
+ * The release's drain as Stop Server's: a countdown in the progress ("draining :30001 3 running · 272 s
  * left (then stopped) · new requests keep arriving: 5"), a Stop now button, and Cancel during the drain meaning
  * Stop now (the servers are stopped at once); Cancel before it (the removals) cancels the release.
  */

@@ -55,7 +55,7 @@ async function salvageNodeCommand(deps: Services, arg: unknown, opts: SalvageOpt
           ...settings,
           // Read when the salvage reaches its final pass: the review's stop button can still turn them on.
           get stopServers() {
-            // the servers this salvage stops end by the user's choice: not crash alerts (issue 30)
+            // the servers this salvage stops end by the user's choice: not crash alerts
             if (stop.servers) for (const sv of probe.servers) deps.live.stopped.mark(node.name, sv.port, Date.now(), sv.pid);
             return stop.servers;
           },
@@ -111,7 +111,7 @@ export function showSalvageVerdict(deps: Services, node: string, m: SalvageManif
   const report = vscode.Uri.file(path.join(m.dest, 'SALVAGE.md'));
   void openReport(report);
   if (m.verdict === 'safe') {
-    // the last step of the seeds' flow: end the rental, where the node can (issue 46)
+    // the last step of the seeds' flow: end the rental, where the node can
     const canEnd = (deps.fleet.status(node).probe?.provider?.actions.length ?? 0) > 0;
     void vscode.window
       .showInformationMessage(
@@ -339,7 +339,7 @@ async function confirmStopWriters(writers: WriterInfo[]): Promise<boolean> {
 export async function openReport(report: vscode.Uri): Promise<void> {
   try {
     await vscode.commands.executeCommand('markdown.showPreview', report);
-    // A preview already open keeps its old text until refreshed (issue 30: Open Report showed an older SALVAGE.md).
+    // A preview already open keeps its old text until refreshed (Open Report showed an older SALVAGE.md).
     await vscode.commands.executeCommand('markdown.preview.refresh').then(undefined, () => undefined);
   } catch {
     await vscode.window.showTextDocument(report, { preview: false }).then(undefined, () => undefined);

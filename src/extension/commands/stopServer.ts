@@ -39,7 +39,7 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
   } else {
     let servers: SglangServer[];
     try {
-      // the servers the tree lists (issue 30: the picker offered another user's processes)
+      // the servers the tree lists (the picker offered another user's processes)
       servers = await treeServers(s, node);
     } catch (e) {
       void vscode.window.showErrorMessage(`GPU Sessions: cannot read the servers of ${node}: ${errorMessage(e)}`);
@@ -85,11 +85,11 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
         stop,
       );
   if (!choice) {
-    // Cancelled after it was taken out of rotation: it still runs, so it goes back into the same gateways (issue 43).
+    // Cancelled after it was taken out of rotation: it still runs, so it goes back into the same gateways.
     if (rotation.removed.length) await addBackAfterRestart(s, node, port, rotation.removed);
     return false;
   }
-  // its end is the user's doing: not a crash alert, a neutral "stopped by you" row (issue 30)
+  // its end is the user's doing: not a crash alert, a neutral "stopped by you" row
   s.live.stopped.mark(node, port, Date.now(), pid);
   if (restart) {
     const ok = await restartWithProgress(s, node, port, { drain: choice === drainStop });

@@ -33,7 +33,7 @@ export const tailLog: Command = {
 export const tailAllGpuLogs: Command = {
   id: 'gpuSessions.tailAllGpuLogs',
   async run(s, el?: TreeNode | string) {
-    // From the palette (no argument): which node (issue 30: it did nothing).
+    // From the palette (no argument): which node (it did nothing).
     const node = await s.resolver.resolve(el, { title: 'Tail All GPU Logs' });
     if (!node) return;
     const p = s.fleet.status(node.name).probe ?? (await s.fleet.refresh(node.name)).probe;

@@ -1,5 +1,5 @@
 /**
- * Commands of tree rows without arguments (issue 30: 2 of 24 clicks on a live server row failed with "Actual command
+ * Commands of tree rows without arguments (2 of 24 clicks on a live server row failed with "Actual command
  * not found, wanted to execute gpuSessions.tailLog"). VS Code keeps a row command's arguments in a cache entry that
  * dies when the row is re-rendered; a click that crosses a re-render (a loaded machine makes the window seconds
  * wide) finds it gone. A command with no arguments has no cache entry: each (node, file) gets its own command id,

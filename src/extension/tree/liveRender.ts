@@ -1,5 +1,5 @@
 /**
- * How the Nodes tree re-renders live figures without breaking hover, click and context menus (issue 30: rows
+ * How the Nodes tree re-renders live figures without breaking hover, click and context menus (rows
  * re-rendered every 0.5 s, tooltips never appeared, clicks failed with "Actual command not found").
  *
  * VS Code drops the handles (and the command arguments) of an element and everything under it whenever the
@@ -12,14 +12,14 @@ import type { TreeNode } from './types';
 
 /**
  * A hover lasts until the row's next render (VS Code rebuilds a rendered row's hover on every render): 5 s, the top of
- * issue 30's 2–5 s, leaves a tooltip readable for ~4.5 s while the figures keep moving.
+ * the 2–5 s it once was, leaves a tooltip readable for ~4.5 s while the figures keep moving.
  */
 const THROTTLE_MS = 5000;
 
 /**
  * A row whose only change is its figures (tok/s, running, queue, GPU %, dollars) is re-rendered at most this often:
  * every render of a row closes its open hover (VS Code sets up the row's hover anew on each render), so a server
- * tooltip vanished within seconds while its figures moved (issue 43). A change of what the row says (a state, a
+ * tooltip vanished within seconds while its figures moved. A change of what the row says (a state, a
  * health word, an icon, a new row) is still shown within THROTTLE_MS.
  */
 const FIGURES_MS = 30_000;

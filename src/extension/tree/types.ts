@@ -37,7 +37,7 @@ export type TreeNode =
   | { type: 'lostGpu'; node: string; lost: LostGpu }
   /** `crashed`: gone from the probe, crashed; listed as last seen (its command line) with Restart Server first. */
   | { type: 'server'; node: string; server: SglangServer; crashed?: boolean }
-  /** An SGLang Model Gateway on the node (issue 28), and one of its workers (by URL, read from the latest probe). */
+  /** An SGLang Model Gateway on the node, and one of its workers (by URL, read from the latest probe). */
   | { type: 'gateway'; node: string; gateway: Gateway }
   | { type: 'gatewayWorker'; node: string; gatewayPid: number; url: string }
   | { type: 'kind'; node: string; kind: ArtifactKind; items: Artifact[] }

@@ -10,7 +10,7 @@ export function errorItem(el: TreeNodeOf<'error'>): vscode.TreeItem {
   item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('errorForeground'));
   item.contextValue = 'error';
   if (el.code === 'host-key-unknown') {
-    // Asked only from here (a user's action), never from a background reconnect (issue 30).
+    // Asked only from here (a user's action), never from a background reconnect.
     item.label = 'Host key not trusted — click to review it';
     item.tooltip = `${visible(el.message, true)}\n\nClick to see the key's fingerprint and decide whether to trust it.`;
     item.command = { command: 'gpuSessions.refreshNode', title: 'Review Host Key', arguments: [el.node] };

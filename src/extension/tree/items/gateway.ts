@@ -1,5 +1,5 @@
 /**
- * An SGLang Model Gateway under its node ("Gateway :30000 · cache_aware · 3/3 healthy", issue 28) and its
+ * An SGLang Model Gateway under its node ("Gateway :30000 · cache_aware · 3/3 healthy") and its
  * workers, each naming the fleet's server its URL reaches. Both re-read the latest probe when rendered, so a
  * worker turning unhealthy is re-rendered in place (same element, same id).
  */

@@ -36,7 +36,7 @@ export function groupChildren(el: TreeNodeOf<'group'>, ctx: TreeContext): TreeNo
     return rows;
   }
   if (el.group === 'servers') {
-    // a crashed server stays listed (as last seen: its command line for Restart Server; issue 43)
+    // a crashed server stays listed (as last seen: its command line for Restart Server)
     const crashed: TreeNode[] = (ctx.crashedFor?.(el.node) ?? []).map((c) => ({
       type: 'server',
       node: el.node,

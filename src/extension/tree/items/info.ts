@@ -12,7 +12,7 @@ export function infoItem(el: TreeNodeOf<'info'>, ctx: TreeContext): vscode.TreeI
   item.description = row.detail;
   item.iconPath = new vscode.ThemeIcon(row.icon ?? 'info', row.color ? new vscode.ThemeColor(row.color) : undefined);
   if (row.tooltip) item.tooltip = row.tooltip;
-  // a crashed server's problem row has its menu: Restart Server first, Open Log (issue 43)
+  // a crashed server's problem row has its menu: Restart Server first, Open Log
   item.contextValue = row.crashedPort !== undefined ? 'problem.crashed' : 'info';
   return item;
 }

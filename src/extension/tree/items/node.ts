@@ -24,7 +24,7 @@ function nodeDescription(p: ProbeResult | undefined, st: NodeStatus): string {
   else {
     const names = new Map<string, number>();
     for (const g of p.gpus) names.set(g.name, (names.get(g.name) ?? 0) + 1);
-    // A lost GPU is counted and named, never dropped (issue 30: a node with a lost GPU read "6× NVIDIA B200").
+    // A lost GPU is counted and named, never dropped (a node with a lost GPU read "6× NVIDIA B200").
     const lost = p.lostGpus?.length ?? 0;
     if (lost && names.size === 1) {
       const [[n, c]] = [...names];
@@ -73,7 +73,7 @@ export function nodeItem(el: TreeNodeOf<'node'>, ctx: TreeContext): vscode.TreeI
         : ctx.liveFor(el.node.name)?.problems?.length
           ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
           : new vscode.ThemeIcon('server-environment', p && p.servers.length ? new vscode.ThemeColor('charts.green') : undefined);
-  // Strings from the node (and from config) are appended as text, never as markdown (issue 12).
+  // Strings from the node (and from config) are appended as text, never as markdown.
   const md = new vscode.MarkdownString(undefined, true);
   const n = el.node;
   md.appendMarkdown('**');
@@ -128,7 +128,7 @@ export function nodeChildren(el: TreeNodeOf<'node'>, ctx: TreeContext): TreeNode
     out.push({ type: 'info', node: name, label: 'No GPUs', detail: p.gpuMessage ?? undefined, icon: 'circle-slash' });
   else out.push({ type: 'group', node: name, group: 'gpus' });
   out.push({ type: 'group', node: name, group: 'servers' });
-  // the Model Gateways on the node (issue 28); their rows re-read the latest probe (same id while the pid lives)
+  // the Model Gateways on the node; their rows re-read the latest probe (same id while the pid lives)
   for (const g of p.gateways ?? []) out.push({ type: 'gateway', node: name, gateway: g });
   out.push({ type: 'group', node: name, group: 'artifacts' });
   return out;
@@ -183,7 +183,7 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
       ...(pb.to === 'crashed' && pb.port !== undefined ? { crashedPort: pb.port } : {}),
       color: isErrorState(pb.to, pb.class) || pb.to === 'unreachable' ? 'errorForeground' : 'list.warningForeground',
     });
-  // what the user stopped through the extension: neutral, not a problem (issue 30)
+  // what the user stopped through the extension: neutral, not a problem
   for (const st of live?.stoppedByYou ?? [])
     out.push({
       type: 'info',
@@ -193,7 +193,7 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
       tooltip: `You stopped the server on port ${st.port} at ${new Date(st.at).toLocaleTimeString()} (GPU Sessions). Not an alert.`,
       icon: 'debug-stop',
     });
-  // workers Release Node took out of gateways: neutral too (issue 43)
+  // workers Release Node took out of gateways: neutral too
   for (const r of live?.removedByYou ?? [])
     out.push({
       type: 'info',
@@ -240,7 +240,7 @@ export function liveRows(name: string, ctx: TreeContext): TreeNode[] {
   return out;
 }
 
-/** The Guard row: the node's own guard (issue 47), running or not, its last verified sync and what is at risk. */
+/** The Guard row: the node's own guard, running or not, its last verified sync and what is at risk. */
 function guardRows(name: string, ctx: TreeContext): TreeNode[] {
   const g = ctx.guardFor?.(name);
   if (!g) return [];

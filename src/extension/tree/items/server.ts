@@ -83,7 +83,7 @@ type ServerLive = NonNullable<ReturnType<TreeContext['liveFor']>>['servers'][num
 /** What the server is (model, where, parallelism, log, config, argv); the live lines are appended by the caller. */
 function serverTooltip(s: SglangServer, live: ServerLive | undefined): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  // Node strings as text or in a fence longer than any backtick run inside, never as markdown (issue 12).
+  // Node strings as text or in a fence longer than any backtick run inside, never as markdown.
   md.appendMarkdown('**');
   md.appendText(visible(s.modelPath ?? '?'));
   md.appendMarkdown('** on ');
@@ -119,7 +119,7 @@ function serverTooltip(s: SglangServer, live: ServerLive | undefined): vscode.Ma
 
 /**
  * A crashed server gone from the probe, as last seen: state crashed with the exception line (never the traceback's
- * header), Restart Server first on its menu (issue 43).
+ * header), Restart Server first on its menu.
  */
 function crashedServerItem(el: TreeNodeOf<'server'>, ctx: TreeContext, item: vscode.TreeItem): vscode.TreeItem {
   const s = el.server;
@@ -159,7 +159,7 @@ export function serverItem(el: TreeNodeOf<'server'>, ctx: TreeContext): vscode.T
     if (head.missing.length) item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.orange'));
   }
   if (live?.state) {
-    // A serving or idle server's reason is its figures: the Health line states them, once, from one source (issue 43:
+    // A serving or idle server's reason is its figures: the Health line states them, once, from one source (
     // the State line's queue came from /metrics, the Health line's from the log, and they disagreed).
     const reason = live.stateReason && !FIGURE_STATES.has(live.state) ? ` — ${mdText(live.stateReason)}` : '';
     md.appendMarkdown(`\n\nState: **${live.state}**${live.stateClass ? ` (${live.stateClass})` : ''}${reason}`);
