@@ -89,6 +89,8 @@ export class Salvager implements SalvageRun {
   readonly timer: PhaseTimer;
   /** @internal */
   probeServers: SglangServer[] = [];
+  /** @internal */
+  probed: Promise<SglangServer[]> = Promise.resolve([]);
   /** Verified files, appended as they verify (the manifest is written whole only at the end and as snapshots). @internal */
   readonly journal: SalvageJournal;
   /** @internal */
@@ -177,8 +179,9 @@ export class Salvager implements SalvageRun {
   async plan(): Promise<SalvageItem[]> {
     return this.timer.time('plan', async () => {
       const g = this.o.guard;
-      if (g !== false) this.guardSeen = await (g ?? ((s) => readGuardSeen(this.o.transport, s)))(this.o.signal);
-      const items = await planNow(this);
+      // read while the node is listed (plan.ts: listed again in the rare case that it names a folder to leave out)
+      const seen = g === false ? Promise.resolve(null) : (g ?? ((s) => readGuardSeen(this.o.transport, s)))(this.o.signal);
+      const items = await planNow(this, seen);
       await countGuardCopies(this, this.guardSeen);
       return items;
     });
@@ -249,8 +252,12 @@ export class Salvager implements SalvageRun {
         this.timer.stop('transfer');
       }
       this.checkCancel();
-      await this.recordForRestore();
-      await this.timer.time('finalPass', () => finalPass(this));
+      // What restore needs is read while the servers run: beside the final pass when it stops nothing (its listing
+      // is the longer wait of the two), before it otherwise.
+      if (this.o.stopServers || this.o.stopWriters) {
+        await this.recordForRestore();
+        await this.timer.time('finalPass', () => finalPass(this));
+      } else await Promise.all([this.recordForRestore(), this.timer.time('finalPass', () => finalPass(this))]);
       this.checkCancel();
       await runS3Step(this, this.early.s3);
       this.checkCancel();
@@ -297,10 +304,12 @@ export class Salvager implements SalvageRun {
 
   /** Before the final pass (servers still running): what restore needs; never fails the salvage. @internal */
   async recordForRestore(): Promise<void> {
-    if (!this.listing) return;
-    const { captureForRestore } = await import('../salvage/restoreCapture');
+    const listing = this.listing;
+    if (!listing) return;
+    // the plan's files and listing, taken now (the final pass beside it lists again and adds items)
     const paths = this.manifest.items.filter((i) => i.selected && isFileItem(i)).map((i) => i.remotePath);
-    this.manifest.restore = await captureForRestore(this.o.transport, this.listing, paths, { signal: this.o.signal, log: this.log });
+    const { captureForRestore } = await import('../salvage/restoreCapture');
+    this.manifest.restore = await captureForRestore(this.o.transport, listing, paths, { signal: this.o.signal, log: this.log });
     this.save(); // the final pass, next, saves forced
   }
 
@@ -361,7 +370,9 @@ export class Salvager implements SalvageRun {
   startEarlyWork(): void {
     const snap = this.o.snapshot ?? defaultSnapshot;
     if (!this.o.stopServers && !this.o.stopWriters)
-      this.early.snapshot = startEarly(this.timer, 'snapshot', () => snap(this.o.transport, this.manifest.node, this.probeServers));
+      this.early.snapshot = startEarly(this.timer, 'snapshot', () =>
+        this.probed.then((servers) => snap(this.o.transport, this.manifest.node, servers)),
+      );
     const s3 = this.o.s3;
     if (s3)
       this.early.s3 = startEarly(this.timer, 's3', async () =>
@@ -377,7 +388,8 @@ export class Salvager implements SalvageRun {
     try {
       const snap = this.o.snapshot ?? defaultSnapshot;
       const s = unwrap(
-        await (this.early.snapshot ?? startEarly(this.timer, 'snapshot', () => snap(this.o.transport, m.node, this.probeServers))),
+        await (this.early.snapshot ??
+          startEarly(this.timer, 'snapshot', () => this.probed.then((servers) => snap(this.o.transport, m.node, servers)))),
       );
       const jsonText = redactText(JSON.stringify(s.json, null, 2)) + '\n';
       writeAtomic(insideDest(this.dir, 'environment.json'), jsonText);

@@ -39,6 +39,8 @@ export function parseGuardSeen(o: Record<string, unknown>): GuardSeen | null {
 export function guardSeenOperation(): RemoteOperation<GuardSeen | null> {
   return {
     ...pyOperation('guard-seen', { limit: MAX_ROWS }, 60_000, parseGuardSeen, 'seen.py'),
+    // ours: salvage reads it while the node is listed, and the listing never takes it for a process of the work
+    command: 'GPU_SESSIONS_OP=1 python3 -',
     maxOutputBytes: 64 * 1024 * 1024,
     idempotent: true,
   };

@@ -144,7 +144,8 @@ export function scanOperation(ownOnly = false): RemoteOperation<ServerScan> {
   const n = nonce();
   return {
     name: 'server-scan',
-    command: 'sh -s',
+    // ours: a salvage listing running beside it (the final pass's, during restore's capture) never takes it for the work's
+    command: 'GPU_SESSIONS_OP=1 sh -s',
     stdin: buildScanScript(n, ownOnly),
     timeoutMs: 60_000,
     maxOutputBytes: 16 * 1024 * 1024,

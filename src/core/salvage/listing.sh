@@ -100,8 +100,9 @@ if [ "$EVIDENCE" = 1 ]; then
   done
 fi
 cut -f3- "$T/c" > "$T/base"
-# the socket inodes that listen (state 01 after the header) on a server port in SP
-INO=" $(awk -v sp="$SP" 'BEGIN{n=split(sp,a," ");for(i=1;i<=n;i++)w[a[i]]=1} FNR>1 && $4=="01" {split($3,r,":"); if (r[2] in w) printf "%s ", $10}' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
+# the socket inodes that listen (state 01 after the header) on a server port in SP (none without a server: no awk)
+INO="  "
+[ "$SP" = " " ] || INO=" $(awk -v sp="$SP" 'BEGIN{n=split(sp,a," ");for(i=1;i<=n;i++)w[a[i]]=1} FNR>1 && $4=="01" {split($3,r,":"); if (r[2] in w) printf "%s ", $10}' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
 sec procs
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
@@ -145,7 +146,8 @@ done
 sec cands; cat "$T/c"
 sec models; cat "$T/m"
 sec hfmeta
-hf_meta
+# no model folder, nothing to read (and no process started for it)
+if [ -s "$T/m" ]; then hf_meta; fi
 # nested folders collapse into their parent
 cut -f3- "$T/c" | sed 's|$|/|' | sort -u | awk 'k != "" && index($0, k) == 1 { next } { k = $0; print }' | sed 's|/$||' > "$T/roots"
 sec roots; cat "$T/roots"
@@ -155,8 +157,9 @@ set --
 while IFS= read -r r; do set -- "$@" "$r"; done < "$T/roots"
 if [ $# -gt 0 ]; then
   set -- "$@" -maxdepth "$DEPTH"
-  # a pruned folder is never entered (find -path takes a pattern: its glob characters are escaped)
-  while IFS= read -r x; do set -- "$@" -path "$(printf '%s\n' "$x" | sed 's/[][*?\\]/\\&/g')" -prune -o; done < "$T/prune"
+  # a pruned folder is never entered (find -path takes a pattern: its glob characters are escaped, one sed for all)
+  sed 's/[][*?\\]/\\&/g' "$T/prune" > "$T/prunep"
+  while IFS= read -r x; do set -- "$@" -path "$x" -prune -o; done < "$T/prunep"
   set -- "$@" \( -type d -name .git -printf 'G\t%d\t0\t0\t%h\000' -prune \) -o \( -type d \(
   _or=
   for c in $CACHE_NAMES; do

@@ -17,6 +17,7 @@ import { writeAtomic } from './runDir';
 import { MANIFEST_FILE } from './manifestSchema';
 import { classifyFile, writerInfo } from './classify';
 import type { SalvageRun } from './salvageRun';
+import type { GuardSeen } from './salvageTypes';
 import { PREVIOUS_WHY, diagnoseWrite } from './salvageUtil';
 import { isLoopback } from '../util/net';
 
@@ -46,7 +47,16 @@ function previousModelDirs(sv: SalvageRun): string[] {
 }
 
 export async function list(sv: SalvageRun, extraRoots: string[] = []): Promise<SalvageListing> {
-  const l = await runOperation(sv.o.transport, salvageListOperation(listingOptions(sv, extraRoots)), sv.o.signal);
+  return useListing(sv, await listNode(sv, extraRoots));
+}
+
+/** The listing as the node answers it (listingOptions read now), before useListing takes it. */
+function listNode(sv: SalvageRun, extraRoots: string[] = []): Promise<SalvageListing> {
+  return runOperation(sv.o.transport, salvageListOperation(listingOptions(sv, extraRoots)), sv.o.signal);
+}
+
+/** A listing becomes the run's: roots found earlier keep their reasons, model folders add up. */
+function useListing(sv: SalvageRun, l: SalvageListing): SalvageListing {
   const prevWhy = new Map((sv.previous?.roots ?? []).filter((r) => typeof r !== 'string').map((r) => [r.path, r.why]));
   for (const r of l.roots) {
     if (r.why.startsWith(PREVIOUS_WHY)) {
@@ -59,7 +69,17 @@ export async function list(sv: SalvageRun, extraRoots: string[] = []): Promise<S
   return l;
 }
 
-export async function planNow(sv: SalvageRun): Promise<SalvageItem[]> {
+/**
+ * The plan: the listing starts first, and the node guard's record (`seen`) and the local folder's first writes happen
+ * while it runs (three waits become one). The listing leaves out the guard's `--to` copy; when the guard names one,
+ * the node is listed again with it left out (rare: the guard runs with `--to`).
+ */
+export async function planNow(sv: SalvageRun, seen: Promise<GuardSeen | null> = Promise.resolve(null)): Promise<SalvageItem[]> {
+  sv.progress('plan', 'Listing files on the node…');
+  const listed = listNode(sv);
+  // handled below (awaited, or dropped for a second listing); never an unhandled rejection meanwhile
+  listed.catch(() => undefined);
+  seen.catch(() => undefined);
   try {
     mkdirSync(sv.dir, { recursive: true });
     if (sv.o.gitignore !== false)
@@ -84,11 +104,15 @@ export async function planNow(sv: SalvageRun): Promise<SalvageItem[]> {
   }
   sv.lastWrite = Date.now();
   await useDestNames(sv);
-  sv.progress('plan', 'Listing files on the node…');
-  sv.listing = await list(sv);
+  sv.guardSeen = await seen;
+  sv.listing = useListing(sv, sv.guardSeen?.to ? await listNode(sv) : await listed);
   const L = sv.listing;
   sv.manifest.roots = L.roots;
-  sv.probeServers = (await sv.o.servers) ?? [];
+  // The probe's servers (with their GPUs) are matched with the listing's own now only when it found servers; else
+  // nothing waits for the probe here, and the environment snapshot takes them once they come (flows/salvage.ts).
+  sv.probed = Promise.resolve(sv.o.servers).then((s) => (sv.probeServers = s ?? []));
+  if (L.servers.length) await sv.probed;
+  else sv.probed.catch(() => undefined);
   sv.servers = ownServers(sv, L);
   const items: SalvageItem[] = [];
   for (const f of L.files) items.push(itemFor(sv, f));

@@ -9,6 +9,7 @@ import type { AbortLike, Transport } from '../ssh/transport';
 import type { ListedProcess, SalvageListing } from './listing';
 import type { LaunchProfile } from '../launch/profile';
 import { errorMessage } from '../util/errors';
+import { shq } from '../util/quote';
 import { redactArgv } from '../util/redact';
 import type { Logger } from '../util/logger';
 
@@ -46,7 +47,8 @@ export function modesOperation(paths: string[]): RemoteOperation<Array<string | 
     name: 'file-modes',
     // One `stat` per xargs batch (a `stat` per file cost ~2 ms each: 60 s of a 30,000-file salvage), each answer
     // `mode NUL name NUL`, matched back by name: a file gone since the listing has no answer.
-    command: `xargs -0 -r stat --printf '%a\\0%n\\0' -- 2>/dev/null`,
+    // GPU_SESSIONS_OP: ours (the final pass's listing runs beside it and never takes it for a process of the work)
+    command: `GPU_SESSIONS_OP=1 xargs -0 -r stat --printf '%a\\0%n\\0' -- 2>/dev/null`,
     stdin: Buffer.from(paths.map((p) => p + '\0').join('')),
     timeoutMs: 120_000,
     maxOutputBytes: 16 * 1024 * 1024,
@@ -65,7 +67,10 @@ function envNamesOperation(pid: number): RemoteOperation<string[]> {
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`bad pid ${pid}`);
   return {
     name: 'env-names',
-    command: `tr '\\000' '\\n' < /proc/${pid}/environ 2>/dev/null | sed -n 's/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p' | sort -u`,
+    // ours, with its pipe (GPU_SESSIONS_OP: the final pass's listing runs beside it)
+    command: `GPU_SESSIONS_OP=1 sh -c ${shq(
+      `tr '\\000' '\\n' < /proc/${pid}/environ 2>/dev/null | sed -n 's/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p' | sort -u`,
+    )}`,
     timeoutMs: 30_000,
     maxOutputBytes: 1024 * 1024,
     idempotent: true,

@@ -36,6 +36,8 @@ export interface SalvageRun {
   servers: SglangServer[];
   modelDirs: string[];
   probeServers: SglangServer[];
+  /** The probe's servers once it answered (plan.ts: awaited there only when the listing found servers). */
+  probed: Promise<SglangServer[]>;
   /** The node's own guard, read before the listing: its folders are never listed. */
   guardSeen: GuardSeen | null;
   /** Tell the face what is happening now. */
