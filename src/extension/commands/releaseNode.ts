@@ -58,44 +58,20 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
   });
   const notAsked = others.filter((n) => !asked.includes(n)).map((n) => n.name);
   const via = asked.map(fleetNode);
+  const planning = new AbortController();
 
   // 1. the plan: one probe per node (cancellable)
-  let plan: Awaited<ReturnType<typeof planRelease>>;
-  const planning = new AbortController();
-  try {
-    const p = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Release ${node.name}`, cancellable: true },
-      async (progress, token) => {
-        const ac = planning;
-        token.onCancellationRequested(() => ac.abort());
-        progress.report({ message: `looking for gateways on ${via.length + 1} node(s)…` });
-        const r = await planRelease(target, via, ac.signal, { skipUnreachableVia: true });
-        return ac.signal.aborted ? undefined : r;
-      },
-    );
-    if (!p) return undefined;
-    plan = p;
-  } catch (e) {
-    if (planning.signal.aborted) return undefined; // cancelled while looking: nothing was changed
-    s.log.error(`Release of ${node.name}: ${errorMessage(e)}`);
-    void vscode.window.showErrorMessage(`GPU Sessions: cannot release ${node.name}: ${errorMessage(e)}`);
-    return undefined;
-  }
+  const plan = await planWithProgress(
+    s,
+    node.name,
+    () => planRelease(target, via, planning.signal, { skipUnreachableVia: true }),
+    planning,
+    via.length,
+  );
+  if (!plan) return undefined;
 
   // 2. the review (a modal: this is the user's action)
-  const ports = plan.servers.map((sv) => ':' + sv.port).join(' ');
-  const emptied = lastWorkerLines(plan.targets);
-  const detail = [
-    ...routingLines(plan.targets),
-    ...emptied.map((l) => `⚠ ${l}`),
-    plan.servers.length
-      ? `Then drain (up to ${drainS} s) and stop ${plan.servers.length} server(s) on ${node.name}: ${ports}.`
-      : `No SGLang server runs on ${node.name}.`,
-    ...multiNodeWarnings(plan),
-    `Salvage into ${path.join(settings.base, node.name)}${path.sep}<time>${path.sep} with the servers stopped. The gateways keep running.`,
-    ...(plan.skipped.length ? [`Not reachable now (their gateways not looked at): ${plan.skipped.map((x) => x.node).join(', ')}.`] : []),
-    ...(notAsked.length ? [`Not connected (not asked): ${notAsked.join(', ')}.`] : []),
-  ].join('\n');
+  const detail = reviewDetail(node.name, plan, { drainS, base: settings.base, notAsked, multiNode: multiNodeWarnings(plan) });
   const go = plan.targets.length ? 'Release' : 'Salvage with Servers Stopped';
   if (!opts.assumeYes) {
     const message = plan.targets.length
@@ -183,6 +159,52 @@ async function releaseNodeCommand(s: Services, arg: unknown, opts: ReleaseOpts =
       }
     },
   );
+}
+
+/** The plan in a cancellable notification; undefined when cancelled (nothing was changed) or when it failed (said). */
+async function planWithProgress<P>(
+  s: Services,
+  name: string,
+  plan: () => Promise<P>,
+  planning: AbortController,
+  viaCount: number,
+): Promise<P | undefined> {
+  try {
+    return await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Release ${name}`, cancellable: true },
+      async (progress, token) => {
+        token.onCancellationRequested(() => planning.abort());
+        progress.report({ message: `looking for gateways on ${viaCount + 1} node(s)…` });
+        const r = await plan();
+        return planning.signal.aborted ? undefined : r;
+      },
+    );
+  } catch (e) {
+    if (planning.signal.aborted) return undefined; // cancelled while looking: nothing was changed
+    s.log.error(`Release of ${name}: ${errorMessage(e)}`);
+    void vscode.window.showErrorMessage(`GPU Sessions: cannot release ${name}: ${errorMessage(e)}`);
+    return undefined;
+  }
+}
+
+/** The review's detail: the removals, the gateways left empty, the drain and stop, the salvage, what was not asked. */
+function reviewDetail(
+  name: string,
+  plan: { targets: Parameters<typeof routingLines>[0]; servers: Array<{ port: number }>; skipped: Array<{ node: string }> },
+  o: { drainS: number; base: string; notAsked: string[]; multiNode: string[] },
+): string {
+  const ports = plan.servers.map((sv) => ':' + sv.port).join(' ');
+  return [
+    ...routingLines(plan.targets),
+    ...lastWorkerLines(plan.targets).map((l) => `⚠ ${l}`),
+    plan.servers.length
+      ? `Then drain (up to ${o.drainS} s) and stop ${plan.servers.length} server(s) on ${name}: ${ports}.`
+      : `No SGLang server runs on ${name}.`,
+    ...o.multiNode,
+    `Salvage into ${path.join(o.base, name)}${path.sep}<time>${path.sep} with the servers stopped. The gateways keep running.`,
+    ...(plan.skipped.length ? [`Not reachable now (their gateways not looked at): ${plan.skipped.map((x) => x.node).join(', ')}.`] : []),
+    ...(o.notAsked.length ? [`Not connected (not asked): ${o.notAsked.join(', ')}.`] : []),
+  ].join('\n');
 }
 
 /**
