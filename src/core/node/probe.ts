@@ -4,6 +4,7 @@
  * did not write is ever part of a command line unquoted. Output sections are delimited by markers
  * that carry a per-probe nonce, so no file name can forge a section.
  */
+import { nodeScript } from '../util/nodeScripts';
 import { shq } from '../util/quote';
 import { firstLine, sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 
@@ -249,42 +250,23 @@ export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string
   const evidence = !(opts.roots && opts.roots.length);
   const artifactScan =
     opts.artifacts === false ? ':' : artifactScanScript(roots, evidence, opts.volumes ?? PROBE_VOLUMES, depth, prune, names);
-  return `
-${sectionPrologue(nonce)}
-export LC_ALL=C
-T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
-( nvidia-smi ${GPU_QUERY_ARGS.map(shq).join(' ')} >"$T/q" 2>&1; echo $? >"$T/qrc" ) &
-( nvidia-smi >"$T/b" 2>&1; echo $? >"$T/brc" ) &
-( nvidia-smi ${COMPUTE_APPS_ARGS.map(shq).join(' ')} >"$T/a" 2>&1 ) &
-( df -kP >"$T/d" 2>/dev/null ) &
-sec home; printf '%s' "$HOME"
-sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
-${hostFactsScript()}
-${providerScript()}
-sec ps; { ps -ww -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null ||
-  ps -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null ||
-  ps -e -o pid=,ppid=,args= 2>/dev/null; } | cut -c 1-${PROC_ARGV_CAP} | head -c 4194304
-sec proc
-{ ${procRecordsLoop('', { ownOnly: true })}; } | head -c 16777216
-${gatewayProbeScript()}
-${
-  opts.progress
-    ? `sec progress
-${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}`
-    : ''
-}
-sec artifacts
-${artifactScan} | head -z -n ${max + 1} 2>/dev/null
-wait
-sec disks; cat "$T/d" 2>/dev/null
-sec gpus; cat "$T/q" 2>/dev/null
-sec gpusrc; cat "$T/qrc" 2>/dev/null
-sec banner; cat "$T/b" 2>/dev/null
-sec bannerrc; cat "$T/brc" 2>/dev/null
-sec apps; cat "$T/a" 2>/dev/null
-rm -rf "$T"
-sec end
-`;
+  const fn = (name: string, body: string) => `${name}() {\n:\n${body}\n}`;
+  const header = [
+    '',
+    sectionPrologue(nonce),
+    `SCOPE="\${${SIM_SCOPE_VAR}:-}"`,
+    `ARGV_CAP=${PROC_ARGV_CAP}`,
+    `ARTIFACT_MAX=${max + 1}`,
+    `smi_query() { nvidia-smi ${GPU_QUERY_ARGS.map(shq).join(' ')}; }`,
+    `smi_apps() { nvidia-smi ${COMPUTE_APPS_ARGS.map(shq).join(' ')}; }`,
+    fn('host_facts', hostFactsScript()),
+    fn('provider', providerScript()),
+    fn('proc_records', procRecordsLoop('', { ownOnly: true })),
+    fn('gateways', gatewayProbeScript()),
+    fn('progress', opts.progress ? `sec progress\n${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}` : ''),
+    fn('artifact_scan', artifactScan),
+  ];
+  return `${header.join('\n')}\n${nodeScript('node/probe.sh')}`;
 }
 
 export function classifyArtifact(p: string): ArtifactKind | null {
