@@ -211,34 +211,18 @@ export const PROBE_VOLUMES = DEFAULT_VOLUMES.filter((v) => !v.includes('*'));
  */
 function artifactScanScript(roots: string, evidence: boolean, volumes: string[], depth: number, prune: string, names: string): string {
   const vols = volumes.map(shq).join(' ');
-  return `gs_scan() {
-  [ -d "$1" ] || { printf 'E\\t0\\t0\\t%s\\000' "$1"; return; }
-  printf '%s\\n' "$1" >>"$T/roots"; printf 'R\\t0\\t0\\t%s\\000' "$1"
-  find "$1" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) \\
-    -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) \\
-    -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
-}
-gs_covered() {
-  case "$1" in /|/usr|/usr/*|/etc|/etc/*|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/run|/run/*|/var|/var/*|/bin|/sbin|/lib|/lib*|/boot|/boot/*|*'
-'*) return 0 ;; esac
-  [ -f "$T/roots" ] || return 1
-  while IFS= read -r x; do case "$1/" in "$x"/*) return 0 ;; esac; done <"$T/roots"
-  return 1
-}
-{
-for r in ${roots}; do gs_scan "$r"; done
-if ${evidence ? 'true' : 'false'} && [ -z "\${${SIM_SCOPE_VAR}:-}" ]; then
-  for v in ${vols || ':'}; do
-    [ -d "$v" ] && { [ -O "$v" ] || [ -w "$v" ]; } && ! gs_covered "$v" && gs_scan "$v"
-  done
-  for d in /proc/[0-9]*; do
-    [ -O "$d" ] || continue
-    grep -q -a 'sglang' "$d/cmdline" 2>/dev/null || continue
-    c=$(readlink "$d/cwd" 2>/dev/null) || continue
-    [ -n "$c" ] && ! gs_covered "$c" && gs_scan "$c"
-  done
-fi
-}`;
+  const find = [
+    `\\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\)`,
+    `\\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\)`,
+    `\\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\)`,
+  ].join(' -o ');
+  const header = [
+    `EVIDENCE=${evidence ? 1 : 0}`,
+    `gs_find() { find "$1" -maxdepth ${depth} ${find} 2>/dev/null; }`,
+    `each_root() { for r in ${roots}; do "$1" "$r"; done; }`,
+    `each_volume() { for v in ${vols || ':'}; do "$1" "$v"; done; }`,
+  ];
+  return `${header.join('\n')}\n${nodeScript('node/artifacts.sh')}`;
 }
 
 export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string {
