@@ -141,46 +141,15 @@ const PROC_ARGV_CAP = 65536;
 /** At most this many servers are listed (the user's own; a node with more is not one we can watch anyway). */
 const MAX_SERVERS = 256;
 
-/** The environment variables a process record keeps: the GPUs it sees and SGLang's /health settings. */
-const PROC_ENV_ERE = '^(CUDA_VISIBLE_DEVICES|SGLANG_HEALTH_CHECK_TIMEOUT|SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION)=';
-
 /**
- * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
- * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and SGLang's /health settings, the exact argv, and
- * the text of its `--config` file when it has one (the exact token `--config FILE`, as SGLang reads it; read on
- * the node relative to its working directory, at most 64 KiB), parsed by parseProcRecords.
- * Every field the node's processes control (argv, paths, environment) travels hex-encoded (`od -tx1`), so
- * a process whose argv or path holds the separator bytes \x1e \x1d \x1f cannot forge a record: the
- * only separators in the section are the ones this loop prints.
- * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record;
- * it must encode what it prints the same way.
+ * The /proc records of the processes whose argv mentions sglang (node/procRecords.sh, parsed by parseProcRecords),
+ * as POSIX sh. `ownOnly`: another user's processes are skipped before anything is printed; every record is capped
+ * on the node (argv 64 KiB, environment 256 KiB), whoever owns the process. `extra` is more shell run per process
+ * (with `$d` = /proc/PID), e.g. the launch scan's environment record; it must encode what it prints the same way.
  */
 export function procRecordsLoop(extra = '', opts: { ownOnly?: boolean } = {}): string {
-  // Co-tenants (#24 f1, f2): with ownOnly, another user's processes are skipped before anything is printed;
-  // every record is capped on the node (argv 64 KiB, environment 256 KiB), whoever owns the process.
-  // A server's own children (schedulers, detokenizer, DP controller: titled by SGLang) need only pid, ppid and argv:
-  // their folder, logs and environment are their server's. One grep finds them; about 8 fewer forks each.
-  return `gs_kp='^sglang::(scheduler|detokenizer|data_parallel_controller)'
-gs_kids=" $(grep -l -a -E "$gs_kp" /proc/[0-9]*/cmdline 2>/dev/null | tr '\\n' ' ') "
-for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
-  d=\${f%/cmdline}
-  [ -r "$f" ] || continue${opts.ownOnly ? '\n  [ -O "$d" ] || continue' : ''}
-  gs_pp=; [ -r "$d/status" ] && while read -r gs_k gs_v; do [ "$gs_k" = PPid: ] && { gs_pp=$gs_v; break; }; done 2>/dev/null <"$d/status"
-  printf 'P\\035'
-  case "$gs_kids" in
-  *" $f "*) printf '%s\\000%s\\000\\000\\000\\000' "\${d#/proc/}" "$gs_pp" | od -An -v -tx1
-    printf '\\035'
-    head -c ${PROC_ARGV_CAP} "$f" 2>/dev/null | od -An -v -tx1 ;;
-  *) { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$gs_pp" \\
-      "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
-    head -c 262144 "$d/environ" 2>/dev/null | tr '\\000' '\\n' | grep -E '${PROC_ENV_ERE}'; } | od -An -v -tx1
-  printf '\\035'
-  head -c ${PROC_ARGV_CAP} "$f" 2>/dev/null | od -An -v -tx1
-  c=; grep -q -a -e --config "$f" 2>/dev/null && c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 }')
-  if [ -n "$c" ]; then printf '\\035'; ( cd "$d/cwd" 2>/dev/null && head -c 65536 -- "$c" 2>/dev/null | od -An -v -tx1 ); fi ;;
-  esac
-  printf '\\036'
-${extra}done`;
+  const header = [`gs_own_only=${opts.ownOnly ? 1 : 0}`, `gs_argv_cap=${PROC_ARGV_CAP}`, `gs_extra() {\n:\n${extra}\n}`];
+  return `${header.join('\n')}\n${nodeScript('node/procRecords.sh')}`;
 }
 
 /**
