@@ -1,19 +1,14 @@
 # shellcheck shell=sh
 # The launch preflight, run on the node in one exec (POSIX sh): the ports listening, the GPUs and their compute
-# apps, whether the work folder, the model and the draft model are there, and whether the interpreter imports
-# sglang (or, for a preview, only whether it and the venv's sglang folder exist). Read by parsePreflight
-# (preflight.ts).
+# apps, whether the work folder, the model and the draft model are there; the python section follows (preflight.ts:
+# launch/preflightPython.sh, or for a preview only whether the interpreter and the venv's sglang folder exist, so
+# that a preview's text holds nothing that runs the node's code). Read by parsePreflight (preflight.ts).
 #
 # buildPreflightScript (preflight.ts) sends a generated header first, then this file. The header sets:
 #   N, sec()           the section marker (remote/sections.ts)
 #   gs_workdir         the profile's work folder
 #   gs_model, gs_draft the model's and the draft model's paths (gs_has_draft=0 without a draft)
-#   gs_py              the interpreter (lower case, like every name here: the preamble exports the profile's
-#                      environment, which must not replace them)
-#   gs_preview         1: nothing of the node's runs (no venv, no interpreter), see preview_python
-#   preview_python()   the python section of a preview
-#   preamble()         the profile's preamble (cd, venv, environment), failing with GS-ERROR lines
-# shellcheck disable=SC2154 # gs_workdir, gs_model, gs_draft, gs_has_draft, gs_py, gs_preview: set by the header
+# shellcheck disable=SC2154 # gs_workdir, gs_model, gs_draft, gs_has_draft: set by the header
 export LC_ALL=C
 path_kind() {
   p=$1; if [ -d "$p" ]; then if [ -f "$p/config.json" ]; then echo dir-config; else echo dir; fi; elif [ -e "$p" ]; then echo not-dir; else echo missing; fi
@@ -29,12 +24,3 @@ sec model
 sec draft
 # shellcheck disable=SC2164 # as above
 if [ "$gs_has_draft" = 1 ]; then ( cd "$gs_workdir" 2>/dev/null; path_kind "$gs_draft" ); else echo none; fi
-if [ "$gs_preview" = 1 ]; then preview_python; else
-sec python; (
-  preamble
-  T=; if command -v timeout >/dev/null 2>&1; then T="timeout 90"; fi
-  $T "$gs_py" -c 'import sys, sglang; sys.stdout.write("GS-SGLANG %s\n" % getattr(sglang, "__version__", "unknown"))' 2>&1
-  echo "GS-RC $?"
-) 2>&1 | tail -n 25
-fi
-sec end

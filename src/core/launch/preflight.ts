@@ -75,12 +75,10 @@ export function buildPreflightScript(n: string, profile: LaunchProfile, preview 
     `gs_workdir=${workDir}`,
     `gs_model=${model}`,
     draft !== undefined ? `gs_has_draft=1; gs_draft=${remotePathExpr(draft)}` : 'gs_has_draft=0; gs_draft=',
-    `gs_py=${pyExpr}`,
-    `gs_preview=${preview ? 1 : 0}`,
-    `preview_python() {\n:\n${preview ? previewPythonSection(profile, pyExpr) : ''}\n}`,
-    `preamble() {\n:\n${preview ? '' : renderPreamble(profile, 'GS-ERROR', { secrets: false }).join('\n')}\n}`,
+    ...(preview ? [] : [`gs_py=${pyExpr}`, `preamble() {\n:\n${renderPreamble(profile, 'GS-ERROR', { secrets: false }).join('\n')}\n}`]),
   ];
-  return `${header.join('\n')}\n${nodeScript('launch/preflight.sh')}`;
+  const python = preview ? `${previewPythonSection(profile, pyExpr)}\n` : nodeScript('launch/preflightPython.sh');
+  return `${header.join('\n')}\n${nodeScript('launch/preflight.sh')}${python}sec end\n`;
 }
 
 /** Local ports of listening sockets from /proc/net/tcp{,6} `local_address` fields ("0100007F:7530"). */
