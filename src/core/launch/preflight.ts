@@ -4,6 +4,7 @@
 import { errorMessage } from '../util/errors';
 import { RemoteOperation, runOperation } from '../remote/operation';
 import { sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
+import { nodeScript } from '../util/nodeScripts';
 import { shq } from '../util/quote';
 import { AbortLike, Transport } from '../ssh/transport';
 import { DEFAULT_PYTHON, LaunchProfile, planInstances, remotePathExpr, renderPreamble } from './profile';
@@ -68,32 +69,16 @@ export function buildPreflightScript(n: string, profile: LaunchProfile, preview 
   const draft = profile.speculative?.draftModelPath;
   const py = profile.python ?? DEFAULT_PYTHON;
   const pyExpr = py.startsWith('~/') ? remotePathExpr(py) : shq(py);
-  const pathCheck = (expr: string) =>
-    `p=${expr}; if [ -d "$p" ]; then if [ -f "$p/config.json" ]; then echo dir-config; else echo dir; fi; elif ` +
-    `[ -e "$p" ]; then echo not-dir; else echo missing; fi`;
-  return `${sectionPrologue(n)}
-export LC_ALL=C
-sec listen; awk 'FNR > 1 && $4 == "0A" { print $2 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
-sec ss; if command -v ss >/dev/null 2>&1; then ss -Hltnp 2>/dev/null | head -n 2000; fi
-sec gpus; nvidia-smi --query-gpu=index,uuid --format=csv,noheader 2>&1; echo "rc=$?"
-sec apps; nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv,noheader,nounits 2>&1 | head -n 1024
-sec workdir; if [ -d ${remotePathExpr(profile.workDir ?? '~')} ]; then echo ok; else echo missing; fi
-sec model; ( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(model)} )
-sec draft; ${draft !== undefined ? `( cd ${remotePathExpr(profile.workDir ?? '~')} 2>/dev/null; ${pathCheck(remotePathExpr(draft))} )` : 'echo none'}
-${
-  preview
-    ? previewPythonSection(profile, pyExpr)
-    : `sec python; (
-${renderPreamble(profile, 'GS-ERROR', { secrets: false })
-  .map((l) => '  ' + l)
-  .join('\n')}
-  T=; if command -v timeout >/dev/null 2>&1; then T="timeout 90"; fi
-  $T ${pyExpr} -c 'import sys, sglang; sys.stdout.write("GS-SGLANG %s\\n" % getattr(sglang, "__version__", "unknown"))' 2>&1
-  echo "GS-RC $?"
-) 2>&1 | tail -n 25`
-}
-sec end
-`;
+  const workDir = remotePathExpr(profile.workDir ?? '~');
+  const header = [
+    sectionPrologue(n),
+    `gs_workdir=${workDir}`,
+    `gs_model=${model}`,
+    draft !== undefined ? `gs_has_draft=1; gs_draft=${remotePathExpr(draft)}` : 'gs_has_draft=0; gs_draft=',
+    ...(preview ? [] : [`gs_py=${pyExpr}`, `preamble() {\n:\n${renderPreamble(profile, 'GS-ERROR', { secrets: false }).join('\n')}\n}`]),
+  ];
+  const python = preview ? `${previewPythonSection(profile, pyExpr)}\n` : nodeScript('launch/preflightPython.sh');
+  return `${header.join('\n')}\n${nodeScript('launch/preflight.sh')}${python}sec end\n`;
 }
 
 /** Local ports of listening sockets from /proc/net/tcp{,6} `local_address` fields ("0100007F:7530"). */

@@ -6,6 +6,7 @@ import { RemoteOperation, incomplete, runOperation } from '../remote/operation';
 import { sectionPrologue, sectionsComplete, splitSections } from '../remote/sections';
 import { SglangServer, decodeHexField, findServers, parseProcRecords } from '../sglang/serverArgv';
 import { AbortLike, Transport } from '../ssh/transport';
+import { nodeScript } from '../util/nodeScripts';
 import { isSecretName, rememberSecret } from '../util/redact';
 import { nonce } from './launchCommon';
 
@@ -36,32 +37,12 @@ const ENV_KEEP = new RegExp(
     'FLASHINFER_[A-Z0-9_]*|TRITON_[A-Z0-9_]*|OMP_NUM_THREADS|TOKENIZERS_PARALLELISM|NVIDIA_[A-Z0-9_]*|VIRTUAL_ENV)=',
 );
 const ENV_SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
-const ENV_GREP =
-  "'^(SGLANG_|NCCL_|CUDA_|TORCH_|PYTORCH_|HF_|TRANSFORMERS_|FLASHINFER_|TRITON_|OMP_NUM_THREADS=|TOKENIZERS_PARALLELISM=|NVIDIA_|VIRTUAL_ENV=)'";
 
 /** `ownOnly`: another user's processes are skipped on the node before anything is read (a co-tenant's hundreds of
  * processes cost a restore capture 30–50 s). */
 export function buildScanScript(n: string, ownOnly = false): string {
-  return `${sectionPrologue(n)}
-export LC_ALL=C
-sec me; id -u
-sec login; env 2>/dev/null | grep -E ${ENV_GREP}
-sec ps; ps -e -o pid= -o ppid= -o pgid= -o uid= 2>/dev/null
-sec proc
-${procRecordsLoop(
-  `
-  printf 'E\\035'
-  { printf '%s\\000' "\${d#/proc/}"
-    v=$(tr '\\000' '\\n' < "$d/environ" 2>/dev/null | sed -n 's/^VIRTUAL_ENV=//p' | head -n 1)
-    if [ -n "$v" ] && [ -f "$v/bin/activate" ]; then printf 'A'; fi
-    printf '\\000%s %s\\000' "$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f3)" "$(awk '/^Uid:/{print $2}' "$d/status" 2>/dev/null)"
-    tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -E ${ENV_GREP}; } | od -An -v -tx1
-  printf '\\036'
-`,
-  { ownOnly },
-)}
-sec end
-`;
+  const header = [sectionPrologue(n), `proc_records() {\n:\n${procRecordsLoop('scan_env', { ownOnly })}\n}`];
+  return `${header.join('\n')}\n${nodeScript('launch/serverScan.sh')}`;
 }
 
 /** Launch-relevant variables; secret ones go to `secrets` (kept in memory only, remembered for redaction). */

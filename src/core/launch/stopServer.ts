@@ -5,6 +5,7 @@ import { authHeaders, fetchMetrics, httpGet } from '../sglang/endpoints';
 import { classifyLine } from '../sglang/logLines';
 import { RemoteOperation, runOperation } from '../remote/operation';
 import { shPidLive } from '../remote/pidLive';
+import { nodeScript } from '../util/nodeScripts';
 import { shq } from '../util/quote';
 import { AbortLike, ExecResult, Transport } from '../ssh/transport';
 import { sleep } from './launchCommon';
@@ -148,19 +149,18 @@ export async function loadNow(
 }
 
 export function buildKillScript(pid: number, opts: { group: boolean; descendants: number[]; termTimeoutMs: number }): string {
-  // dash's kill takes a process group as "-PGID" (not "-- -PGID").
   const target = opts.group ? `-${pid}` : String(pid);
   const killAll = opts.group ? `-${pid}` : [pid, ...opts.descendants].join(' ');
   const rounds = Math.max(1, Math.ceil(opts.termTimeoutMs / 200));
-  return `alive() { ${shPidLive(pid)}; }
-if ! alive; then echo GS-GONE-BEFORE; exit 0; fi
-if e=$(kill -TERM ${target} 2>&1); then echo GS-TERM; else echo "GS-KILL-FAILED $e"; exit 4; fi
-i=0
-while alive && [ "$i" -lt ${rounds} ]; do sleep 0.2; i=$((i + 1)); done
-if alive; then kill -KILL ${killAll} 2>/dev/null; echo GS-KILLED; j=0; while alive && [ "$j" -lt 25 ]; do sleep 0.2; j=$((j + 1)); done; fi
-${!opts.group && opts.descendants.length ? `kill -KILL ${opts.descendants.join(' ')} 2>/dev/null` : ''}
-if alive; then echo GS-ALIVE; else echo GS-GONE; fi
-`;
+  const descendants = !opts.group && opts.descendants.length ? opts.descendants.join(' ') : '';
+  const header = [
+    `alive() { ${shPidLive(pid)}; }`,
+    `gs_target=${shq(target)}`,
+    `gs_kill_all=${shq(killAll)}`,
+    `gs_descendants=${shq(descendants)}`,
+    `gs_rounds=${rounds}`,
+  ];
+  return `${header.join('\n')}\n${nodeScript('launch/kill.sh')}`;
 }
 
 interface KillOutcome {

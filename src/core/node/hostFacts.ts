@@ -3,15 +3,11 @@
  * environment snapshot both read them: one shell fragment per fact and one parser, so the two never drift.
  */
 import { firstLine } from '../remote/sections';
+import { nodeScript } from '../util/nodeScripts';
 
 /** Shell lines printing the facts' sections (`sec NAME` comes from the caller's section prologue). */
 export function hostFactsScript(boundBytes = 65536): string {
-  return `sec hostname; hostname 2>/dev/null || cat /proc/sys/kernel/hostname 2>/dev/null
-sec os; head -c ${boundBytes} /etc/os-release 2>/dev/null
-sec kernel; uname -srm 2>/dev/null
-sec uptime; cat /proc/uptime 2>/dev/null
-sec cpu; grep -m1 -E '^(model name|Model|Hardware)[[:space:]]*:' /proc/cpuinfo 2>/dev/null; nproc 2>/dev/null
-sec mem; grep -E '^(MemTotal|MemAvailable|SwapTotal):' /proc/meminfo 2>/dev/null`;
+  return `gs_hf_bound=${boundBytes}\n${nodeScript('node/hostFacts.sh')}`;
 }
 
 export interface HostFacts {

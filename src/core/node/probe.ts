@@ -4,6 +4,7 @@
  * did not write is ever part of a command line unquoted. Output sections are delimited by markers
  * that carry a per-probe nonce, so no file name can forge a section.
  */
+import { nodeScript } from '../util/nodeScripts';
 import { shq } from '../util/quote';
 import { firstLine, sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 
@@ -140,46 +141,15 @@ const PROC_ARGV_CAP = 65536;
 /** At most this many servers are listed (the user's own; a node with more is not one we can watch anyway). */
 const MAX_SERVERS = 256;
 
-/** The environment variables a process record keeps: the GPUs it sees and SGLang's /health settings. */
-const PROC_ENV_ERE = '^(CUDA_VISIBLE_DEVICES|SGLANG_HEALTH_CHECK_TIMEOUT|SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION)=';
-
 /**
- * POSIX sh loop over the processes whose argv mentions sglang: one \x1e-terminated record each with
- * pid, ppid, cwd, fd 1 and 2 targets, CUDA_VISIBLE_DEVICES and SGLang's /health settings, the exact argv, and
- * the text of its `--config` file when it has one (the exact token `--config FILE`, as SGLang reads it; read on
- * the node relative to its working directory, at most 64 KiB), parsed by parseProcRecords.
- * Every field the node's processes control (argv, paths, environment) travels hex-encoded (`od -tx1`), so
- * a process whose argv or path holds the separator bytes \x1e \x1d \x1f cannot forge a record: the
- * only separators in the section are the ones this loop prints.
- * `extra` is more shell run per process (with `$d` = /proc/PID), e.g. the launch scan's environment record;
- * it must encode what it prints the same way.
+ * The /proc records of the processes whose argv mentions sglang (node/procRecords.sh, parsed by parseProcRecords),
+ * as POSIX sh. `ownOnly`: another user's processes are skipped before anything is printed; every record is capped
+ * on the node (argv 64 KiB, environment 256 KiB), whoever owns the process. `extra` is more shell run per process
+ * (with `$d` = /proc/PID), e.g. the launch scan's environment record; it must encode what it prints the same way.
  */
 export function procRecordsLoop(extra = '', opts: { ownOnly?: boolean } = {}): string {
-  // Co-tenants (#24 f1, f2): with ownOnly, another user's processes are skipped before anything is printed;
-  // every record is capped on the node (argv 64 KiB, environment 256 KiB), whoever owns the process.
-  // A server's own children (schedulers, detokenizer, DP controller: titled by SGLang) need only pid, ppid and argv:
-  // their folder, logs and environment are their server's. One grep finds them; about 8 fewer forks each.
-  return `gs_kp='^sglang::(scheduler|detokenizer|data_parallel_controller)'
-gs_kids=" $(grep -l -a -E "$gs_kp" /proc/[0-9]*/cmdline 2>/dev/null | tr '\\n' ' ') "
-for f in $(grep -l -a -e 'sglang' /proc/[0-9]*/cmdline 2>/dev/null); do
-  d=\${f%/cmdline}
-  [ -r "$f" ] || continue${opts.ownOnly ? '\n  [ -O "$d" ] || continue' : ''}
-  gs_pp=; [ -r "$d/status" ] && while read -r gs_k gs_v; do [ "$gs_k" = PPid: ] && { gs_pp=$gs_v; break; }; done 2>/dev/null <"$d/status"
-  printf 'P\\035'
-  case "$gs_kids" in
-  *" $f "*) printf '%s\\000%s\\000\\000\\000\\000' "\${d#/proc/}" "$gs_pp" | od -An -v -tx1
-    printf '\\035'
-    head -c ${PROC_ARGV_CAP} "$f" 2>/dev/null | od -An -v -tx1 ;;
-  *) { printf '%s\\000%s\\000%s\\000%s\\000%s\\000' "\${d#/proc/}" "$gs_pp" \\
-      "$(readlink "$d/cwd" 2>/dev/null)" "$(readlink "$d/fd/1" 2>/dev/null)" "$(readlink "$d/fd/2" 2>/dev/null)"
-    head -c 262144 "$d/environ" 2>/dev/null | tr '\\000' '\\n' | grep -E '${PROC_ENV_ERE}'; } | od -An -v -tx1
-  printf '\\035'
-  head -c ${PROC_ARGV_CAP} "$f" 2>/dev/null | od -An -v -tx1
-  c=; grep -q -a -e --config "$f" 2>/dev/null && c=$(tr '\\000' '\\n' < "$f" 2>/dev/null | awk 'g { print; exit } $0 == "--config" { g = 1 }')
-  if [ -n "$c" ]; then printf '\\035'; ( cd "$d/cwd" 2>/dev/null && head -c 65536 -- "$c" 2>/dev/null | od -An -v -tx1 ); fi ;;
-  esac
-  printf '\\036'
-${extra}done`;
+  const header = [`gs_own_only=${opts.ownOnly ? 1 : 0}`, `gs_argv_cap=${PROC_ARGV_CAP}`, `gs_extra() {\n:\n${extra}\n}`];
+  return `${header.join('\n')}\n${nodeScript('node/procRecords.sh')}`;
 }
 
 /**
@@ -210,34 +180,18 @@ export const PROBE_VOLUMES = DEFAULT_VOLUMES.filter((v) => !v.includes('*'));
  */
 function artifactScanScript(roots: string, evidence: boolean, volumes: string[], depth: number, prune: string, names: string): string {
   const vols = volumes.map(shq).join(' ');
-  return `gs_scan() {
-  [ -d "$1" ] || { printf 'E\\t0\\t0\\t%s\\000' "$1"; return; }
-  printf '%s\\n' "$1" >>"$T/roots"; printf 'R\\t0\\t0\\t%s\\000' "$1"
-  find "$1" -maxdepth ${depth} \\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\) \\
-    -o \\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\) \\
-    -o \\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\) 2>/dev/null
-}
-gs_covered() {
-  case "$1" in /|/usr|/usr/*|/etc|/etc/*|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/run|/run/*|/var|/var/*|/bin|/sbin|/lib|/lib*|/boot|/boot/*|*'
-'*) return 0 ;; esac
-  [ -f "$T/roots" ] || return 1
-  while IFS= read -r x; do case "$1/" in "$x"/*) return 0 ;; esac; done <"$T/roots"
-  return 1
-}
-{
-for r in ${roots}; do gs_scan "$r"; done
-if ${evidence ? 'true' : 'false'} && [ -z "\${${SIM_SCOPE_VAR}:-}" ]; then
-  for v in ${vols || ':'}; do
-    [ -d "$v" ] && { [ -O "$v" ] || [ -w "$v" ]; } && ! gs_covered "$v" && gs_scan "$v"
-  done
-  for d in /proc/[0-9]*; do
-    [ -O "$d" ] || continue
-    grep -q -a 'sglang' "$d/cmdline" 2>/dev/null || continue
-    c=$(readlink "$d/cwd" 2>/dev/null) || continue
-    [ -n "$c" ] && ! gs_covered "$c" && gs_scan "$c"
-  done
-fi
-}`;
+  const find = [
+    `\\( -type d -name .git -printf 'G\\t0\\t0\\t%h\\000' -prune \\)`,
+    `\\( -type d \\( ${prune} -o \\( -name '.?*' -mindepth 1 \\) \\) -prune \\)`,
+    `\\( -type f \\( ${names} \\) -printf 'F\\t%s\\t%T@\\t%p\\000' \\)`,
+  ].join(' -o ');
+  const header = [
+    `EVIDENCE=${evidence ? 1 : 0}`,
+    `gs_find() { find "$1" -maxdepth ${depth} ${find} 2>/dev/null; }`,
+    `each_root() { for r in ${roots}; do "$1" "$r"; done; }`,
+    `each_volume() { for v in ${vols || ':'}; do "$1" "$v"; done; }`,
+  ];
+  return `${header.join('\n')}\n${nodeScript('node/artifacts.sh')}`;
 }
 
 export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string {
@@ -249,42 +203,23 @@ export function buildProbeScript(nonce: string, opts: ProbeOptions = {}): string
   const evidence = !(opts.roots && opts.roots.length);
   const artifactScan =
     opts.artifacts === false ? ':' : artifactScanScript(roots, evidence, opts.volumes ?? PROBE_VOLUMES, depth, prune, names);
-  return `
-${sectionPrologue(nonce)}
-export LC_ALL=C
-T=$(mktemp -d 2>/dev/null || { mkdir -p "/tmp/gs.$$" && echo "/tmp/gs.$$"; })
-( nvidia-smi ${GPU_QUERY_ARGS.map(shq).join(' ')} >"$T/q" 2>&1; echo $? >"$T/qrc" ) &
-( nvidia-smi >"$T/b" 2>&1; echo $? >"$T/brc" ) &
-( nvidia-smi ${COMPUTE_APPS_ARGS.map(shq).join(' ')} >"$T/a" 2>&1 ) &
-( df -kP >"$T/d" 2>/dev/null ) &
-sec home; printf '%s' "$HOME"
-sec scope; printf '%s' "\${${SIM_SCOPE_VAR}:-}"
-${hostFactsScript()}
-${providerScript()}
-sec ps; { ps -ww -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null ||
-  ps -U "$(id -u)" -o pid=,ppid=,args= 2>/dev/null ||
-  ps -e -o pid=,ppid=,args= 2>/dev/null; } | cut -c 1-${PROC_ARGV_CAP} | head -c 4194304
-sec proc
-{ ${procRecordsLoop('', { ownOnly: true })}; } | head -c 16777216
-${gatewayProbeScript()}
-${
-  opts.progress
-    ? `sec progress
-${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}`
-    : ''
-}
-sec artifacts
-${artifactScan} | head -z -n ${max + 1} 2>/dev/null
-wait
-sec disks; cat "$T/d" 2>/dev/null
-sec gpus; cat "$T/q" 2>/dev/null
-sec gpusrc; cat "$T/qrc" 2>/dev/null
-sec banner; cat "$T/b" 2>/dev/null
-sec bannerrc; cat "$T/brc" 2>/dev/null
-sec apps; cat "$T/a" 2>/dev/null
-rm -rf "$T"
-sec end
-`;
+  const fn = (name: string, body: string) => `${name}() {\n:\n${body}\n}`;
+  const header = [
+    '',
+    sectionPrologue(nonce),
+    `SCOPE="\${${SIM_SCOPE_VAR}:-}"`,
+    `ARGV_CAP=${PROC_ARGV_CAP}`,
+    `ARTIFACT_MAX=${max + 1}`,
+    `smi_query() { nvidia-smi ${GPU_QUERY_ARGS.map(shq).join(' ')}; }`,
+    `smi_apps() { nvidia-smi ${COMPUTE_APPS_ARGS.map(shq).join(' ')}; }`,
+    fn('host_facts', hostFactsScript()),
+    fn('provider', providerScript()),
+    fn('proc_records', procRecordsLoop('', { ownOnly: true })),
+    fn('gateways', gatewayProbeScript()),
+    fn('progress', opts.progress ? `sec progress\n${progressScript(opts.progress.progressPath, opts.progress.donePath, nonce)}` : ''),
+    fn('artifact_scan', artifactScan),
+  ];
+  return `${header.join('\n')}\n${nodeScript('node/probe.sh')}`;
 }
 
 export function classifyArtifact(p: string): ArtifactKind | null {

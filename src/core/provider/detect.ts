@@ -5,6 +5,9 @@
  * The script is one section of the probe's round trip; its output is hostile and parsed as data. Keys are never
  * printed: the script writes `set` in their place.
  */
+import { nodeScript } from '../util/nodeScripts';
+import { shq } from '../util/quote';
+
 export type ProviderName = 'runpod' | 'vast' | 'aws' | 'gcp' | 'azure' | 'lambda' | 'unknown';
 export type ProviderAction = 'stop' | 'terminate' | 'shutdown';
 
@@ -18,24 +21,11 @@ export interface ProviderInfo {
 }
 
 const VARS = ['RUNPOD_POD_ID', 'RUNPOD_VOLUME_ID', 'RUNPOD_API_KEY', 'CONTAINER_ID', 'VAST_CONTAINERLABEL', 'CONTAINER_API_KEY'];
-const DMI = ['sys_vendor', 'product_name', 'board_asset_tag', 'chassis_asset_tag', 'bios_version', 'bios_vendor'];
 const AZURE_TAG = '7783-7084-3265-9085-8269-3286-77';
 
 /** The sh fragment (after sectionPrologue) that prints the `provider` section: `SOURCE<TAB>NAME<TAB>VALUE` lines. */
 export function providerScript(): string {
-  const re = `^(${VARS.join('|')})$`;
-  return `sec provider
-pv() { awk -v src="$1" '{ sub(/^export[ \\t]+/, ""); i = index($0, "="); if (i < 2) next; n = substr($0, 1, i - 1);
-  if (n !~ /${re}/) next; v = substr($0, i + 1); gsub(/^["\\047]|["\\047]$/, "", v); gsub(/[\\t\\r]/, " ", v);
-  if (n ~ /KEY$/) { if (v == "") next; v = "set" } print src "\\t" n "\\t" substr(v, 1, 200) }'; }
-env 2>/dev/null | pv env
-[ -r /etc/rp_environment ] && pv /etc/rp_environment </etc/rp_environment
-[ -r /etc/environment ] && pv /etc/environment </etc/environment
-[ -r /proc/1/environ ] && { tr '\\0' '\\n' </proc/1/environ; } 2>/dev/null | pv /proc/1/environ
-for b in runpodctl vastai; do p=$(command -v "$b" 2>/dev/null) && printf 'bin\\t%s\\t%s\\n' "$b" "$p"; done
-for f in ${DMI.join(' ')}; do [ -r "/sys/class/dmi/id/$f" ] && printf 'dmi\\t%s\\t%s\\n' "$f" "$(head -c 200 "/sys/class/dmi/id/$f" | tr -d '\\n\\t\\r')"; done
-command -v sudo >/dev/null 2>&1 && sudo -n true </dev/null >/dev/null 2>&1 && printf 'sudo\\tok\\t1\\n'
-:`;
+  return `gs_pv_re=${shq(`^(${VARS.join('|')})$`)}\n${nodeScript('provider/detect.sh')}`;
 }
 
 const ID_RE = /^[A-Za-z0-9._-]{1,64}$/;

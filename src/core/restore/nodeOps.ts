@@ -3,6 +3,7 @@
  * travel NUL-separated on stdin or inside a tar stream, or as single-quoted arguments; never built into a script.
  */
 import { RemoteOperation, incomplete, stderrTail } from '../remote/operation';
+import { nodeScript } from '../util/nodeScripts';
 import { shq } from '../util/quote';
 import { sectionPrologue, sectionedOperation, splitSections } from '../remote/sections';
 import { parseListenPorts } from '../launch/launch';
@@ -301,19 +302,9 @@ export type GitRestoreState = 'applied' | 'already-applied' | 'clean' | 'no-repo
 
 /** Apply a salvaged `git diff` in a repository on the node (checked first; an already-applied diff is left alone). */
 export function gitApplyOperation(repo: string, patch: Buffer): RemoteOperation<{ state: GitRestoreState; reason: string }> {
-  const script = [
-    `cd ${shq(repo)} 2>/dev/null && [ -e .git ] || { echo GS-NOREPO; exit 0; }`,
-    'command -v git >/dev/null 2>&1 || { echo "GS-FAILED git is not installed"; exit 0; }',
-    'P=$(mktemp) || exit 3',
-    'cat > "$P"',
-    'if git apply --reverse --check "$P" 2>/dev/null; then echo GS-ALREADY',
-    'elif e=$(git apply --check "$P" 2>&1); then if e=$(git apply "$P" 2>&1); then echo GS-APPLIED; else echo "GS-FAILED $e" | head -n 3; fi',
-    'else echo "GS-FAILED $e" | head -n 3; fi',
-    'rm -f "$P"',
-  ].join('\n');
   return {
     name: 'restore-git-apply',
-    command: `sh -c ${shq(script)}`,
+    command: `sh -c ${shq(nodeScript('restore/gitApply.sh'))} sh ${shq(repo)}`,
     stdin: patch,
     timeoutMs: 120_000,
     maxOutputBytes: 1024 * 1024,

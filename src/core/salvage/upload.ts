@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { RemoteOperation, runOperation } from '../remote/operation';
+import { nodeScript } from '../util/nodeScripts';
 import { shq } from '../util/quote';
 import type { AbortLike, Transport } from '../ssh/transport';
 import type { S3Target } from './s3';
@@ -74,34 +75,6 @@ export function curlConfig(url: string): string {
   return `url = "${url}"`;
 }
 
-/**
- * Python's standard library in place of curl: PUT of exactly `n` bytes from stdin (Content-Length, as S3
- * wants), the URL read from file descriptor 3 (never argv or environment), the status line and headers
- * printed as `curl -D -` does. The program itself holds nothing secret.
- */
-const PY_PUT = [
-  'import sys, re, http.client, urllib.parse',
-  'cfg = open(3, encoding="ascii").read()',
-  'u = urllib.parse.urlsplit(re.search(r\'^url = "([^"]+)"$\', cfg, re.M).group(1))',
-  'C = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection',
-  'c = C(u.hostname, u.port, timeout=600)',
-  'n = int(sys.argv[1])',
-  'c.putrequest("PUT", u.path + ("?" + u.query if u.query else ""), skip_accept_encoding=True)',
-  'c.putheader("Content-Length", str(n))',
-  'c.endheaders()',
-  'left = n',
-  'while left > 0:',
-  '    b = sys.stdin.buffer.read(min(1 << 20, left))',
-  '    if not b: sys.exit("the file ended early")',
-  '    c.send(b)',
-  '    left -= len(b)',
-  'r = c.getresponse()',
-  'r.read()',
-  'print("HTTP/1.1 %d %s" % (r.status, r.reason))',
-  'for k, v in r.getheaders(): print("%s: %s" % (k, v))',
-  'sys.exit(0 if 200 <= r.status < 300 else 22)',
-].join('\n');
-
 function bytesOf(range: { offset: number; length: number } | null): string {
   return range ? `tail -c +${Math.floor(range.offset) + 1} -- "$f" | head -c ${Math.floor(range.length)}` : `cat -- "$f"`;
 }
@@ -152,7 +125,7 @@ export function buildPutScript(remotePath: string, url: string, range: { offset:
     ...urlDoc,
     'else',
     range ? `n=${Math.floor(range.length)}` : `n=$(wc -c < "$f") || exit 5`,
-    `${bytes} | python3 -c ${shq(PY_PUT)} "$n" 3<<'${tag}'`,
+    `${bytes} | python3 -c ${shq(nodeScript('salvage/put.py'))} "$n" 3<<'${tag}'`,
     ...urlDoc,
     'fi',
     '',

@@ -236,6 +236,7 @@ describe('probe', () => {
   it('bounds depth and count in the script', () => {
     const s = buildProbeScript('N', { maxDepth: 1000, maxArtifacts: 5 });
     assert.match(s, /-maxdepth 32 /);
-    assert.match(s, /head -z -n 6/);
+    assert.match(s, /\nARTIFACT_MAX=6\n/);
+    assert.match(s, /\| head -z -n "\$ARTIFACT_MAX"/);
   });
 });
