@@ -17,7 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { inventoryS3, S3Target } from '../src/core/salvage/s3';
+import { inventoryS3, S3Target } from '../src/core/salvage/s3/s3';
 import { awsCli, awsLsRecursive, s3Env, seedOnDisk, startS3rver } from '../test/helpers/s3rver';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 10_000);

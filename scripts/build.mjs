@@ -26,7 +26,7 @@ await Promise.all([
   build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' }),
   build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } }),
   // Worker threads of parallel salvage transfers (found next to the bundle that starts them).
-  build({ ...common, entryPoints: ['src/core/salvage/parallelWorker.ts'], outfile: 'dist/salvageWorker.js' }),
+  build({ ...common, entryPoints: ['src/core/salvage/transfer/parallelWorker.ts'], outfile: 'dist/salvageWorker.js' }),
   // Worker threads of `parse-log --summary` on a large file (the CLI only).
   build({ ...common, entryPoints: ['src/core/sglang/logParallelWorker.ts'], outfile: 'dist/parseLogWorker.js' }),
 ]);

@@ -110,7 +110,7 @@ const builds = [
   // The worker threads of parallel salvage transfers: started by file name, next to extension.js.
   build({
     ...common,
-    entryPoints: [path.join(root, 'src/core/salvage/parallelWorker.ts')],
+    entryPoints: [path.join(root, 'src/core/salvage/transfer/parallelWorker.ts')],
     outfile: path.join(stage, 'dist', 'salvageWorker.js'),
     plugins: [vendorPlugin],
   }),

@@ -6,12 +6,12 @@ import { visible } from '../core/util/terminal';
 import { GpuSessionsError } from '../core/util/errors';
 import { runOperation } from '../core/remote/operation';
 import { probeOperation } from '../core/node/probe';
-import { parseS3Url } from '../core/salvage/s3';
+import { parseS3Url } from '../core/salvage/s3/s3';
 import { SalvageItem, SalvageManifest, Salvager, STEPS } from '../core/flows/salvage';
 import type { Transport } from '../core/ssh/transport';
 import { bytes } from './format';
 import { keepSalvaged } from '../core/flows/keepSalvaged';
-import { PhaseTimer, connectNow, formatTimings } from '../core/salvage/timings';
+import { PhaseTimer, connectNow, formatTimings } from '../core/salvage/report/timings';
 import type { CliIo } from './cliNode';
 
 interface SalvageCliOptions {

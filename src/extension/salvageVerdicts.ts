@@ -1,6 +1,6 @@
 /** The latest salvage verdict per node (shown on the node in the tree), and Keep Node Salvaged's state. */
 import { EventEmitter } from 'node:events';
-import type { VerdictStamp } from '../core/salvage/verdictStamp';
+import type { VerdictStamp } from '../core/salvage/report/verdictStamp';
 import type { WatchState } from '../core/flows/keepSalvaged';
 
 /** Keep Node Salvaged on one node: the first full salvage, then the watch (keepSalvaged.ts drives it). */

@@ -5,7 +5,7 @@
  */
 import type * as vscode from 'vscode';
 import type { Fleet } from '../core/node/fleet';
-import { staleReason, verdictStamp } from '../core/salvage/verdictStamp';
+import { staleReason, verdictStamp } from '../core/salvage/report/verdictStamp';
 import type { Logger } from '../core/util/logger';
 import type { SalvageVerdicts } from './salvageVerdicts';
 

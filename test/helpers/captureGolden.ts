@@ -14,7 +14,7 @@ import { ConnectionPool } from '../../src/core/ssh/pool';
 import type { ExecOptions, ExecResult, Transport } from '../../src/core/ssh/transport';
 import { RemoteOperation, runOperation } from '../../src/core/remote/operation';
 import { probeOperation } from '../../src/core/node/probe';
-import { snapshotOperation } from '../../src/core/salvage/snapshot';
+import { snapshotOperation } from '../../src/core/salvage/snapshot/snapshot';
 import {
   lastDecodeLineOperation,
   launch,

@@ -12,7 +12,7 @@ import { KnownHostsStore } from '../../src/core/ssh/knownHosts';
 import { listNodes } from '../../src/core/ssh/nodes';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { SalvageManifest, Salvager } from '../../src/core/flows/salvage';
-import { entryLimit } from '../../src/core/salvage/transfer';
+import { entryLimit } from '../../src/core/salvage/transfer/transfer';
 import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { walk } from '../helpers/walk';

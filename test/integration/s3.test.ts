@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GpuSessionsError } from '../../src/core/util/errors';
-import { S3Inventory, S3Target, inventoryS3, matchToS3, summarizeS3 } from '../../src/core/salvage/s3';
+import { S3Inventory, S3Target, inventoryS3, matchToS3, summarizeS3 } from '../../src/core/salvage/s3/s3';
 import { freePort } from '../helpers/sshd';
 import { S3rverHandle, awsCli, awsLsRecursive, putObjects, s3Env, startS3rver } from '../helpers/s3rver';
 import { planted } from '../helpers/planted';

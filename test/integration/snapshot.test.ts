@@ -15,7 +15,7 @@ import { runOperation } from '../../src/core/remote/operation';
 import { ConnectionPool } from '../../src/core/ssh/pool';
 import { probeOperation } from '../../src/core/node/probe';
 import { REDACTED } from '../../src/core/util/redact';
-import { EnvSnapshot, renderSnapshotMarkdown, snapshotOperation, takeSnapshot } from '../../src/core/salvage/snapshot';
+import { EnvSnapshot, renderSnapshotMarkdown, snapshotOperation, takeSnapshot } from '../../src/core/salvage/snapshot/snapshot';
 import { LocalTransport, SshTransport } from '../../src/core/ssh/transport';
 import { freePort } from '../helpers/sshd';
 import { SimNode, startSimNode, testUser } from '../helpers/simnode';

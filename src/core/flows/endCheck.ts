@@ -7,11 +7,11 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ProbeResult } from '../node/probe';
-import type { SalvageListing } from '../salvage/listing';
-import { chooseRunDir } from '../salvage/runDir';
+import type { SalvageListing } from '../salvage/plan/listing';
+import { chooseRunDir } from '../salvage/dest/runDir';
 import type { SalvageItem, SalvageManifest } from '../salvage/salvageTypes';
-import type { EnvSnapshot } from '../salvage/snapshotTypes';
-import { parseEnvironment } from '../salvage/environmentSchema';
+import type { EnvSnapshot } from '../salvage/snapshot/snapshotTypes';
+import { parseEnvironment } from '../salvage/snapshot/environmentSchema';
 import { errorMessage } from '../util/errors';
 import { type ProviderAction, type ProviderInfo, shutdownCaveat } from '../provider/detect';
 

@@ -11,7 +11,7 @@
  */
 import { runOperation } from '../remote/operation';
 import { type ProbeResult, probeOperation } from '../node/probe';
-import { salvageListOperation } from '../salvage/listing';
+import { salvageListOperation } from '../salvage/plan/listing';
 import { isLoopback } from '../util/net';
 import type { Transport } from '../ssh/transport';
 import { GpuSessionsError, errorMessage } from '../util/errors';

@@ -3,7 +3,7 @@
  * the start options checked from flag-shaped values, the S3 credential signed here (./s3Post), the start.
  */
 import { runOperation } from '../remote/operation';
-import { parseS3Url, resolveRegion, s3ClientFor } from '../salvage/s3';
+import { parseS3Url, resolveRegion, s3ClientFor } from '../salvage/s3/s3';
 import { DEFAULT_THRESHOLDS, parseThresholds } from '../data/verdict';
 import type { Transport } from '../ssh/transport';
 import { GuardSettings, GuardStartAnswer, WhenDone, guardStartOperation } from '../guard/operations';

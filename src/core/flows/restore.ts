@@ -13,7 +13,7 @@ import type { SalvageManifest } from './salvage';
 import { LaunchResult, SecretSource, launch } from '../launch/launch';
 import { LaunchProfile, validateProfile } from '../launch/profile';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import type { RestoreCapture } from '../salvage/restoreCapture';
+import type { RestoreCapture } from '../salvage/capture/restoreCapture';
 import { DAMAGED, MANIFEST_FILE, parseManifest } from '../salvage/manifestSchema';
 import { ClientResume, clientResume, startClientOperation } from '../restore/client';
 import { FilesResult, LocalPlan, applyFiles, buildLocalPlan, checkWritable } from '../restore/files';

@@ -16,12 +16,12 @@
  * them first (after writing the servers' command lines), then a final pass fetches what changed.
  */
 export * from '../salvage/salvageTypes';
-export * from '../salvage/deadline';
-export * from '../salvage/stepOf';
-export * from '../salvage/runDir';
-export * from '../salvage/serversScript';
-export * from '../salvage/classify';
-export * from '../salvage/report';
+export * from '../salvage/plan/deadline';
+export * from '../salvage/plan/stepOf';
+export * from '../salvage/dest/runDir';
+export * from '../salvage/capture/serversScript';
+export * from '../salvage/plan/classify';
+export * from '../salvage/report/report';
 export { MANIFEST_FILE, parseManifest, readManifest } from '../salvage/manifestSchema';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
@@ -29,27 +29,27 @@ import { Logger, nullLogger } from '../util/logger';
 import { SglangServer } from '../sglang/serverArgv';
 import { outputFilesOf, recordDataQuality } from '../data/salvageRecord';
 import { redactText } from '../util/redact';
-import { SalvageListing } from '../salvage/listing';
-import { LocalNames, insideDest } from '../salvage/paths';
-import { BatchWriter } from '../salvage/batchWriter';
-import { PhaseTimer } from '../salvage/timings';
-import { SalvageJournal } from '../salvage/journal';
+import { SalvageListing } from '../salvage/plan/listing';
+import { LocalNames, insideDest } from '../salvage/dest/paths';
+import { BatchWriter } from '../salvage/transfer/batchWriter';
+import { PhaseTimer } from '../salvage/report/timings';
+import { SalvageJournal } from '../salvage/dest/journal';
 import { Settled, startEarly, unwrap } from '../salvage/early';
-import { S3Inventory } from '../salvage/s3';
+import { S3Inventory } from '../salvage/s3/s3';
 import { LEFT_REASON_TEXT, STEPS, SalvageItem, SalvageManifest, SalvageOptions, SalvageProgress, StepId } from '../salvage/salvageTypes';
-import { byValuePerByte } from '../salvage/deadline';
-import { chooseRunDir, writeAtomic } from '../salvage/runDir';
+import { byValuePerByte } from '../salvage/plan/deadline';
+import { chooseRunDir, writeAtomic } from '../salvage/dest/runDir';
 import { MANIFEST_FILE, newManifest } from '../salvage/manifestSchema';
-import { planNow } from '../salvage/plan';
-import { resumeFromPrevious } from '../salvage/resume';
-import { catchUp, finalPass } from '../salvage/finalPass';
-import { closeBatchWriter, runFileStep } from '../salvage/transferPhase';
-import { planDeadline } from '../salvage/deadlineStep';
-import { runS3Step, runUploadStep } from '../salvage/s3Step';
-import { finish } from '../salvage/verdict';
+import { planNow } from '../salvage/plan/plan';
+import { resumeFromPrevious } from '../salvage/plan/resume';
+import { catchUp, finalPass } from '../salvage/transfer/finalPass';
+import { closeBatchWriter, runFileStep } from '../salvage/transfer/transferPhase';
+import { planDeadline } from '../salvage/plan/deadlineStep';
+import { runS3Step, runUploadStep } from '../salvage/s3/s3Step';
+import { finish } from '../salvage/report/verdict';
 import type { SalvageRun } from '../salvage/salvageRun';
 import { LocalBase, SnapshotResult, defaultSnapshot, isFileItem } from '../salvage/salvageUtil';
-import { countGuardCopies } from '../salvage/guardCopies';
+import { countGuardCopies } from '../salvage/plan/guardCopies';
 import { readGuardSeen } from '../guard/seen';
 import type { GuardSeen } from '../salvage/salvageTypes';
 
@@ -308,7 +308,7 @@ export class Salvager implements SalvageRun {
     if (!listing) return;
     // the plan's files and listing, taken now (the final pass beside it lists again and adds items)
     const paths = this.manifest.items.filter((i) => i.selected && isFileItem(i)).map((i) => i.remotePath);
-    const { captureForRestore } = await import('../salvage/restoreCapture');
+    const { captureForRestore } = await import('../salvage/capture/restoreCapture');
     this.manifest.restore = await captureForRestore(this.o.transport, listing, paths, { signal: this.o.signal, log: this.log });
     this.save(); // the final pass, next, saves forced
   }
@@ -376,7 +376,7 @@ export class Salvager implements SalvageRun {
     const s3 = this.o.s3;
     if (s3)
       this.early.s3 = startEarly(this.timer, 's3', async () =>
-        (await import('../salvage/s3')).inventoryS3(s3, { signal: this.o.signal as AbortSignal | undefined }),
+        (await import('../salvage/s3/s3')).inventoryS3(s3, { signal: this.o.signal as AbortSignal | undefined }),
       );
   }
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { type Reads, documentProblem } from '../util/document';
 import { RemoteOperation, incomplete, malformed, stderrTail } from '../remote/operation';
-import { buildListingScript, HUB_CACHE_PATTERNS, SECRET_STORE_RULES } from '../salvage/listing';
+import { buildListingScript, HUB_CACHE_PATTERNS, SECRET_STORE_RULES } from '../salvage/plan/listing';
 import { dataScript } from '../data/operation';
 import { DEFAULT_THRESHOLDS, DataThresholds } from '../data/verdict';
 import type { ExecResult } from '../ssh/transport';

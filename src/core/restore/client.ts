@@ -7,7 +7,7 @@
 import { RemoteOperation, stderrTail } from '../remote/operation';
 import { shJoin, shq } from '../util/quote';
 import { REDACTED, isSecretName } from '../util/redact';
-import type { RestoreCapture } from '../salvage/restoreCapture';
+import type { RestoreCapture } from '../salvage/capture/restoreCapture';
 import { FolderMap, mapPath } from './mapping';
 
 export interface ClientResume {

@@ -11,12 +11,12 @@ import * as path from 'node:path';
 import { runOperation } from '../remote/operation';
 import type { AbortLike, Transport } from '../ssh/transport';
 import type { SalvageItem, SalvageManifest } from '../salvage/salvageTypes';
-import { insideDest, localRelPath } from '../salvage/paths';
-import { remoteHashes } from '../salvage/transfer';
+import { insideDest, localRelPath } from '../salvage/dest/paths';
+import { remoteHashes } from '../salvage/transfer/transfer';
 import { GpuSessionsError, errorMessage } from '../util/errors';
 import { FolderMap, mapOf, mapPath, resolveMaps } from './mapping';
 import { includedByUser, protectedReason, refusedLink, refusedPatch, refusedPath, resolveIncludes, safeMode } from './targets';
-import type { RestoreCapture } from '../salvage/restoreCapture';
+import type { RestoreCapture } from '../salvage/capture/restoreCapture';
 import {
   GitRestoreState,
   TargetState,

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { errorMessage } from '../util/errors';
 import type { SalvageManifest } from '../salvage/salvageTypes';
-import { getObjectToFile, parseS3Url } from '../salvage/s3';
+import { getObjectToFile, parseS3Url } from '../salvage/s3/s3';
 import { localBytesPath } from './files';
 
 export interface GuardFetch {

@@ -11,10 +11,10 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { GpuSessionsError, errorMessage } from '../util/errors';
-import { formatS3Url, getObjectToFile, headObjects, parseS3Url, uploadKey, type S3Target } from '../salvage/s3';
+import { formatS3Url, getObjectToFile, headObjects, parseS3Url, uploadKey, type S3Target } from '../salvage/s3/s3';
 import { LEFT_REASON_TEXT, type SalvageItem, type SalvageManifest } from '../salvage/salvageTypes';
 import { MANIFEST_FILE, newManifest, parseManifest } from '../salvage/manifestSchema';
-import type { RestoreCapture } from '../salvage/restoreCapture';
+import type { RestoreCapture } from '../salvage/capture/restoreCapture';
 import { refusedPath } from './targets';
 
 /** Under the guard's prefix (guard.py's INDEX_KEY). */

@@ -3,7 +3,7 @@
  * other folder the salvage took from kept as it is (identity). The longest matching folder wins.
  */
 import { GpuSessionsError } from '../util/errors';
-import { isUnder } from '../salvage/paths';
+import { isUnder } from '../salvage/dest/paths';
 
 export interface FolderMap {
   from: string;

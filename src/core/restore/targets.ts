@@ -7,7 +7,7 @@
  * ~/.config/git, user-site site-packages, .gitconfig), any `.ssh` folder, a repository's `.git/config` and
  * `.git/hooks` — is kept as the new node has it unless the user names it (`--include-dotfiles`).
  */
-import { isUnder } from '../salvage/paths';
+import { isUnder } from '../salvage/dest/paths';
 
 /** Folders restore never writes into (the kernel's views, and what the system runs). */
 const SYSTEM = [

@@ -3,7 +3,7 @@
  * snapshot, the S3 inventory): a settled result that never rejects (no unhandled rejection when the run
  * stops first), with the work's own duration added to its phase.
  */
-import type { Phase, PhaseTimer } from './timings';
+import type { Phase, PhaseTimer } from './report/timings';
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 

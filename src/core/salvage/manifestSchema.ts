@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { type Reads, parseDocument } from '../util/document';
-import type { RestoreCapture } from './restoreCapture';
+import type { RestoreCapture } from './capture/restoreCapture';
 import { type DeadlinePlan, STEPS, type SalvageItem, type SalvageManifest, type StepStatus } from './salvageTypes';
-import type { SalvageTimings } from './timings';
+import type { SalvageTimings } from './report/timings';
 import type { SalvageDataRecord } from '../data/salvageRecord';
 
 export const MANIFEST_FILE = 'salvage-manifest.json';

@@ -5,11 +5,11 @@
  */
 import type { Logger } from '../util/logger';
 import type { SglangServer } from '../sglang/serverArgv';
-import type { SalvageListing } from './listing';
-import type { LocalNames } from './paths';
-import type { BatchWriter } from './batchWriter';
-import type { PhaseTimer } from './timings';
-import type { SalvageJournal } from './journal';
+import type { SalvageListing } from './plan/listing';
+import type { LocalNames } from './dest/paths';
+import type { BatchWriter } from './transfer/batchWriter';
+import type { PhaseTimer } from './report/timings';
+import type { SalvageJournal } from './dest/journal';
 import type { GuardSeen, SalvageManifest, SalvageOptions, SalvageProgress } from './salvageTypes';
 import type { LocalBase } from './salvageUtil';
 

@@ -4,11 +4,11 @@
 import type { Logger } from '../util/logger';
 import type { SglangServer } from '../sglang/serverArgv';
 import type { SalvageDataRecord } from '../data/salvageRecord';
-import type { S3Mapping, S3Status, S3Target } from './s3';
+import type { S3Mapping, S3Status, S3Target } from './s3/s3';
 import type { AbortLike, Transport } from '../ssh/transport';
-import type { LeftReason, RootInfo, SalvageKind } from './listing';
-import type { SecretHit } from './secretScan';
-import type { PhaseTimer, SalvageTimings } from './timings';
+import type { LeftReason, RootInfo, SalvageKind } from './plan/listing';
+import type { SecretHit } from './transfer/secretScan';
+import type { PhaseTimer, SalvageTimings } from './report/timings';
 
 export type StepId = 'scripts' | 'logs' | 'configs' | 'data' | 's3' | 'environment';
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
@@ -146,7 +146,7 @@ export interface SalvageManifest {
   /** The node's own guard: its folders left out of the listing, its verified S3 copies counted. */
   guard?: SalvageGuardRecord | null;
   /** What `restore` needs to carry the job to another node (launch profile, client, old home, modes). */
-  restore?: import('./restoreCapture').RestoreCapture | null;
+  restore?: import('./capture/restoreCapture').RestoreCapture | null;
 }
 
 export interface SalvageProgress {

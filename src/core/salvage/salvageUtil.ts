@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { SglangServer } from '../sglang/serverArgv';
 import { Transport } from '../ssh/transport';
-import { RootInfo } from './listing';
+import { RootInfo } from './plan/listing';
 import { SalvageItem } from './salvageTypes';
 
 export interface LocalBase {
@@ -51,7 +51,7 @@ export function diagnoseWrite(dir: string, e: unknown): unknown {
 export type SnapshotResult = { json: unknown; markdown: string; summary: string };
 
 export async function defaultSnapshot(t: Transport, node: string, servers: SglangServer[]): Promise<SnapshotResult> {
-  const { takeSnapshot, renderSnapshotMarkdown } = await import('./snapshot');
+  const { takeSnapshot, renderSnapshotMarkdown } = await import('./snapshot/snapshot');
   const s = await takeSnapshot(
     t,
     node,

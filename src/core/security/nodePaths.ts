@@ -4,7 +4,7 @@
  * — never a secret store (private keys, credentials), never a path with `.` or `..` components. The node
  * reports the file's real path (readlink -f) and that is checked again, so a link cannot lead out.
  */
-import { insideRoots, isSecretStore } from '../salvage/listing';
+import { insideRoots, isSecretStore } from '../salvage/plan/listing';
 
 interface NodeReadScope {
   /** Exact files: server logs, artifacts. */

@@ -1,6 +1,6 @@
 /**
  * The scripts that run ON a node, kept as real files under src/core (`data/data.py`, `gateway/gateways.py`,
- * `guard/*.py`, `salvage/listing.sh`) so that `npm run lint` checks them (pyflakes, shellcheck). The CLI and
+ * `guard/*.py`, `salvage/plan/listing.sh`) so that `npm run lint` checks them (pyflakes, shellcheck). The CLI and
  * extension bundles carry their text (scripts/nodeScripts.mjs, used by scripts/build.mjs and scripts/package.mjs,
  * defines GS_NODE_SCRIPTS); compiled with tsc (tests), they are read from src/core above this file.
  */

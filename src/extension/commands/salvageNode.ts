@@ -12,7 +12,7 @@ import { runOperation } from '../../core/remote/operation';
 import { probeOperation } from '../../core/node/probe';
 import type { SalvageItem, SalvageManifest, SalvageOptions, WriterInfo } from '../../core/flows/salvage';
 import type { NodeSpec } from '../../core/ssh/config';
-import type { RootInfo } from '../../core/salvage/listing';
+import type { RootInfo } from '../../core/salvage/plan/listing';
 import { cfg } from '../config';
 import { requireTrust } from '../trust';
 import type { Services } from '../services';
@@ -168,7 +168,7 @@ export async function salvageSettings(
     return undefined;
   }
   const folderSetting = cfg<string>('salvage.folder', 'salvage');
-  const { parseS3Url } = await import('../../core/salvage/s3');
+  const { parseS3Url } = await import('../../core/salvage/s3/s3');
   const s3Url = cfg<string>('salvage.s3Url', '');
   const s3u = s3Url ? parseS3Url(s3Url) : undefined;
   if (s3Url && !s3u)

@@ -10,7 +10,7 @@ import type { ProbeResult } from '../../../src/core/node/probe';
 import type { ProviderInfo } from '../../../src/core/provider/detect';
 import { LatestSalvage, latestSalvage, providerRefusal, staleness, verdictRefusals } from '../../../src/core/flows/endCheck';
 import { endRentalExitCode } from '../../../src/core/flows/endRental';
-import type { SalvageListing } from '../../../src/core/salvage/listing';
+import type { SalvageListing } from '../../../src/core/salvage/plan/listing';
 import type { SalvageItem, SalvageManifest } from '../../../src/core/salvage/salvageTypes';
 import { newManifest } from '../../../src/core/salvage/manifestSchema';
 

@@ -15,7 +15,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseBannerGpus, parseSmiBanner } from '../../../src/core/node/nvidiaSmi';
 import { ProbeOptions, parseProbeOutput } from '../../../src/core/node/probe';
-import { parseSnapshotOutput } from '../../../src/core/salvage/snapshot';
+import { parseSnapshotOutput } from '../../../src/core/salvage/snapshot/snapshot';
 import { parseStatLine, toJsonRecord } from '../../../src/core/sglang/logLines';
 import type { LaunchProfile } from '../../../src/core/launch/profile';
 import type { ExecResult } from '../../../src/core/ssh/transport';

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { guardConfig, guardStatusOperation, guardStopOperation, GuardSettings, parseGuardStatus } from '../../../src/core/guard/operations';
 import { GUARD_PY_FILES, guardPy } from '../../../src/core/guard/script';
-import { isSecretStore } from '../../../src/core/salvage/listing';
+import { isSecretStore } from '../../../src/core/salvage/plan/listing';
 import type { RemoteOperation } from '../../../src/core/remote/operation';
 import { execResult } from '../../helpers/fakeTransport';
 

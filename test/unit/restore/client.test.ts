@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { clientResume, startClientOperation } from '../../../src/core/restore/client';
-import { findClient } from '../../../src/core/salvage/restoreCapture';
-import type { RestoreCapture } from '../../../src/core/salvage/restoreCapture';
+import { findClient } from '../../../src/core/salvage/capture/restoreCapture';
+import type { RestoreCapture } from '../../../src/core/salvage/capture/restoreCapture';
 
 const cap = (argv: string[], envNames = ['PATH', 'HF_TOKEN', 'VIRTUAL_ENV']): RestoreCapture => ({
   version: 1,

@@ -7,11 +7,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { MANIFEST_FILE, newManifest, parseManifest, readManifest } from '../../../src/core/salvage/manifestSchema';
-import { parseEnvironment, environmentSchema } from '../../../src/core/salvage/environmentSchema';
-import { chooseRunDir } from '../../../src/core/salvage/runDir';
-import { journalLine } from '../../../src/core/salvage/journal';
-import { uploadPartsSchema } from '../../../src/core/salvage/upload';
-import { pendingUploads } from '../../../src/core/salvage/s3Step';
+import { parseEnvironment, environmentSchema } from '../../../src/core/salvage/snapshot/environmentSchema';
+import { chooseRunDir } from '../../../src/core/salvage/dest/runDir';
+import { journalLine } from '../../../src/core/salvage/dest/journal';
+import { uploadPartsSchema } from '../../../src/core/salvage/s3/upload';
+import { pendingUploads } from '../../../src/core/salvage/s3/s3Step';
 import type { SalvageRun } from '../../../src/core/salvage/salvageRun';
 import { readRun } from '../../../src/core/flows/restore';
 import { GpuSessionsError } from '../../../src/core/util/errors';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { stepOf } from '../../../src/core/flows/salvage';
-import { classifySalvage } from '../../../src/core/salvage/listing';
+import { classifySalvage } from '../../../src/core/salvage/plan/listing';
 
 describe('salvage building blocks', () => {
   it('classifies what salvage considers and maps kinds to checklist steps', () => {

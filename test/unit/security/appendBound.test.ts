@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { downloadAppend } from '../../../src/core/salvage/transfer';
+import { downloadAppend } from '../../../src/core/salvage/transfer/transfer';
 import type { ExecResult, ExecStream, Transport } from '../../../src/core/ssh/transport';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');

@@ -8,8 +8,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { BATCH_SLACK_BYTES, batchBudget, entryLimit } from '../../../src/core/salvage/transfer';
-import { downloadBatch } from '../../../src/core/salvage/batchReceive';
+import { BATCH_SLACK_BYTES, batchBudget, entryLimit } from '../../../src/core/salvage/transfer/transfer';
+import { downloadBatch } from '../../../src/core/salvage/transfer/batchReceive';
 import type { ExecResult, ExecStream, Transport } from '../../../src/core/ssh/transport';
 import { tarHeader } from '../../helpers/tarCraft';
 
