@@ -22,6 +22,7 @@ import {
   remoteHashes,
   tarStreamOperation,
 } from './transfer';
+import { failedTransfer } from './verifiedWriter';
 
 type OnFile = (r: TransferResult & { secrets?: SecretHit[] }) => void;
 
@@ -60,16 +61,6 @@ interface BatchArgs {
   onFile: OnFile;
   signal?: AbortLike;
 }
-
-const failed = (remotePath: string, reason: string): TransferResult => ({
-  remotePath,
-  ok: false,
-  sha256: null,
-  md5: null,
-  remoteSha256: null,
-  bytes: 0,
-  reason,
-});
 
 /** Why a file asked for never arrived, from tar's stderr or the stream's error. */
 function missingReason(remotePath: string, stderr: string, parseError: unknown): string {
@@ -180,7 +171,7 @@ class BatchReceive {
     if (e.size > entryLimit(item.size)) {
       this.overflow = new Error(`the node sent a ${e.size} B entry for a file listed at ${item.size} B; the stream was stopped`);
       this.a.onFile(
-        failed(
+        failedTransfer(
           item.remotePath,
           `the node sent ${e.size} B for a file listed at ${item.size} B (more than the ${entryLimit(item.size)} B allowed ` +
             'for a file that grows while it is read): refused and not written; run salvage again',
@@ -190,7 +181,10 @@ class BatchReceive {
     }
     if (e.type !== '0' && e.type !== '\0' && e.type !== '7') {
       this.a.onFile(
-        failed(item.remotePath, e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more'),
+        failedTransfer(
+          item.remotePath,
+          e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more',
+        ),
       );
       return false;
     }
@@ -293,10 +287,11 @@ class BatchReceive {
     const partial = this.cur;
     if (partial && !partial.ended) {
       this.bw.discard([partial.id]);
-      this.a.onFile(failed(partial.item.remotePath, 'transfer interrupted mid-file; run salvage again'));
+      this.a.onFile(failedTransfer(partial.item.remotePath, 'transfer interrupted mid-file; run salvage again'));
     }
     if (this.a.signal?.aborted) throw new GpuSessionsError('cancelled', 'Cancelled.');
     for (const i of this.a.items)
-      if (!this.seen.has(i.remotePath)) this.a.onFile(failed(i.remotePath, missingReason(i.remotePath, this.stderr, this.parseError)));
+      if (!this.seen.has(i.remotePath))
+        this.a.onFile(failedTransfer(i.remotePath, missingReason(i.remotePath, this.stderr, this.parseError)));
   }
 }

@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../../util/errors';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
-import { VerifiedWriter, fsProblem } from './verifiedWriter';
+import { VerifiedWriter, failedTransfer, fsProblem } from './verifiedWriter';
 import { workerFile } from './parallel';
 import type { BatchOp, CommittedFile, EndedFile, WriteCommand, WriteEvent } from './workerProtocol';
 
@@ -239,7 +239,7 @@ export class BatchWriter {
     const reason = this.dead ?? 'the writer thread stopped';
     return items.map(({ id }) => ({
       id,
-      result: { remotePath: '', ok: false, sha256: null, md5: null, remoteSha256: null, bytes: 0, reason },
+      result: failedTransfer('', reason),
     }));
   }
 

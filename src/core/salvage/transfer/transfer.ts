@@ -13,7 +13,7 @@ import { shq } from '../../util/quote';
 import type { AbortLike, ExecStream, Transport } from '../../ssh/transport';
 import { insideDest } from '../dest/paths';
 import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
-import { TransferResult, VerifiedWriter, fsProblem } from './verifiedWriter';
+import { TransferResult, VerifiedWriter, failedTransfer, fsProblem } from './verifiedWriter';
 
 export type { TransferResult } from './verifiedWriter';
 
@@ -206,16 +206,7 @@ export async function downloadOne(
   const w = new VerifiedWriter(dest, item.localPath, o.md5 ?? false, true);
   if (w.error) {
     const p = fsProblem(w.error, dest);
-    return {
-      remotePath: item.remotePath,
-      ok: false,
-      sha256: null,
-      md5: null,
-      remoteSha256: null,
-      bytes: 0,
-      reason: p.reason,
-      fatal: p.fatal,
-    };
+    return { ...failedTransfer(item.remotePath, p.reason), fatal: p.fatal };
   }
   // Exactly the listed size: a log that grows meanwhile is read up to the size we planned, and the node
   // hashes that same prefix in parallel. A file that shrank yields fewer bytes and fails the check.
@@ -227,8 +218,7 @@ export async function downloadOne(
       (e) => (w.discard(), Promise.reject(e)),
     );
     if (p?.reason) w.discard();
-    if (p?.reason)
-      return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: p.bytes, reason: p.reason };
+    if (p?.reason) return failedTransfer(item.remotePath, p.reason, p.bytes);
     if (p) return { ...w.adopt(p).finish((await hashP).get(item.remotePath) ?? null, item.size), remotePath: item.remotePath };
   }
   // We stop at the listed length ourselves too (a wrapped `head` on the node may send more) and close the channel.
@@ -250,8 +240,7 @@ export async function downloadOne(
     signal,
     (done) => done.code === 0 || cut,
   );
-  if (failed !== null)
-    return { remotePath: item.remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes: w.bytes, reason: failed };
+  if (failed !== null) return failedTransfer(item.remotePath, failed, w.bytes);
   const hashes = await hashP;
   const r = w.finish(hashes.get(item.remotePath) ?? null, item.size);
   return { ...r, remotePath: item.remotePath };
@@ -315,13 +304,7 @@ export async function downloadAppend(
   o: TransferOptions = {},
 ): Promise<TransferResult & { prefixChanged?: boolean; appended: number }> {
   const fail = (reason: string, extra: Partial<TransferResult & { prefixChanged: boolean; appended: number }> = {}) => ({
-    remotePath: item.remotePath,
-    ok: false,
-    sha256: null,
-    md5: null,
-    remoteSha256: null,
-    bytes: 0,
-    reason,
+    ...failedTransfer(item.remotePath, reason),
     appended: 0,
     ...extra,
   });

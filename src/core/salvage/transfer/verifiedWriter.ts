@@ -22,6 +22,11 @@ export interface TransferResult {
   fatal?: boolean;
 }
 
+/** A file not transferred, and why (`bytes`: what had arrived before it failed). */
+export function failedTransfer(remotePath: string, reason: string, bytes = 0): TransferResult {
+  return { remotePath, ok: false, sha256: null, md5: null, remoteSha256: null, bytes, reason };
+}
+
 /** Can a new file be made in `dir` (the run folder)? Asked only after a write failed, to tell one refused name from a
  * folder that cannot be written. */
 function canWriteIn(dir: string): boolean {
