@@ -184,14 +184,13 @@ describe('e2e (issue 43): data quality, Release Node… and the Remote settings 
       assert.ok(took <= 3 * DATA_INTERVAL_S + 15, `${took.toFixed(1)} s`);
       assert.equal(await bad.locator('.codicon-error').count(), 1, 'an error icon');
       await screenshot('data-degenerate-row');
-      const toast = page.locator('.notifications-toasts .notification-list-item').filter({ hasText: path.basename(file) });
-      await toast.first().waitFor({ state: 'visible', timeout: 30_000 });
-      log(`warning: ${(await toast.first().innerText()).replace(/\s+/g, ' ').slice(0, 240)}`);
-      await toast
-        .first()
-        .locator('a.monaco-button, .monaco-button', { hasText: /^Open Sample$/ })
-        .first()
-        .click();
+      const warning = await waitFor(
+        'the warning naming the file',
+        async () => (await wb.notifications()).find((t) => t.includes(path.basename(file))),
+        30_000,
+      );
+      log(`warning: ${warning.slice(0, 240)}`);
+      await wb.pressNotificationButton(path.basename(file), /^Open Sample$/);
       await waitFor('the sample tab', async () => /\.sample\.md/.test(await wb.activeTab()), 30_000);
       // the editor's find widget: the "Sampled rows (N of M judged)" heading scrolled into view, and how many rows
       const find = async (text: string) => {
@@ -321,13 +320,15 @@ describe('e2e (issue 43): data quality, Release Node… and the Remote settings 
     );
     log(`drain says: ${arriving}`);
     await screenshot('release-drain-countdown');
-    const stopNow = page
-      .locator('.notifications-toasts .notification-list-item', { hasText: 'before its servers stop' })
+    // the drain being stuck offers the Stop now button again (the first toast may have gone into the center by now)
+    await page
+      .locator('.notifications-toasts .notification-list-item', { hasText: 'new requests keep arriving. Stop now' })
       .locator('a.monaco-button, .monaco-button', { hasText: /^Stop now$/ })
-      .first();
-    await stopNow.waitFor({ state: 'visible', timeout: 15_000 });
+      .first()
+      .waitFor({ state: 'visible', timeout: 15_000 });
     const stoppedAt = Date.now();
-    await stopNow.click();
+    const where = await wb.pressNotificationButton('before its servers stop', /^Stop now$/);
+    log(`Stop now pressed on the ${where}`);
 
     // its own removals: neutral rows ("gateway :P: http://… removed by you, HH:MM", an info icon), never warnings
     const mine = wb.treeItem(/ removed by you, \d\d:\d\d$/);

@@ -106,6 +106,30 @@ export class Workbench {
     return t.map((x) => x.replace(/\s+/g, ' '));
   }
 
+  /**
+   * Presses a notification's button: on its toast while one shows, else in the notification center (VS Code hides a
+   * toast without progress into the center after 15 s; the button stays there). Says where it was pressed.
+   */
+  async pressNotificationButton(hasText: string, button: RegExp, timeoutMs = 30_000): Promise<'toast' | 'center'> {
+    const inside = (where: string) =>
+      this.page
+        .locator(`${where} .notification-list-item`, { hasText })
+        .locator('a.monaco-button, .monaco-button', { hasText: button })
+        .first();
+    const toast = inside('.notifications-toasts');
+    if (await toast.isVisible().catch(() => false)) {
+      const ok = await toast.click({ timeout: 5000 }).then(
+        () => true,
+        () => false,
+      );
+      if (ok) return 'toast';
+    }
+    const center = inside('.notifications-center');
+    if (!(await center.isVisible().catch(() => false))) await this.runCommand('Notifications: Show Notifications');
+    await center.click({ timeout: timeoutMs });
+    return 'center';
+  }
+
   /** A modal dialog open now (VS Code's .monaco-dialog-box), with its text. */
   async dialogText(): Promise<string | null> {
     const d = this.page.locator('.monaco-dialog-box');

@@ -26,15 +26,27 @@ export function drainUi(node: string, port: number, progress: vscode.Progress<{ 
   const started = Date.now();
   const seen: Array<{ at: number; n: number }> = [];
   let offered = false;
+  let reoffered = false;
   let ended = false;
+  const pressed = () => {
+    if (!ended) now = true;
+  };
   const offer = () => {
     if (offered || ended) return;
     offered = true;
     offerStopNow(
       `GPU Sessions: draining port ${port} on ${node}. It stops by itself when its requests end, or at the deadline (5 min) with SIGTERM.`,
-      () => {
-        if (!ended) now = true;
-      },
+      pressed,
+    );
+  };
+  // The first button hides into the notification center after a while (VS Code hides toasts that have no progress);
+  // when the drain says it is not finishing, the button it names is offered again where the user looks.
+  const reoffer = () => {
+    if (reoffered || ended || now) return;
+    reoffered = true;
+    offerStopNow(
+      `GPU Sessions: draining port ${port} on ${node} is not finishing: new requests keep arriving. Stop now stops it at once; otherwise SIGTERM at the deadline.`,
+      pressed,
     );
   };
   return {
@@ -51,6 +63,7 @@ export function drainUi(node: string, port: number, progress: vscode.Progress<{ 
         const left = Math.max(0, Math.round((DRAIN_DEADLINE_MS - (Date.now() - started)) / 1000));
         const stuck = seen.length > 1 && Date.now() - seen[0].at >= 10_000 && seen[seen.length - 1].n >= seen[0].n && n > 0;
         const why = stuck ? ' — not finishing: new requests keep arriving (stop the client that sends them, or Stop now)' : '';
+        if (stuck) reoffer();
         progress.report({ message: `${m}${why} · SIGTERM in ${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}` });
       },
     },

@@ -216,6 +216,7 @@ function releaseDrain(node: string, progress: vscode.Progress<{ message?: string
   const running = new Map<number, number | null>();
   let lowest: number | null = null;
   let draining = false;
+  let reoffered = false;
   let over = false;
   const d = {
     stopNow: false,
@@ -230,7 +231,17 @@ function releaseDrain(node: string, progress: vscode.Progress<{ message?: string
           d.cancel(),
         );
       draining = true;
-      if (!d.stopNow) progress.report({ message: text(running, lowest, r.deadline - Date.now()) });
+      if (d.stopNow) return;
+      const message = text(running, lowest, r.deadline - Date.now());
+      progress.report({ message });
+      // the first button hides into the notification center after a while: offered again when the drain is stuck
+      if (!reoffered && /new requests keep arriving/.test(message)) {
+        reoffered = true;
+        offerStopNow(
+          `GPU Sessions: draining ${node} before its servers stop: new requests keep arriving. Stop now stops them at once; otherwise at the deadline.`,
+          () => d.cancel(),
+        );
+      }
     },
     cancel(): void {
       if (over || !draining) return abort();
