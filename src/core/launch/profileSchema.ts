@@ -419,7 +419,7 @@ const EXAMPLES = [
 ];
 
 /** A profile file: one server group at the top level (modelPath), or several under `groups` — one of the two. */
-const profileFileSchema = launchProfileSchema
+export const profileFileSchema = launchProfileSchema
   .extend({
     modelPath: groupShape.modelPath.optional(),
     groups: z
