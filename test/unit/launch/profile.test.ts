@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   FLAG_SPECS,
+  GROUP_FIELDS,
   PROFILE_FIELDS,
   SPECULATIVE_FIELDS,
   captureProfile,
@@ -17,6 +18,8 @@ import {
   renderLaunchScript,
   validateProfile,
 } from '../../../src/core/launch/profile';
+import { launchProfileJsonSchema } from '../../../src/core/launch/profileJsonSchema';
+import { profileFileSchema } from '../../../src/core/launch/profileSchema';
 import type { SglangServer } from '../../../src/core/sglang/serverArgv';
 import { server, srv } from '../../helpers/sglangServer';
 import { valid } from '../../helpers/profile';
@@ -447,10 +450,15 @@ describe('launch profiles: capture', () => {
 describe('launch profile JSON schema', () => {
   const schema = JSON.parse(readFileSync(path.join(ROOT, 'schemas', 'launch-profile.schema.json'), 'utf8'));
 
-  it('lists exactly the fields validateProfile knows, each with a description', () => {
+  it('is the schema profileJsonSchema.ts generates (npm run gen:schemas), so neither is edited without the other', () => {
+    assert.deepEqual(schema, launchProfileJsonSchema());
+  });
+
+  it('describes every field validateProfile knows, in draft-07', () => {
     assert.equal(schema.$schema, 'http://json-schema.org/draft-07/schema#');
-    assert.deepEqual(Object.keys(schema.properties).sort(), [...PROFILE_FIELDS].sort());
-    assert.deepEqual(Object.keys(schema.properties.speculative.properties).sort(), [...SPECULATIVE_FIELDS].sort());
+    assert.deepEqual(Object.keys(schema.properties), [...PROFILE_FIELDS]);
+    assert.deepEqual(Object.keys(schema.definitions.group.properties), [...GROUP_FIELDS]);
+    assert.deepEqual(Object.keys(schema.properties.speculative.properties), [...SPECULATIVE_FIELDS]);
     const walk = (s: Record<string, unknown>, where: string) => {
       for (const [k, v] of Object.entries((s.properties ?? {}) as Record<string, Record<string, unknown>>)) {
         assert.ok(typeof v.description === 'string' && v.description.length > 10, `${where}${k} has no description`);
@@ -458,6 +466,7 @@ describe('launch profile JSON schema', () => {
       }
     };
     walk(schema, '');
+    walk(schema.definitions.group, 'groups[].');
     assert.deepEqual(schema.properties.speculative.properties.algorithm.enum, [
       'EAGLE',
       'EAGLE3',
@@ -474,7 +483,10 @@ describe('launch profile JSON schema', () => {
   });
 
   it('agrees with validateProfile on its example and on invalid profiles', function () {
-    for (const ex of schema.examples) valid(ex);
+    for (const ex of schema.examples) {
+      valid(ex);
+      assert.deepEqual(profileFileSchema.safeParse(ex).error?.issues, undefined);
+    }
     let Ajv: (new (o: object) => { compile(s: object): ((d: unknown) => boolean) & { errors?: unknown[] } }) | undefined;
     try {
       // ajv is only a transitive dev dependency: use it when it is there.
@@ -484,7 +496,9 @@ describe('launch profile JSON schema', () => {
     } catch {
       this.skip();
     }
-    const check = new Ajv!({ strict: false, allErrors: true }).compile(schema);
+    // strictSchema: every keyword is one draft-07 knows (or VS Code's enumDescriptions), so the editor applies them all.
+    const strict = { strictSchema: true, strictRequired: false, strictTypes: false, keywords: ['enumDescriptions'] };
+    const check = new Ajv!({ ...strict, allErrors: true }).compile(schema);
     for (const ex of schema.examples) assert.equal(check(ex), true, JSON.stringify(check.errors));
     for (const bad of [
       {},
@@ -494,9 +508,14 @@ describe('launch profile JSON schema', () => {
       { modelPath: '/m', nope: 1 },
       { modelPath: '/m', gpus: [] },
       { modelPath: '/m', chunkedPrefillSize: 0 },
+      { modelPath: '/m', gpus: [1, 1] },
+      { modelPath: '/m', groups: [{ modelPath: '/x' }] },
+      { modelPath: '/m', apiKey: { env: 'A', secret: 'b' } },
+      { modelPath: '/m', workDir: 'relative' },
     ]) {
       assert.equal(check(bad), false, JSON.stringify(bad));
       assert.ok(validateProfile(bad).errors.length > 0, JSON.stringify(bad));
+      assert.equal(profileFileSchema.safeParse(bad).success, false, JSON.stringify(bad));
     }
   });
 });
