@@ -45,7 +45,8 @@ export function drainUi(node: string, port: number, progress: vscode.Progress<{ 
     if (reoffered || ended || now) return;
     reoffered = true;
     offerStopNow(
-      `GPU Sessions: draining port ${port} on ${node} is not finishing: new requests keep arriving. Stop now stops it at once; otherwise SIGTERM at the deadline.`,
+      `GPU Sessions: draining port ${port} on ${node} is not finishing: new requests keep arriving. ` +
+        'Stop now stops it at once; otherwise SIGTERM at the deadline.',
       pressed,
     );
   };
