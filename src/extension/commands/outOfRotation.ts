@@ -38,6 +38,9 @@ export async function offerOutOfRotation(
   const take = 'Take It Out of Rotation First';
   const anyway = `${verb} Anyway`;
   const urls = [...new Set(rs.flatMap((r) => r.workers.map((w) => w.url)))];
+  // a gateway left with no healthy worker answers 503: the question warns, and the log keeps it (issue 43)
+  const last = lastWorkerLines(rs);
+  for (const l of last) s.log.warn(`${node} :${port}: ${l}`);
   const a =
     answer === 'take'
       ? take
@@ -48,7 +51,7 @@ export async function offerOutOfRotation(
             {
               modal: true,
               detail:
-                `${routingLines(rs).join('\n')}${lastWorkerLines(rs).length ? `\n\n⚠ ${lastWorkerLines(rs).join('\n⚠ ')}` : ''}` +
+                `${routingLines(rs).join('\n')}${last.length ? `\n\n⚠ ${last.join('\n⚠ ')}` : ''}` +
                 `\n\n${take}: remove it from ${rs.length === 1 ? 'that gateway' : 'those gateways'}, wait until ` +
                 `none lists it, then ${verb.toLowerCase()} the server (the gateways keep running).` +
                 (restart ? ' Once the restarted server is ready, it is added back to the same gateways.' : '') +

@@ -16,8 +16,8 @@ import type { TreeNode } from '../tree';
 import { requireTrust } from '../trust';
 import type { Command } from './command';
 
-/** Answers given beforehand (tests), instead of the modals: the rotation question, then Stop / Drain, then Stop. */
-type StopOpts = { rotation?: 'take' | 'anyway'; answer?: 'stop' | 'drain' };
+/** Answers given beforehand (tests), instead of the modals: the rotation question, then Stop / Drain, then Stop, or Cancel. */
+type StopOpts = { rotation?: 'take' | 'anyway'; answer?: 'stop' | 'drain' | 'cancel' };
 
 async function stopServerCommand(s: Services, arg?: unknown, restart = false, opts: StopOpts = {}): Promise<boolean> {
   const Verb = restart ? 'Restart' : 'Stop';
@@ -69,9 +69,11 @@ async function stopServerCommand(s: Services, arg?: unknown, restart = false, op
   const stop = Verb;
   const drainStop = `Drain, then ${Verb}`;
   const choice = opts.answer
-    ? opts.answer === 'drain'
-      ? drainStop
-      : stop
+    ? opts.answer === 'cancel'
+      ? undefined
+      : opts.answer === 'drain'
+        ? drainStop
+        : stop
     : await vscode.window.showWarningMessage(
         `${Verb} the SGLang server on port ${port} of ${node}?`,
         {
