@@ -154,6 +154,34 @@ describe('e2e (issue 43): data quality, Release Node… and the Remote settings 
     await wb.runCommand('View: Close All Editors');
   });
 
+  it('item 8: a server tooltip stays open while the live figures move (15 s under the pointer)', async function () {
+    needsDemo(this);
+    this.timeout(150_000);
+    const row = wb.treeItem(`:${demo.basePort() + 1} qwen3.6-27b`);
+    await page.mouse.move(1100, 700);
+    // point at the row right after one of its renders: what is measured is how long until the next one closes the hover
+    const desc = row.locator('.label-description');
+    const before = await desc.innerText();
+    await waitFor('a live update of the server row', async () => (await desc.innerText()) !== before, 75_000, 100);
+    const renderedAt = Date.now();
+    await desc.hover();
+    const hover = page.locator('.monaco-hover, .workbench-hover, [role="tooltip"]').filter({ hasText: /pid\s\d+/ });
+    await hover.first().waitFor({ state: 'visible', timeout: 4000 });
+    // the demo's servers keep serving: their figures move every few seconds; the row (and its hover) must stay
+    let goneAfter: number | null = null;
+    while (Date.now() - renderedAt < 15_000) {
+      if (!(await hover.first().isVisible())) {
+        goneAfter = Date.now() - renderedAt;
+        break;
+      }
+      await sleep(250);
+    }
+    log(`tooltip ${goneAfter === null ? 'still open' : `closed after ${goneAfter} ms`} 15 s after the row's render`);
+    assert.equal(goneAfter, null, 'the tooltip stays open while only the figures move');
+    await screenshot('server-tooltip-stays');
+    await page.mouse.move(1100, 700);
+  });
+
   it('item 9: a new batch file is judged within an interval; data-degenerate turns the Data row; Open Sample shows 10–20 rows', async function () {
     needsDemo(this);
     this.timeout(300_000);
