@@ -12,7 +12,8 @@
  * Every salvage is checked: verdict safe, every file verified.
  *
  * Run by hand (root): `npm run bench` (or `npm run bench -- speed`).
- * Env: BENCH_RUNS (3), BENCH_BIG_MIB (512), BENCH_COUNTS ("3000x8192,30000x1024,100000x1024": files × bytes, loopback),
+ * Env: BENCH_NODE_ARGS (Node options of our salvage runs, e.g. --cpu-prof),
+ *      BENCH_RUNS (3), BENCH_BIG_MIB (512), BENCH_COUNTS ("3000x8192,30000x1024,100000x1024": files × bytes, loopback),
  *      BENCH_WAN_COUNTS ("3000x8192"), BENCH_PROFILES ("loopback,wan"), BENCH_WAN_DELAY_MS (25), BENCH_WAN_MBIT (1000),
  *      BENCH_PARSE_LINES (1,000,000), BENCH_PROBE_RUNS (10), BENCH_ONLY (comma list of: big,small,probe,parse),
  *      BENCH_CLI_B (a second build's cli.js: its salvage runs interleaved as an A/B column).
@@ -44,6 +45,8 @@ const PROBE_RUNS = Number(process.env.BENCH_PROBE_RUNS ?? 10);
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'big,small,probe,parse').split(','));
 const CLI = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
 const CLI_B = process.env.BENCH_CLI_B ? path.resolve(process.env.BENCH_CLI_B) : null;
+/** Node options for our salvage runs (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where the CPU goes). */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 type Timings = Record<string, number>;
 interface Row {
@@ -162,6 +165,7 @@ async function main(): Promise<void> {
             const r = timeCmd(
               process.execPath,
               [
+                ...NODE_ARGS,
                 cli,
                 '--ssh-config',
                 cfg,
