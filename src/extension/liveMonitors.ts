@@ -402,7 +402,10 @@ export class LiveMonitors extends Disposables {
     mon
       .update(probe)
       .then(() => {
-        this.guards.get(name)?.update(probe);
+        // The fleet's probe does not read progress.json; the monitor does (its own exec): the guard judges the job
+        // (done at 100 %, its ETA against the rental end) from that reading, as the watch loop does from its probe's.
+        const progress = probe.progress ?? mon.live().progress ?? undefined;
+        this.guards.get(name)?.update(progress ? { ...probe, progress } : probe);
         this.judgeRanks();
         this.record(name, true);
       })

@@ -5,7 +5,7 @@
  * and the syncs stop. Its own file (and its own demo node) so it does not depend on extension.test.ts.
  */
 import * as assert from 'node:assert/strict';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
@@ -20,7 +20,16 @@ const INTERVAL_S = 1.5;
 type Manifest = {
   dest: string;
   watch?: { syncs: number; lastSyncedAt: string | null };
-  items: { status: string; localPath: string | null; remotePath: string; size: number; syncedAt?: string }[];
+  items: {
+    status: string;
+    localPath: string | null;
+    remotePath: string;
+    size: number;
+    syncedAt?: string;
+    selected?: boolean;
+    changedAfterVerify?: boolean;
+    nodeSize?: number;
+  }[];
 };
 
 describe('Keep Node Salvaged in the extension host (demo node)', function () {
@@ -119,6 +128,39 @@ describe('Keep Node Salvaged in the extension host (demo node)', function () {
     assert.equal(item.status, 'verified', JSON.stringify(item));
     assert.ok(item.syncedAt, 'syncedAt per item');
     assert.ok(m1.watch!.lastSyncedAt, 'lastSyncedAt');
+  });
+
+  it('item 5: after a sync, "X at risk" counts the bytes beyond the last verified copy, not the growing logs\' whole size', async () => {
+    // A sync that found logs still growing after it verified them (the demo's servers write on): their whole size
+    // is what the row said before the fix ("3.1 MiB at risk" 2 s after a sync).
+    const m = await waitFor(
+      'a sync whose manifest has a log that grew after it was verified',
+      () => {
+        const x = manifest();
+        return (x.watch?.syncs ?? 0) >= 1 && x.items.some((i) => i.selected && i.changedAfterVerify && i.remotePath.endsWith('.log'))
+          ? x
+          : undefined;
+      },
+      30_000,
+    );
+    const growing = m.items.filter((i) => i.selected && i.changedAfterVerify);
+    const row = await keepRow();
+    const shown = /· ([\d.]+) (B|KiB|MiB|GiB) at risk$/.exec(String(row?.description));
+    assert.ok(shown, `the row: ${row?.description}`);
+    const atRisk = Number(shown[1]) * 1024 ** ['B', 'KiB', 'MiB', 'GiB'].indexOf(shown[2]);
+    // Stat the logs on the node (the demo's home is local): what was appended since their verified copies.
+    const whole = growing.reduce((a, i) => a + statSync(i.remotePath).size, 0);
+    const appended = growing.reduce((a, i) => a + Math.max(0, statSync(i.remotePath).size - i.size), 0);
+    const verifiedSizes = growing.reduce((a, i) => a + i.size, 0);
+    console.log(
+      `      row: ${row?.description} (${atRisk} B); ${growing.length} file(s) grew after their copy: ${whole} B on the node, ${verifiedSizes} B verified, ${appended} B appended since`,
+    );
+    assert.ok(verifiedSizes > 0, 'the growing files have verified copies (else this step proves nothing)');
+    assert.ok(
+      atRisk < verifiedSizes / 2,
+      `at risk ${atRisk} B counts the verified bytes too (verified copies ${verifiedSizes} B, ${appended} B appended since)`,
+    );
+    assert.ok(atRisk <= appended + 64 * 1024, `at risk ${atRisk} B is more than was appended since the verified copies (${appended} B)`);
   });
 
   it('off: the row goes and no sync follows', async () => {
