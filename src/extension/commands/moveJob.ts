@@ -95,12 +95,27 @@ async function pickRun(s: Services, arg: unknown): Promise<string | undefined> {
   return pick?.dir;
 }
 
-async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult | undefined> {
+/**
+ * Answers given by the caller instead of the pickers (the extension-host tests, another command): the salvaged run's
+ * folder, the target node, the server groups to relaunch; `planOnly` returns the review's plan and moves nothing.
+ */
+interface MoveJobAnswers {
+  run?: string;
+  target?: string;
+  groups?: number[];
+  fill?: boolean;
+  planOnly?: boolean;
+}
+
+async function moveJobCommand(s: Services, arg?: unknown, answers: MoveJobAnswers = {}): Promise<RestoreResult | undefined> {
   // A salvage folder in the workspace could be planted by the repository: its manifest chooses files and commands.
   if (!requireTrust('Moving a job')) return undefined;
-  const runDir = await pickRun(s, arg);
+  const runDir = answers.run ?? (await pickRun(s, arg));
   if (!runDir) return undefined;
-  const target = await s.resolver.resolve(undefined, { title: `${TITLE} — the target node`, placeHolder: 'Which node receives the job?' });
+  const target = await s.resolver.resolve(answers.target, {
+    title: `${TITLE} — the target node`,
+    placeHolder: 'Which node receives the job?',
+  });
   if (!target) return undefined;
   const t = s.transportFor(target);
   let groups: LaunchProfile[] = [];
@@ -110,7 +125,11 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
     /* restoreRun says what is wrong */
   }
   // The servers to relaunch: each captured group can be unticked, and the target's free GPUs filled.
-  const chosen = groups.length ? await pickGroups(groups, target.name) : { groups: [] as number[], fill: false };
+  const chosen = !groups.length
+    ? { groups: [] as number[], fill: false }
+    : answers.groups
+      ? { groups: answers.groups, fill: !!answers.fill }
+      : await pickGroups(groups, target.name);
   if (!chosen) return undefined;
   const hasProfile = chosen.groups.length > 0;
   const planOf = (launch: boolean) =>
@@ -138,6 +157,7 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
   }
   const doc = await vscode.workspace.openTextDocument({ content: renderRestore(plan), language: 'markdown' });
   await vscode.window.showTextDocument(doc, { preview: true });
+  if (answers.planOnly) return plan;
   const f = plan.files;
   const launchBtn = 'Restore and Launch';
   const filesBtn = 'Restore Files Only';
@@ -199,7 +219,11 @@ async function moveJobCommand(s: Services, arg?: unknown): Promise<RestoreResult
   }
 }
 
-export const moveJob: Command = { id: 'gpuSessions.moveJob', run: (s, arg?: unknown) => moveJobCommand(s, arg) };
+export const moveJob: Command = {
+  id: 'gpuSessions.moveJob',
+  run: (s, arg?: unknown, answers?: unknown) =>
+    moveJobCommand(s, arg, answers && typeof answers === 'object' ? (answers as MoveJobAnswers) : undefined),
+};
 
 /**
  * The review's choice for protected paths (dotfiles, ~/.ssh, start-up files, .git/config): none is restored

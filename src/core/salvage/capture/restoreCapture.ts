@@ -123,7 +123,14 @@ export async function captureForRestore(
   if (L.servers.length) {
     try {
       const { captureCandidates, captureServersAsProfile } = await import('../../launch/capture');
-      const c = await captureCandidates(t, undefined, o.signal, true);
+      // Exactly the salvage's servers (the node's, as its tree lists them): another SGLang-looking process on the
+      // machine (outside a simulated node's folder, another job's) is not this job's and would ask for its GPUs too.
+      const c = await captureCandidates(
+        t,
+        L.servers.map((s) => s.port),
+        o.signal,
+        true,
+      );
       if (c.servers.length) {
         const p = captureServersAsProfile(c.servers, 'restore');
         const { parseProfileText } = await import('../../launch/profile');
