@@ -131,17 +131,31 @@ describe('Keep Node Salvaged in the extension host (demo node)', function () {
   });
 
   it('item 5: after a sync, "X at risk" counts the bytes beyond the last verified copy, not the growing logs\' whole size', async () => {
-    // A sync that found logs still growing after it verified them (the demo's servers write on): their whole size
-    // is what the row said before the fix ("3.1 MiB at risk" 2 s after a sync).
+    // A sync that found logs still growing after it verified them: their whole size is what the row said before the
+    // fix ("3.1 MiB at risk" 2 s after a sync). The demo's servers write on unless an earlier suite stopped them: a
+    // verified log is kept growing here too, ten lines a second.
+    // First 256 KiB at once (so that the verified copy is large whatever the servers wrote), then a line every 0.1 s.
+    const log = manifest().items.find((i) => i.status === 'verified' && i.remotePath.endsWith('.log'));
+    assert.ok(log, 'a verified log');
+    appendFileSync(log.remotePath, `${'x'.repeat(1023)}\n`.repeat(256));
+    const bulk = statSync(log.remotePath).size;
+    const grow = setInterval(() => appendFileSync(log.remotePath, `keep-salvaged growth ${Date.now()}\n`), 100);
+    try {
+      await atRiskAfterGrowth(log.remotePath, bulk);
+    } finally {
+      clearInterval(grow);
+    }
+  });
+
+  async function atRiskAfterGrowth(logPath: string, bulk: number): Promise<void> {
     const m = await waitFor(
-      'a sync whose manifest has a log that grew after it was verified',
+      `a sync that verified ${logPath} with its 256 KiB and found it grown since`,
       () => {
         const x = manifest();
-        return (x.watch?.syncs ?? 0) >= 1 && x.items.some((i) => i.selected && i.changedAfterVerify && i.remotePath.endsWith('.log'))
-          ? x
-          : undefined;
+        const it = x.items.find((i) => i.remotePath === logPath);
+        return (x.watch?.syncs ?? 0) >= 1 && it?.changedAfterVerify && it.size >= bulk ? x : undefined;
       },
-      30_000,
+      10 * INTERVAL_S * 1000 + 30_000,
     );
     const growing = m.items.filter((i) => i.selected && i.changedAfterVerify);
     const row = await keepRow();
@@ -161,7 +175,7 @@ describe('Keep Node Salvaged in the extension host (demo node)', function () {
       `at risk ${atRisk} B counts the verified bytes too (verified copies ${verifiedSizes} B, ${appended} B appended since)`,
     );
     assert.ok(atRisk <= appended + 64 * 1024, `at risk ${atRisk} B is more than was appended since the verified copies (${appended} B)`);
-  });
+  }
 
   it('off: the row goes and no sync follows', async () => {
     const r = await vscode.commands.executeCommand<{ on: boolean }>('gpuSessions.keepSalvaged', DEMO);
