@@ -38,7 +38,7 @@ export async function offerOutOfRotation(
   const take = 'Take It Out of Rotation First';
   const anyway = `${verb} Anyway`;
   const urls = [...new Set(rs.flatMap((r) => r.workers.map((w) => w.url)))];
-  // a gateway left with no healthy worker answers 503: the question warns, and the log keeps it (issue 43)
+  // a gateway left with no healthy worker answers 503: the question warns, and the log keeps it
   const last = lastWorkerLines(rs);
   for (const l of last) s.log.warn(`${node} :${port}: ${l}`);
   const a =
