@@ -176,7 +176,9 @@ describe('e2e (issue 43): data quality, Release Node… and the Remote settings 
       }
       await sleep(250);
     }
-    log(`tooltip ${goneAfter === null ? 'still open' : `closed after ${goneAfter} ms`} 15 s after the row's render`);
+    const nodeRow = wb.treeItem(DEMO).first().locator('.label-description');
+    const now = `row "${await desc.innerText()}", node "${await nodeRow.innerText().catch(() => '?')}"`;
+    log(`tooltip ${goneAfter === null ? 'still open' : `closed after ${goneAfter} ms`} 15 s after the row's render (${now})`);
     assert.equal(goneAfter, null, 'the tooltip stays open while only the figures move');
     await screenshot('server-tooltip-stays');
     await page.mouse.move(1100, 700);

@@ -20,7 +20,8 @@ const THROTTLE_MS = 5000;
  * A row whose only change is its figures (tok/s, running, queue, GPU %, dollars) is re-rendered at most this often:
  * every render of a row closes its open hover (VS Code sets up the row's hover anew on each render), so a server
  * tooltip vanished within seconds while its figures moved. A change of what the row says (a state, a
- * health word, an icon, a new row) is still shown within THROTTLE_MS.
+ * health word, an icon, a new row) is still shown within THROTTLE_MS. A row with rows under it (the node, a group)
+ * also waits for the window of the row under it rendered last, since its render re-renders them all.
  */
 const FIGURES_MS = 30_000;
 
@@ -115,9 +116,27 @@ export class LiveRender {
     s.kids.set(parentKey, { els, sigs: els.map((e) => itemSignature(this.host.render(e))), at: els.map(() => now) });
   }
 
+  /**
+   * When a row whose only change is its figures may be rendered: its render re-renders every row under it (VS Code
+   * refreshes an element with its subtree), closing their hovers too, so it waits for the window of whichever of them
+   * was rendered last (`quietAt`), and never longer than two windows after its own render (`at`).
+   */
+  private figuresDueAt(at: number, quietAt: number): number {
+    return Math.min(Math.max(at, quietAt) + this.figuresMs, at + 2 * this.figuresMs);
+  }
+
   /** Whether a row whose signature changed is rendered now: its shape changed, or its figures' window is over. */
-  private due(prev: string, sig: string, at: number, now: number, urgent: boolean): boolean {
-    return urgent || shapeOf(prev) !== shapeOf(sig) || now - at >= this.figuresMs;
+  private due(prev: string, sig: string, at: number, quietAt: number, now: number, urgent: boolean): boolean {
+    return urgent || shapeOf(prev) !== shapeOf(sig) || now >= this.figuresDueAt(at, quietAt);
+  }
+
+  /** When a row under `key` ("" = the node) was last rendered (0 when none is shown). */
+  private latestUnder(s: Shown, key: string): number {
+    const k = s.kids.get(key);
+    if (!k) return 0;
+    let latest = 0;
+    k.els.forEach((el, i) => (latest = Math.max(latest, k.at[i], this.latestUnder(s, elementKey(el)))));
+    return latest;
   }
 
   /** Something the node shows may have changed: render what changed, at most once per throttle window. */
@@ -145,9 +164,10 @@ export class LiveRender {
     if (!s) return this.host.fire(undefined);
     const nodeSig = itemSignature(this.host.render(s.node));
     let held = nodeSig !== s.nodeSig;
+    const nodeQuiet = held ? this.latestUnder(s, '') : 0;
     // when the first held row's window ends (a timer set for an earlier window may fire before it)
-    let soonest = held ? s.nodeAt + this.figuresMs - now : Infinity;
-    if (!this.sameStructure(s) || (held && this.due(s.nodeSig, nodeSig, s.nodeAt, now, urgent))) {
+    let soonest = held ? this.figuresDueAt(s.nodeAt, nodeQuiet) - now : Infinity;
+    if (!this.sameStructure(s) || (held && this.due(s.nodeSig, nodeSig, s.nodeAt, nodeQuiet, now, urgent))) {
       s.nodeSig = nodeSig;
       s.nodeAt = now;
       s.kids.clear();
@@ -158,9 +178,10 @@ export class LiveRender {
       k.els.forEach((el, i) => {
         const sig = itemSignature(this.host.render(el));
         if (sig === k.sigs[i]) return;
-        if (!this.due(k.sigs[i], sig, k.at[i], now, urgent)) {
+        const quiet = this.latestUnder(s, elementKey(el));
+        if (!this.due(k.sigs[i], sig, k.at[i], quiet, now, urgent)) {
           held = true;
-          soonest = Math.min(soonest, k.at[i] + this.figuresMs - now);
+          soonest = Math.min(soonest, this.figuresDueAt(k.at[i], quiet) - now);
           return;
         }
         k.sigs[i] = sig;
@@ -168,7 +189,7 @@ export class LiveRender {
         changed.push(el);
       });
     if (changed.length) this.host.fire(changed);
-    if (held) this.showLater(name, Math.max(1, Math.min(this.figuresMs, soonest) + 1));
+    if (held) this.showLater(name, Math.max(1, Math.min(2 * this.figuresMs, soonest) + 1));
   }
 
   /** Figures held back are shown when their window ends (in `waitMs`), even if nothing else changes meanwhile. */

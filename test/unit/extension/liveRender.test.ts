@@ -97,4 +97,39 @@ describe('LiveRender: live rows keep their objects; re-rendered only when a show
     assert.deepEqual(fired, [[rowA]], 'held figures are shown when their window ends, unasked');
     r.dispose();
   });
+
+  it("the node's figures wait for the row under it rendered last (its render closes every hover under it), at most two windows", async () => {
+    const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+    const r = make(0, 300);
+    const t0 = Date.now();
+    r.noteNode('n', node);
+    r.noteChildren('n', '', kids);
+    await sleep(150);
+    shown.b = 'crashed';
+    r.update('n');
+    assert.deepEqual(fired, [[rowB]], 'a new state: that row at once');
+    shown.n = '8 servers';
+    await sleep(320 - (Date.now() - t0));
+    r.update('n');
+    assert.equal(fired.length, 1, "the node's own window is over, but the row under it was rendered 170 ms ago: held");
+    await sleep(520 - (Date.now() - t0));
+    assert.deepEqual(fired[1], [node], 'shown unasked when the last rendered row has had its window');
+    // rows that keep changing what they say cannot hold the node's figures past two windows
+    fired = [];
+    r.noteChildren('n', '', kids);
+    const t1 = Date.now();
+    shown.n = '9 servers';
+    for (let i = 0; Date.now() - t1 < 560; i++) {
+      shown.a = i % 2 ? 'stalled' : 'idle';
+      r.update('n');
+      await sleep(100);
+    }
+    const nodeAt = fired.findIndex((f) => f?.[0] === node);
+    assert.ok(nodeAt >= 0, `the node was rendered within two windows: ${fired.length} renders`);
+    assert.ok(
+      fired.slice(0, nodeAt).every((f) => f?.[0] === rowA),
+      'before that, only the changing row',
+    );
+    r.dispose();
+  });
 });
