@@ -14,41 +14,43 @@ interface DrainUi {
   done(): void;
 }
 
-/** The "Stop now" button of a drain (a notification beside its progress): `stop` when it is pressed. */
-export function offerStopNow(text: string, stop: () => void): void {
-  void vscode.window.showInformationMessage(text, 'Stop now').then((c) => {
-    if (c === 'Stop now') stop();
-  });
+/**
+ * The "Stop now" button of a drain (a notification beside its progress), `stop` when pressed: shown when the drain
+ * starts, and once more when the drain is seen stuck — VS Code hides a toast without progress into the notification
+ * center after a while, so the button the progress names is offered again where the user looks.
+ */
+export function stopNowOffer(stop: () => void): { start(text: string): void; stuck(text: string): void } {
+  const shown = new Set<'start' | 'stuck'>();
+  const show = (when: 'start' | 'stuck', text: string) => {
+    if (shown.has(when)) return;
+    shown.add(when);
+    void vscode.window.showInformationMessage(text, 'Stop now').then((c) => {
+      if (c === 'Stop now') stop();
+    });
+  };
+  return { start: (text) => show('start', text), stuck: (text) => show('stuck', text) };
 }
 
 export function drainUi(node: string, port: number, progress: vscode.Progress<{ message?: string }>): DrainUi {
   let now = false;
   const started = Date.now();
   const seen: Array<{ at: number; n: number }> = [];
-  let offered = false;
-  let reoffered = false;
   let ended = false;
-  const pressed = () => {
+  const button = stopNowOffer(() => {
     if (!ended) now = true;
-  };
+  });
   const offer = () => {
-    if (offered || ended) return;
-    offered = true;
-    offerStopNow(
-      `GPU Sessions: draining port ${port} on ${node}. It stops by itself when its requests end, or at the deadline (5 min) with SIGTERM.`,
-      pressed,
-    );
+    if (!ended)
+      button.start(
+        `GPU Sessions: draining port ${port} on ${node}. It stops by itself when its requests end, or at the deadline (5 min) with SIGTERM.`,
+      );
   };
-  // The first button hides into the notification center after a while (VS Code hides toasts that have no progress);
-  // when the drain says it is not finishing, the button it names is offered again where the user looks.
   const reoffer = () => {
-    if (reoffered || ended || now) return;
-    reoffered = true;
-    offerStopNow(
-      `GPU Sessions: draining port ${port} on ${node} is not finishing: new requests keep arriving. ` +
-        'Stop now stops it at once; otherwise SIGTERM at the deadline.',
-      pressed,
-    );
+    if (!ended && !now)
+      button.stuck(
+        `GPU Sessions: draining port ${port} on ${node} is not finishing: new requests keep arriving. ` +
+          'Stop now stops it at once; otherwise SIGTERM at the deadline.',
+      );
   };
   return {
     opts: {

@@ -20,7 +20,7 @@ import type { Services } from '../services';
 import { requireTrust } from '../trust';
 import type { Command } from './command';
 import { salvageSettings, showSalvageVerdict } from './salvageNode';
-import { offerStopNow } from './drainUi';
+import { stopNowOffer } from './drainUi';
 
 type ReleaseOpts = {
   /** Skip the review modal (tests; the MCP tool's `confirm`). */
@@ -216,8 +216,8 @@ function releaseDrain(node: string, progress: vscode.Progress<{ message?: string
   const running = new Map<number, number | null>();
   let lowest: number | null = null;
   let draining = false;
-  let reoffered = false;
   let over = false;
+  const button = stopNowOffer(() => d.cancel());
   const d = {
     stopNow: false,
     reading(r: { port: number; running: number | null; deadline: number }): void {
@@ -226,22 +226,15 @@ function releaseDrain(node: string, progress: vscode.Progress<{ message?: string
       const known = [...running.values()].filter((n): n is number => n !== null);
       const total = known.reduce((a, b) => a + b, 0);
       if (known.length) lowest = lowest === null ? total : Math.min(lowest, total);
-      if (!draining)
-        offerStopNow(`GPU Sessions: draining ${node} before its servers stop. They stop when their requests end, or at the deadline.`, () =>
-          d.cancel(),
-        );
+      button.start(`GPU Sessions: draining ${node} before its servers stop. They stop when their requests end, or at the deadline.`);
       draining = true;
       if (d.stopNow) return;
       const message = text(running, lowest, r.deadline - Date.now());
       progress.report({ message });
-      // the first button hides into the notification center after a while: offered again when the drain is stuck
-      if (!reoffered && /new requests keep arriving/.test(message)) {
-        reoffered = true;
-        offerStopNow(
+      if (/new requests keep arriving/.test(message))
+        button.stuck(
           `GPU Sessions: draining ${node} before its servers stop: new requests keep arriving. Stop now stops them at once; otherwise at the deadline.`,
-          () => d.cancel(),
         );
-      }
     },
     cancel(): void {
       if (over || !draining) return abort();

@@ -7,27 +7,23 @@
  *    ran with again.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
 import { itemSignature, shapeOf } from '../../../src/extension/tree/liveRender';
 import { EXTENSION_ID, waitFor } from '../../e2e/harness';
 import { tooltipText } from '../treeText';
-import { withDemoNode } from '../demoNode';
+import { DEMO, demoHome, simFault, treeChildren, withDemoNode } from '../demoNode';
 
-const DEMO = 'gpu-demo';
 const HEADER = /Traceback \(most recent call last\)/;
 
 describe('crashed servers stay listed with Restart Server; server tooltips stay while figures move (issue 43)', function () {
   this.timeout(240_000);
   let api: GpuSessionsApi;
   let startedDemo = false;
-  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
-  const simFault = (...args: string[]) =>
-    execFileSync(path.join(demoHome(), 'bin', 'sim-fault'), args, { env: { ...process.env, HOME: demoHome() } });
-  const children = async (el?: TreeNode) => ((await api.tree.getChildren(el)) ?? []) as TreeNode[];
+  const nodeHome = () => demoHome(api);
+  const fault = (...args: string[]) => simFault(api, ...args);
+  const children = (el?: TreeNode) => treeChildren(api, el);
   const serversGroup = async () => {
     const node = (await children()).find((el) => el.type === 'node' && el.node.name === DEMO);
     return node ? (await children(node)).find((el) => el.type === 'group' && el.group === 'servers') : undefined;
@@ -46,7 +42,7 @@ describe('crashed servers stay listed with Restart Server; server tooltips stay 
   });
 
   it('item 8: serving rows are re-rendered only when what they say changes; State and Health do not both give the queue', async () => {
-    const home = demoHome();
+    const home = nodeHome();
     const port = api.fleet.status(DEMO).probe!.servers.find((s) => s.logFile?.startsWith(home + '/'))!.port;
     await waitFor(
       'a serving demo server',
@@ -81,10 +77,10 @@ describe('crashed servers stay listed with Restart Server; server tooltips stay 
   });
 
   it('item 7: a crashed server stays listed (crashed, the exception line), Restart Server first; restarting brings its argv back', async () => {
-    const home = demoHome();
+    const home = nodeHome();
     const srv = api.fleet.status(DEMO).probe!.servers.find((s) => s.logFile?.startsWith(home + '/'))!;
     const before = api.alerts.shown.length;
-    simFault(String(srv.port), 'crash');
+    fault(String(srv.port), 'crash');
     const alert = await waitFor(
       `the crash alert of :${srv.port}`,
       () => api.alerts.shown.slice(before).find((a) => a.transition.port === srv.port && a.transition.to === 'crashed'),
@@ -133,7 +129,7 @@ describe('crashed servers stay listed with Restart Server; server tooltips stay 
     }
     // Restart Server: the command line it ran with, started again and ready (the simulated fault cleared first, as a
     // person fixes the cause: the demo's fault file would crash the new process too)
-    simFault(String(srv.port), 'clear');
+    fault(String(srv.port), 'clear');
     const ok = await vscode.commands.executeCommand<boolean>('gpuSessions.restartServer', row, { answer: 'stop' });
     assert.equal(ok, true, 'restarted and ready');
     const back = await waitFor(

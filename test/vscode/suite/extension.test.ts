@@ -15,9 +15,9 @@ import type { TreeNode } from '../../../src/extension/tree';
 import { waitFor } from '../../e2e/harness';
 import { label } from '../treeText';
 import { waitQuiet } from '../../helpers/wait';
+import { DEMO, demoHome, treeChildren } from '../demoNode';
 
 const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
-const DEMO = 'gpu-demo';
 
 async function closedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -35,8 +35,8 @@ describe('GPU Sessions in the extension host', function () {
   let api: GpuSessionsApi;
 
   /** The demo node's home (its known_hosts file sits next to it). */
-  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
-  const children = async (el?: TreeNode) => (await api.tree.getChildren(el)) ?? [];
+  const nodeHome = () => demoHome(api);
+  const children = (el?: TreeNode) => treeChildren(api, el);
   const find = async (parent: TreeNode | undefined, pred: (el: TreeNode, item: vscode.TreeItem) => boolean) => {
     for (const el of await children(parent)) if (pred(el, await api.tree.getTreeItem(el))) return el;
     return undefined;
@@ -113,7 +113,7 @@ describe('GPU Sessions in the extension host', function () {
 
     // The demo node is this machine: a concurrent run's simulated servers would show too, so the
     // checks are on this demo's seven (their logs live in its home).
-    const serverEls = (await children(groups[1])).filter((el) => el.type === 'server' && el.server.logFile?.startsWith(demoHome() + '/'));
+    const serverEls = (await children(groups[1])).filter((el) => el.type === 'server' && el.server.logFile?.startsWith(nodeHome() + '/'));
     const servers = await Promise.all(serverEls.map((s) => api.tree.getTreeItem(s)));
     const base = Math.min(...serverEls.map((el) => (el.type === 'server' ? el.server.port : 0)));
     assert.deepEqual(
@@ -142,7 +142,7 @@ describe('GPU Sessions in the extension host', function () {
 
   it('gpuSessions.tailLog opens a live, growing log document', async () => {
     const probe = api.fleet.status(DEMO).probe!;
-    const logFile = probe.servers.find((s) => s.logFile === path.join(demoHome(), 'logs', 'sglang_gpu0.log'))?.logFile;
+    const logFile = probe.servers.find((s) => s.logFile === path.join(nodeHome(), 'logs', 'sglang_gpu0.log'))?.logFile;
     assert.ok(logFile, 'the GPU 0 server has a log file');
     const editor = await vscode.commands.executeCommand<vscode.TextEditor>('gpuSessions.tailLog', DEMO, logFile);
     assert.ok(editor?.document, 'tailLog returns the editor');
@@ -156,7 +156,7 @@ describe('GPU Sessions in the extension host', function () {
   });
 
   it('a tail opened on a 500-line log is at the last line, follows new lines, and stops following after a scroll up', async () => {
-    const file = path.join(demoHome(), 'logs', 'long_follow.log');
+    const file = path.join(nodeHome(), 'logs', 'long_follow.log');
     let n = 0;
     const add = (k: number) => {
       const lines: string[] = [];
@@ -261,7 +261,7 @@ describe('GPU Sessions in the extension host', function () {
   });
 
   it('a server whose log cannot be followed (newline in its path) is marked; the others keep live stats', async () => {
-    const home = demoHome();
+    const home = nodeHome();
     const fd = openSync(path.join(home, 'logs', 'evil\nname.log'), 'w');
     // Any process on the node can do this; it runs from the demo's home, so it is one of its servers.
     const evil = spawn(
@@ -344,7 +344,7 @@ describe('GPU Sessions in the extension host', function () {
   }
 
   it('a crash shows one notification (class oom) whose Open Log action opens the log at the error line', async () => {
-    const home = demoHome();
+    const home = nodeHome();
     const server = api.fleet.status(DEMO).probe!.servers.find((s) => s.logFile?.startsWith(home + '/'))!;
     const before = api.alerts.shown.length;
     execFileSync(path.join(home, 'bin', 'sim-fault'), [String(server.port), 'oom'], { env: { ...process.env, HOME: home } });
@@ -394,7 +394,7 @@ describe('GPU Sessions in the extension host', function () {
   it('once the job has finished, gpuSessions.salvageNode says safe and opens SALVAGE.md', async () => {
     // The simulated node's knob for "the generation job finished" (what the CLI demo does before
     // salvaging): the servers' load drains and their logs go quiet.
-    const home = demoHome();
+    const home = nodeHome();
     assert.ok(existsSync(path.join(home, '.sim')), `demo home ${home}`);
     writeFileSync(path.join(home, '.sim', 'pause_load'), 'the e2e generation job finished\n');
     const logs = api.fleet

@@ -8,23 +8,17 @@
  *  - the job reaching 100 % (sim-fault job-done): the job-done alert, offering Release Node.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import { waitFor } from '../../e2e/harness';
-import { withDemoNode } from '../demoNode';
-
-const DEMO = 'gpu-demo';
+import { DEMO, simFault, withDemoNode } from '../demoNode';
 
 describe('money alerts on the demo node: job overrun, deadline near, rental ended, job done (issue 43 item 6)', function () {
   this.timeout(240_000);
   let api: GpuSessionsApi;
   let startedDemo = false;
   const conf = () => vscode.workspace.getConfiguration('gpuSessions');
-  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
-  const simFault = (...args: string[]) =>
-    execFileSync(path.join(demoHome(), 'bin', 'sim-fault'), args, { env: { ...process.env, HOME: demoHome() } });
+  const fault = (...args: string[]) => simFault(api, ...args);
   /** The first alert for the demo node in state `to` shown after index `from` of `alerts.shown`. */
   const alertTo = (to: string, from: number, ms = 45_000) =>
     waitFor(
@@ -55,7 +49,7 @@ describe('money alerts on the demo node: job overrun, deadline near, rental ende
   after(async function () {
     this.timeout(60_000);
     try {
-      simFault('job-running');
+      fault('job-running');
     } catch {
       /* the demo may be gone */
     }
@@ -110,7 +104,7 @@ describe('money alerts on the demo node: job overrun, deadline near, rental ende
   it('job done: the job reaching 100 % raises the job-done alert, with Release Node', async () => {
     const from = api.alerts.shown.length;
     console.log(`      at ${new Date().toISOString()}: sim-fault job-done`);
-    simFault('job-done');
+    fault('job-done');
     const a = await alertTo('done', from, 60_000);
     console.log(`      alert: ${a.text} [${a.actions.join(', ')}]`);
     assert.equal(a.transition.subject, 'job');

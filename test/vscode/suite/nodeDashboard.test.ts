@@ -5,23 +5,19 @@
  * unreachable node's empty state with its reason.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { DashboardModel } from '../../../src/extension/dashboardModel';
 import { EXTENSION_ID, freePort, waitFor } from '../../e2e/harness';
-
-const DEMO = 'gpu-demo';
+import { DEMO, demoHome, simFault } from '../demoNode';
 
 describe('the Node Dashboard of the demo node: the model the webview draws', function () {
   this.timeout(180_000);
   let api: GpuSessionsApi;
   let startedDemo = false;
   let panel: vscode.WebviewPanel | undefined;
-  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
-  const simFault = (...args: string[]) =>
-    execFileSync(path.join(demoHome(), 'bin', 'sim-fault'), args, { env: { ...process.env, HOME: demoHome() } });
+  const nodeHome = () => demoHome(api);
+  const fault = (...args: string[]) => simFault(api, ...args);
   let crashed: number | undefined;
 
   before(async function () {
@@ -38,7 +34,7 @@ describe('the Node Dashboard of the demo node: the model the webview draws', fun
     panel?.dispose();
     if (crashed !== undefined) {
       try {
-        simFault(String(crashed), 'clear');
+        fault(String(crashed), 'clear');
       } catch {
         // the demo is stopped below anyway
       }
@@ -97,10 +93,10 @@ describe('the Node Dashboard of the demo node: the model the webview draws', fun
   });
 
   it('a crash is a labelled marker: "HH:MM :PORT crashed"', async () => {
-    const home = demoHome();
+    const home = nodeHome();
     const server = api.fleet.status(DEMO).probe!.servers.find((s) => s.logFile?.startsWith(home + '/'))!;
     crashed = server.port;
-    simFault(String(server.port), 'crash');
+    fault(String(server.port), 'crash');
     const re = new RegExp(`^\\d\\d:\\d\\d :${server.port} crashed`);
     const m = await waitFor(
       `a crash marker of :${server.port}`,

@@ -10,14 +10,12 @@
 import * as assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import { EXTENSION_ID, freePort, waitFor } from '../../e2e/harness';
 import { waitQuiet } from '../../helpers/wait';
-
-const DEMO = 'gpu-demo';
+import { DEMO, demoHome, gatewayWorkerUrls, processRunning } from '../demoNode';
 
 type ReleaseJson = {
   node: string;
@@ -26,39 +24,11 @@ type ReleaseJson = {
   salvage: { verdict: 'safe' | 'unsafe' | null; dest: string } | null;
 };
 
-/** The URLs the gateway lists now (GET /workers, or /list_workers on a legacy build). */
-async function gatewayUrls(port: number): Promise<string[]> {
-  const get = (p: string) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.get({ host: '127.0.0.1', port, path: p, timeout: 5000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', reject);
-    });
-  let r = await get('/workers');
-  if (r.status !== 200) r = await get('/list_workers');
-  assert.equal(r.status, 200, `gateway :${port} answered ${r.status}: ${r.body.slice(0, 200)}`);
-  const j = JSON.parse(r.body) as { workers?: Array<{ url: string }>; urls?: string[] };
-  return j.workers ? j.workers.map((w) => w.url) : (j.urls ?? []);
-}
-
-function alive(pid: number): boolean {
-  try {
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 describe('Release Node… on the demo node behind a Model Gateway', function () {
   this.timeout(240_000);
   let api: GpuSessionsApi;
   let gateway: ChildProcess | undefined;
-  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
+  const nodeHome = () => demoHome(api);
 
   before(async function () {
     this.timeout(120_000);
@@ -97,7 +67,7 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
   let gpid = 0;
   /** Starts the simulated gateway over the demo's servers once; resolves when the probe maps every worker to the demo. */
   async function ensureGateway(): Promise<void> {
-    const home = demoHome();
+    const home = nodeHome();
     if (!gateway) {
       const ports = api.fleet.status(DEMO).probe!.servers.map((s) => s.port);
       assert.ok(ports.length >= 2, 'the demo runs servers');
@@ -151,11 +121,11 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
       { rotation: 'take', answer: 'stop' },
     );
     assert.equal(ok, true, `stopped (log: ${api.logText().slice(-1500)})`);
-    const urls = await gatewayUrls(port);
+    const urls = await gatewayWorkerUrls(port);
     assert.ok(!urls.includes(url), `the gateway still lists ${url}`);
     assert.equal(urls.length, servers.length - 1, urls.join(', '));
-    assert.ok(!alive(victim.pid), `server :${victim.port} stopped`);
-    assert.ok(alive(gpid), 'the gateway still runs');
+    assert.ok(!processRunning(victim.pid), `server :${victim.port} stopped`);
+    assert.ok(processRunning(gpid), 'the gateway still runs');
     // out of rotation before the stop: the extension's log says so in that order
     const log = api.logText();
     const out = log.indexOf(`${DEMO} :${victim.port}: out of rotation (${url})`);
@@ -168,7 +138,7 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     const servers = [...api.fleet.status(DEMO).probe!.servers].sort((a, b) => a.port - b.port);
     const victim = servers[servers.length - 1];
     const url = `http://127.0.0.1:${victim.port}`;
-    const before = await gatewayUrls(port);
+    const before = await gatewayWorkerUrls(port);
     assert.ok(before.includes(url), before.join(', '));
     const ok = await vscode.commands.executeCommand<boolean>(
       'gpuSessions.restartServer',
@@ -176,8 +146,8 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
       { rotation: 'take', answer: 'stop' },
     );
     assert.equal(ok, true, `restarted and back (log: ${api.logText().slice(-1500)})`);
-    assert.ok(!alive(victim.pid), 'the old process is gone');
-    const after = await gatewayUrls(port);
+    assert.ok(!processRunning(victim.pid), 'the old process is gone');
+    const after = await gatewayWorkerUrls(port);
     assert.deepEqual([...after].sort(), [...before].sort(), 'the gateway lists the same workers again');
     const log = api.logText();
     const out = log.indexOf(`${DEMO} :${victim.port}: out of rotation (${url})`);
@@ -190,7 +160,7 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     // the salvage of a whole node, with the servers stopped: minutes on a loaded 2-core machine
     this.timeout(480_000);
     await ensureGateway();
-    const home = demoHome();
+    const home = nodeHome();
     const servers = api.fleet.status(DEMO).probe!.servers;
     const ports = servers.map((s) => s.port).sort((a, b) => a - b);
     const logs = servers.map((s) => s.logFile!).filter((f) => f && f.startsWith(home + '/'));
@@ -213,8 +183,8 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     );
 
     // the gateway: still running, lists none of the node's workers
-    assert.ok(alive(gpid) && gateway!.exitCode === null, 'the gateway process still runs');
-    const left = await gatewayUrls(port);
+    assert.ok(processRunning(gpid) && gateway!.exitCode === null, 'the gateway process still runs');
+    const left = await gatewayWorkerUrls(port);
     assert.deepEqual(
       left.filter((u) => ports.some((p) => u.endsWith(`:${p}`))),
       [],
@@ -222,7 +192,7 @@ describe('Release Node… on the demo node behind a Model Gateway', function () 
     );
 
     // the servers: stopped
-    for (const s of servers) assert.ok(!alive(s.pid), `server :${s.port} (pid ${s.pid}) stopped`);
+    for (const s of servers) assert.ok(!processRunning(s.pid), `server :${s.port} (pid ${s.pid}) stopped`);
     const after = await api.fleet.refresh(DEMO);
     assert.deepEqual(
       (after.probe?.servers ?? []).map((s) => s.port),

@@ -8,43 +8,25 @@
  * The gateways are the demo's simulated SGLang Model Gateway (sglang_router.launch_router), started over its servers.
  */
 import * as assert from 'node:assert/strict';
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
 import { freePort, waitFor } from '../../e2e/harness';
-import { withDemoNode } from '../demoNode';
+import { DEMO, demoHome, gatewayWorkerUrls, processRunning, simFault, treeChildren, withDemoNode } from '../demoNode';
 
-const DEMO = 'gpu-demo';
-
-/** The worker URLs the gateway on `port` lists now (GET /workers). */
-async function listed(port: number): Promise<string[]> {
-  const r = await fetch(`http://127.0.0.1:${port}/workers`);
-  assert.equal(r.status, 200, `gateway :${port} answered ${r.status}`);
-  return ((await r.json()) as { workers: Array<{ url: string }> }).workers.map((w) => w.url).sort();
-}
-
-/** True while process `pid` runs (a zombie counts as gone). */
-function running(pid: number): boolean {
-  try {
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
+/** The worker URLs the gateway on `port` lists now, sorted. */
+const listed = async (port: number) => (await gatewayWorkerUrls(port)).sort();
 
 describe('Stop Server cancelled after taking it out of rotation; "stopped by you" tied to the pid (issue 43, items 2 and 3)', function () {
   this.timeout(240_000);
   let api: GpuSessionsApi;
   let startedDemo = false;
   const gateways: ChildProcess[] = [];
-  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
-  const simFault = (...args: string[]) =>
-    execFileSync(path.join(demoHome(), 'bin', 'sim-fault'), args, { env: { ...process.env, HOME: demoHome() } });
+  const nodeHome = () => demoHome(api);
+  const fault = (...args: string[]) => simFault(api, ...args);
   const servers = () => [...api.fleet.status(DEMO).probe!.servers].sort((a, b) => a.port - b.port);
-  const children = async (el?: TreeNode) => ((await api.tree.getChildren(el)) ?? []) as TreeNode[];
+  const children = (el?: TreeNode) => treeChildren(api, el);
   /** The demo node's rows (labels and descriptions rendered), its info rows and its Servers group's rows. */
   async function rows(): Promise<{ info: string[]; servers: Map<number, string> }> {
     const node = (await children()).find((el) => el.type === 'node' && el.node.name === DEMO);
@@ -61,7 +43,7 @@ describe('Stop Server cancelled after taking it out of rotation; "stopped by you
 
   /** A simulated Model Gateway over `ports` of the demo, started from the node's home; resolves once the probe maps it. */
   async function gatewayOver(ports: number[]): Promise<number> {
-    const home = demoHome();
+    const home = nodeHome();
     const port = await freePort();
     const argv = ['--host', '127.0.0.1', '--port', String(port), '--prometheus-port', String(await freePort())];
     argv.push('--health-check-interval-secs', '60', '--worker-urls', ...ports.map((p) => `http://127.0.0.1:${p}`));
@@ -90,7 +72,7 @@ describe('Stop Server cancelled after taking it out of rotation; "stopped by you
     for (const g of gateways) if (g.exitCode === null) g.kill('SIGKILL');
     if (api?.demo()) {
       try {
-        simFault('clear');
+        fault('clear');
       } catch {
         // the demo may be gone already
       }
@@ -112,7 +94,7 @@ describe('Stop Server cancelled after taking it out of rotation; "stopped by you
       { rotation: 'take', answer: 'cancel' },
     );
     assert.equal(ok, false, 'cancelled: nothing stopped');
-    assert.ok(running(victim.pid), `server :${victim.port} (pid ${victim.pid}) still runs`);
+    assert.ok(processRunning(victim.pid), `server :${victim.port} (pid ${victim.pid}) still runs`);
     assert.deepEqual(await listed(shared), before.shared, `the gateway :${shared} lists the worker again`);
     assert.deepEqual(await listed(only), before.only, `the gateway :${only} lists the worker again`);
     const log = api.logText();
@@ -155,7 +137,7 @@ describe('Stop Server cancelled after taking it out of rotation; "stopped by you
       60_000,
       1000,
     );
-    assert.ok(!running(srv.pid), 'the old process is gone');
+    assert.ok(!processRunning(srv.pid), 'the old process is gone');
     // ready again: its row is a running server's, and nothing under the node says "stopped by you" for its port
     const mark = `:${srv.port} stopped by you`;
     const alive = await waitFor(
@@ -173,7 +155,7 @@ describe('Stop Server cancelled after taking it out of rotation; "stopped by you
 
     // the new process dies: a crash, alerted, and its rows say crashed, not "stopped by you"
     const shown = api.alerts.shown.length;
-    simFault(String(srv.port), 'crash');
+    fault(String(srv.port), 'crash');
     const alert = await waitFor(
       `the crash alert of :${srv.port} (pid ${fresh.pid})`,
       () => api.alerts.shown.slice(shown).find((a) => a.transition.port === srv.port && a.transition.to === 'crashed'),

@@ -15,8 +15,8 @@ import type { TreeNode } from '../../../src/extension/tree';
 import { EXTENSION_ID, freePort, waitFor } from '../../e2e/harness';
 import { label, tooltipText } from '../treeText';
 import { planted } from '../../helpers/planted';
+import { DEMO, demoHome, treeChildren } from '../demoNode';
 
-const DEMO = 'gpu-demo';
 const API_KEY = planted('sk-', 'tree-planted-0d9f3a7c51e4');
 const ADMIN_KEY = 'planted-admin-7e21b9c04d';
 const HF = planted('hf_', 'TreePlantedToken0123456789abcdefQ');
@@ -26,9 +26,9 @@ describe('the demo node: rental countdown, and no planted secret anywhere in the
   this.timeout(180_000);
   let api: GpuSessionsApi;
   const conf = () => vscode.workspace.getConfiguration('gpuSessions');
-  const children = async (el?: TreeNode) => ((await api.tree.getChildren(el)) ?? []) as TreeNode[];
+  const children = (el?: TreeNode) => treeChildren(api, el);
   const demoNode = async () => (await children()).find((el) => el.type === 'node' && el.node.name === DEMO);
-  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
+  const nodeHome = () => demoHome(api);
   let startedDemo = false;
 
   before(async function () {
@@ -122,7 +122,7 @@ describe('the demo node: rental countdown, and no planted secret anywhere in the
     });
 
     it('with no price setting, spend at the pod\'s costPerHr "from runpodctl"; gpuSessions.nodePricePerHour overrides it', async () => {
-      const pod = JSON.parse(readFileSync(path.join(demoHome(), '.sim', 'provider', 'runpod.json'), 'utf8')) as { costPerHr: number };
+      const pod = JSON.parse(readFileSync(path.join(nodeHome(), '.sim', 'provider', 'runpod.json'), 'utf8')) as { costPerHr: number };
       const told = await waitFor(
         "spend at the provider's price",
         () => {
@@ -180,7 +180,7 @@ describe('the demo node: rental countdown, and no planted secret anywhere in the
     }
 
     it('a simulated server with --api-key, --admin-api-key= and HF_TOKEN is probed and followed', async () => {
-      const home = demoHome();
+      const home = nodeHome();
       port = await freePort();
       logFile = path.join(home, 'logs', 'secret_server.log');
       const fd = openSync(logFile, 'a');

@@ -13,8 +13,7 @@ import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
 import { EXTENSION_ID, freePort, waitFor } from '../../e2e/harness';
 import { label } from '../treeText';
-
-const DEMO = 'gpu-demo';
+import { DEMO, demoHome, treeChildren } from '../demoNode';
 
 describe('the demo node behind a Model Gateway: the Gateway row and its workers', function () {
   this.timeout(180_000);
@@ -22,9 +21,9 @@ describe('the demo node behind a Model Gateway: the Gateway row and its workers'
   let gateway: ChildProcess | undefined;
   let startedDemo = false;
   let port = 0;
-  const children = async (el?: TreeNode) => ((await api.tree.getChildren(el)) ?? []) as TreeNode[];
+  const children = (el?: TreeNode) => treeChildren(api, el);
   const demoNode = async () => (await children()).find((el) => el.type === 'node' && el.node.name === DEMO);
-  const demoHome = () => path.join(path.dirname(api.demo()!.knownHostsFile), 'home');
+  const nodeHome = () => demoHome(api);
 
   before(async function () {
     api = await vscode.extensions.getExtension<GpuSessionsApi>(EXTENSION_ID)!.activate();
@@ -47,7 +46,7 @@ describe('the demo node behind a Model Gateway: the Gateway row and its workers'
   });
 
   it('shows "Gateway :PORT · cache_aware · 7/7 healthy" with each worker → its server on the node', async () => {
-    const home = demoHome();
+    const home = nodeHome();
     const servers = api.fleet
       .status(DEMO)
       .probe!.servers.map((s) => s.port)
@@ -113,8 +112,8 @@ describe('the demo node behind a Model Gateway: the Gateway row and its workers'
     assert.equal(victim.type, 'gatewayWorker');
     const vport = Number(/:(\d+)$/.exec(victim.type === 'gatewayWorker' ? victim.url : '')![1]);
     const fault = spawn('/bin/sh', ['-c', `exec "$HOME/bin/sim-fault" ${vport} health-wedged`], {
-      cwd: demoHome(),
-      env: { ...process.env, HOME: demoHome(), PATH: `${demoHome()}/bin:${process.env.PATH}` },
+      cwd: nodeHome(),
+      env: { ...process.env, HOME: nodeHome(), PATH: `${nodeHome()}/bin:${process.env.PATH}` },
       stdio: 'ignore',
     });
     await new Promise((r) => fault.once('exit', r));
@@ -134,8 +133,8 @@ describe('the demo node behind a Model Gateway: the Gateway row and its workers'
       assert.match(label(row), new RegExp(`^Gateway :${port} · cache_aware · 6/7 healthy`));
     } finally {
       spawn('/bin/sh', ['-c', `exec "$HOME/bin/sim-fault" ${vport} clear`], {
-        cwd: demoHome(),
-        env: { ...process.env, HOME: demoHome(), PATH: `${demoHome()}/bin:${process.env.PATH}` },
+        cwd: nodeHome(),
+        env: { ...process.env, HOME: nodeHome(), PATH: `${nodeHome()}/bin:${process.env.PATH}` },
         stdio: 'ignore',
       });
     }
