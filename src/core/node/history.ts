@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { z } from 'zod';
 
 interface HistoryOptions {
   /** Default 8 MiB. */
@@ -85,57 +86,60 @@ function writeAll(fd: number, text: string): void {
   for (let off = 0; off < b.length;) off += writeSync(fd, b, off, b.length - off);
 }
 
+const time = z.string().refine((t) => !Number.isNaN(Date.parse(t)), { message: 'expected a date and time' });
+const numOrNull = z.number().nullable();
+
 /**
- * A record history readers can use. Every field that `gpu-sessions history` and the dashboard read must have
- * its shape when present (`servers` an array of objects with a string `state`, …); with `complete`, a sample
- * or transition must also have every field the CLI's text lines show. Other types need only type and time.
+ * A record history readers can use, as zod reads it: every field that `gpu-sessions history` and the dashboard read
+ * has its shape when present (`servers` a list of objects with a string `state`, …); `complete`: a sample or
+ * transition also has every field the CLI's text lines show. Other types need only type and time. Fields this
+ * version does not know are kept.
  */
-export function isHistoryEntry(e: unknown, complete = false): e is HistoryEntry {
-  if (!isObj(e) || typeof e.type !== 'string' || typeof e.time !== 'string' || Number.isNaN(Date.parse(e.time))) return false;
-  const has = (v: unknown, check: (v: unknown) => boolean) => (v === undefined ? !complete : check(v));
-  const str = (v: unknown) => typeof v === 'string';
-  const num = (v: unknown) => typeof v === 'number' || v === null;
-  const rows = (check: (r: Record<string, unknown>) => boolean) => (v: unknown) => Array.isArray(v) && v.every((r) => isObj(r) && check(r));
-  const opt = (v: unknown, check: (v: unknown) => boolean) => v === undefined || check(v);
-  if (e.type === 'transition')
-    return (
-      has(e.from, str) &&
-      has(e.to, str) &&
-      has(e.message, str) &&
-      opt(e.node, str) &&
-      opt(e.class, (v) => str(v) || v === null) &&
-      opt(e.subject, str)
-    );
-  if (e.type !== 'sample') return true;
-  if (!has(e.reachable, (v) => typeof v === 'boolean') || !opt(e.node, str)) return false;
-  if (e.reachable === false) return opt(e.message, (v) => str(v) || v === null);
-  return (
-    has(
-      e.servers,
-      rows((r) => str(r.state) && opt(r.port, num)),
-    ) &&
-    has(
-      e.gpus,
-      rows((r) => str(r.state)),
-    ) &&
-    has(
-      e.disks,
-      rows((r) => str(r.state) && str(r.mount)),
-    ) &&
-    has(e.job, (j) => isObj(j) && str(j.state) && num(j.percent)) &&
-    opt(e.genThroughput, num) &&
-    opt(e.runningReqs, num) &&
-    opt(e.spend, (sp) => isObj(sp) && typeof sp.total === 'number' && num(sp.perMillionTokens) && opt(sp.perMillionTokensNow, num)) &&
-    opt(e.deadline, (d) => isObj(d) && typeof d.secondsLeft === 'number') &&
-    opt(
-      e.data,
-      rows((r) => str(r.verdict)),
-    )
-  );
+function historyEntrySchema(complete: boolean) {
+  const has = <T extends z.ZodType>(t: T) => (complete ? t : t.optional());
+  const rows = <S extends z.core.$ZodLooseShape>(shape: S) => z.array(z.looseObject(shape));
+  const transition = z.looseObject({
+    type: z.literal('transition'),
+    time,
+    from: has(z.string()),
+    to: has(z.string()),
+    message: has(z.string()),
+    node: z.string().optional(),
+    class: z.string().nullable().optional(),
+    subject: z.string().optional(),
+  });
+  const unreachable = z.looseObject({
+    type: z.literal('sample'),
+    time,
+    reachable: z.literal(false),
+    node: z.string().optional(),
+    message: z.string().nullable().optional(),
+  });
+  const sample = z.looseObject({
+    type: z.literal('sample'),
+    time,
+    reachable: has(z.literal(true)),
+    node: z.string().optional(),
+    servers: has(rows({ state: z.string(), port: numOrNull.optional() })),
+    gpus: has(rows({ state: z.string() })),
+    disks: has(rows({ state: z.string(), mount: z.string() })),
+    job: has(z.looseObject({ state: z.string(), percent: numOrNull })),
+    genThroughput: numOrNull.optional(),
+    runningReqs: numOrNull.optional(),
+    spend: z.looseObject({ total: z.number(), perMillionTokens: numOrNull, perMillionTokensNow: numOrNull.optional() }).optional(),
+    deadline: z.looseObject({ secondsLeft: z.number() }).optional(),
+    data: rows({ verdict: z.string() }).optional(),
+  });
+  const other = z.looseObject({ type: z.string().refine((t) => t !== 'transition' && t !== 'sample'), time });
+  return z.union([transition, unreachable, sample, other]);
 }
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+const ENTRY = historyEntrySchema(false);
+const COMPLETE_ENTRY = historyEntrySchema(true);
+
+/** Whether `e` is a history record readers can use (`complete`: with every field the CLI's text lines show). */
+export function isHistoryEntry(e: unknown, complete = false): e is HistoryEntry {
+  return (complete ? COMPLETE_ENTRY : ENTRY).safeParse(e).success;
 }
 
 export class HistoryStore {

@@ -10,7 +10,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { GpuSessionsError, errorMessage } from '../util/errors';
+import { z } from 'zod';
+import { parseDocument } from '../util/document';
+import { GpuSessionsError } from '../util/errors';
 import { formatS3Url, getObjectToFile, headObjects, parseS3Url, uploadKey, type S3Target } from '../salvage/s3/s3';
 import { LEFT_REASON_TEXT, type SalvageItem, type SalvageManifest } from '../salvage/salvageTypes';
 import { MANIFEST_FILE, newManifest, parseManifest } from '../salvage/manifestSchema';
@@ -65,10 +67,25 @@ export function refusedEntry(e: Record<string, unknown>, prefix: string): string
   return null;
 }
 
+/**
+ * The guard's index as it is read back (guard.py writes it): the envelope. Each entry, and the home and roots it
+ * names, are judged on their own below (a hostile or malformed one is refused or ignored, never the whole index).
+ */
+const guardIndexSchema = z.looseObject({
+  format: z.literal('gpu-sessions-guard-index'),
+  version: z.literal(1),
+  files: z.array(z.unknown()),
+  home: z.unknown().optional(),
+  roots: z.unknown().optional(),
+  node: z.unknown().optional(),
+  writtenAt: z.unknown().optional(),
+});
+
 /** The index, parsed and checked: good entries and refused ones (never thrown for one bad entry). */
 export function parseGuardIndex(
   text: string,
   prefix: string,
+  source = "The guard's index",
 ): {
   home: string | null;
   roots: string[];
@@ -77,18 +94,13 @@ export function parseGuardIndex(
   entries: IndexEntry[];
   refused: GuardRun['refused'];
 } {
-  let doc: Record<string, unknown>;
-  try {
-    doc = JSON.parse(text) as Record<string, unknown>;
-  } catch (e) {
-    throw new GpuSessionsError('config', `The guard's index is not JSON (${errorMessage(e)}).`);
-  }
-  if (!doc || doc.format !== 'gpu-sessions-guard-index' || doc.version !== 1 || !Array.isArray(doc.files))
-    throw new GpuSessionsError('config', "The guard's index is not one this version reads (format gpu-sessions-guard-index, version 1).");
+  const doc = parseDocument(guardIndexSchema, text, source, {
+    hint: 'it is not an index this version reads (format gpu-sessions-guard-index, version 1)',
+  });
   const entries: IndexEntry[] = [];
   const refused: GuardRun['refused'] = [];
   const seen = new Set<string>();
-  for (const raw of doc.files as unknown[]) {
+  for (const raw of doc.files) {
     const e = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
     const why = refusedEntry(e, prefix) ?? (seen.has(e.path as string) ? 'the index names it twice' : null);
     const name = str(e.path) ?? JSON.stringify(raw).slice(0, 200);
@@ -222,7 +234,7 @@ export async function prepareGuardRun(
       `The guard's index ${formatS3Url(u.bucket, key)} hashes ${got.sha256.slice(0, 12)}…, not the SHA-256 stored with it: nothing restored.`,
     );
   }
-  const ix = parseGuardIndex(readFileSync(file, 'utf8'), prefix);
+  const ix = parseGuardIndex(readFileSync(file, 'utf8'), prefix, `The guard's index ${formatS3Url(u.bucket, key)}`);
   writeFileSync(path.join(abs, MANIFEST), JSON.stringify(manifestOf(abs, url, src, ix), null, 2) + '\n', { mode: 0o600 });
   return { runDir: abs, refused: ix.refused, files: ix.entries.length, writtenAt: ix.writtenAt };
 }

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { HistoryStore, defaultHistoryDir, historyDirProblem, historyFileName } from '../../../src/core/node/history';
+import { HistoryStore, defaultHistoryDir, historyDirProblem, historyFileName, isHistoryEntry } from '../../../src/core/node/history';
 import { cmdHistory } from '../../../src/cli/cmdHistory';
 
 describe('HistoryStore bounds', () => {
@@ -248,4 +248,41 @@ describe('HistoryStore: a folder others can write to, symlinks and links (#24 h1
     assert.equal(cmdHistory('n', { json: false, dir: hd }, { out: () => undefined, err: (s) => (err += s) }), 1);
     assert.match(err, /not reading history: the history folder .* is writable by other users/);
   });
+});
+
+describe('isHistoryEntry: the history record schema (zod)', () => {
+  const t = '2026-01-01T00:00:00.000Z';
+  const sample = {
+    type: 'sample',
+    time: t,
+    reachable: true,
+    servers: [{ state: 'serving', port: 30000 }],
+    gpus: [{ state: 'ok' }],
+    disks: [{ state: 'ok', mount: '/' }],
+    job: { state: 'running', percent: null },
+  };
+  const cases: Array<[string, unknown, boolean, boolean]> = [
+    ['a whole sample', sample, true, true],
+    ['a sample without its disks', { ...sample, disks: undefined }, true, false],
+    ['a sample whose servers are not objects', { ...sample, servers: [[1]] }, false, false],
+    ['a sample whose server port is text', { ...sample, servers: [{ state: 'x', port: '1' }] }, false, false],
+    ['a sample whose job has no percent', { ...sample, job: { state: 'running' } }, false, false],
+    [
+      'an unreachable sample (only its message is read)',
+      { type: 'sample', time: t, reachable: false, message: null, servers: 7 },
+      true,
+      true,
+    ],
+    ['an unreachable sample with a numeric message', { type: 'sample', time: t, reachable: false, message: 7 }, false, false],
+    ['a whole transition', { type: 'transition', time: t, from: 'a', to: 'b', message: 'm', class: null }, true, true],
+    ['a transition without words', { type: 'transition', time: t }, true, false],
+    ['a transition whose class is a number', { type: 'transition', time: t, class: 1 }, false, false],
+    ['another type: only type and time', { type: 'note', time: t, anything: [1] }, true, true],
+    ['no time', { type: 'note' }, false, false],
+  ];
+  for (const [what, e, loose, complete] of cases)
+    it(`${what}: ${loose ? 'read' : 'skipped'}; ${complete ? 'printed' : 'not printed'} by the CLI's text lines`, () => {
+      assert.equal(isHistoryEntry(JSON.parse(JSON.stringify(e))), loose);
+      assert.equal(isHistoryEntry(JSON.parse(JSON.stringify(e)), true), complete);
+    });
 });

@@ -62,7 +62,14 @@ describe("restore --from-guard: the guard's S3 index (issue 47)", () => {
 
   it('refuses an index that is not JSON or not of this format, and ignores a hostile home or root', () => {
     assert.throws(() => parseGuardIndex('{', 'run/'), /not JSON/);
-    assert.throws(() => parseGuardIndex(JSON.stringify({ format: 'x', version: 1, files: [] }), 'run/'), /not one this version reads/);
+    assert.throws(
+      () => parseGuardIndex(JSON.stringify({ format: 'x', version: 1, files: [] }), 'run/'),
+      /^GpuSessionsError: The guard's index: format: expected one of "gpu-sessions-guard-index", got the string "x" — it is not an index this version reads/,
+    );
+    assert.throws(
+      () => parseGuardIndex(JSON.stringify({ format: 'gpu-sessions-guard-index', version: 1, files: {} }), 'run/'),
+      /files: expected a list, got an object/,
+    );
     const ix = parseGuardIndex(doc([], { home: '/home/u/../../etc', roots: ['/home/u/job', '/proc/1', 'rel', 7] }), 'run/');
     assert.equal(ix.home, null);
     assert.deepEqual(ix.roots, ['/home/u/job']);
