@@ -49,7 +49,8 @@ describe('gpu-sessions watch: restart into the same log, graceful drain (issue 4
       );
       await new Promise((r) => setTimeout(r, 3 * INTERVAL_S * 1000));
       const seq = of(t0).map((l) => l.to);
-      assert.equal(seq.filter((s) => s === 'crashed').length, 1, `one crash: ${JSON.stringify(seq)}`);
+      const said = of(t0).map((l) => `${l.time ?? ''} ${l.to}: ${l.message ?? ''}`);
+      assert.equal(seq.filter((s) => s === 'crashed').length, 1, `one crash: ${JSON.stringify(seq)}\n${said.join('\n')}`);
       const after = of(t1).map((l) => l.to);
       assert.ok(
         after.every((s) => isOkValue(s!)),

@@ -29,7 +29,16 @@
  *
  * Nothing here imports vscode.
  */
-import { FailureClass, StatRecord, classifyLine, isDrainLine, isKvPressureStat, isLaunchBoundaryLine, rankLabel } from './logLines';
+import {
+  FailureClass,
+  StatRecord,
+  classifyLine,
+  isDrainLine,
+  isKvPressureStat,
+  isLaunchBoundaryLine,
+  lineHeader,
+  rankLabel,
+} from './logLines';
 import { describeExitCode } from './failureSignatures';
 import { exceptionLine, isTracebackHeader } from './exceptionLine';
 import { RANK_STALE_MS, sumFreshRanks } from './liveStats';
@@ -49,6 +58,12 @@ const MAX_RANKS = 1024;
 
 /** Lines of a crash burst kept to find its exception line (the header is not the message). */
 const BURST_LINES = 400;
+
+/** A line's own log time to the second ("2026-12-04 10:00:01"), comparable as text; null without a dated header. */
+function logSecond(line: string): string | null {
+  const t = lineHeader(line).time;
+  return t && /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}/.test(t) ? t.slice(0, 19).replace('T', ' ') : null;
+}
 
 /** States that mean the server is not earning (alerts, warning colour). */
 export function isBadState(s: ServerStateName): boolean {
@@ -156,6 +171,9 @@ export class ServerStateMachine {
   /** when the last launch line arrived, and when the poll last saw the current pid alive: a launch line after
    *  that is the next process's own, so its pid, seen later, is no boundary (its lines are live) */
   private launchAt: number | null = null;
+  /** the log time of the latest crash the log showed (kept across restarts): a launch line dated before it is an
+   *  earlier process's, re-sent by a restarted tail, and no restart (read as one, its old traceback would follow) */
+  private crashLogTime: string | null = null;
   private pidAliveAt: number | null = null;
   /** when the server last became ready (a /health answer from before says nothing of it since) */
   private readyAt: number | null = null;
@@ -193,6 +211,8 @@ export class ServerStateMachine {
   feedLine(line: string, now: number): void {
     const c = classifyLine(line);
     if (isLaunchBoundaryLine(c)) {
+      const t = this.crashLogTime === null ? null : logSecond(line);
+      if (t !== null && t < this.crashLogTime!) return; // an earlier process's launch, re-sent
       this.restarted();
       this.launchAt = now;
       return;
@@ -243,6 +263,8 @@ export class ServerStateMachine {
       // within one burst (a traceback and what follows it) keep the most specific class, and any exit code named
       if (!this.fatal) {
         this.fatal = { cls, line, at: now, exitCode: code };
+        const t = logSecond(line);
+        if (t !== null && (this.crashLogTime === null || t > this.crashLogTime)) this.crashLogTime = t;
         if (isTracebackHeader(line)) this.burst = [line];
       } else if (now - this.fatal.at < 5000) {
         const exitCode = this.fatal.exitCode ?? code;

@@ -62,6 +62,37 @@ describe('ServerStateMachine: restart boundary, exception line, graceful drain (
     assert.equal(m.verdict(50_100).state, 'crashed');
   });
 
+  it("an earlier process's launch line, re-sent after its crash, is no restart: its old traceback cannot crash the new one", () => {
+    const OLD_ARGS = SERVER_ARGS.replace('10:05:00', '09:59:50');
+    for (const replayBeforeNewPid of [true, false]) {
+      const m = new ServerStateMachine(30000);
+      m.feedLine(OLD_ARGS, 0);
+      m.observe(healthy, 0);
+      CRASH.forEach((l, i) => m.feedLine(l, 1000 + i));
+      m.observe({ alive: false, health: null }, 3000);
+      assert.equal(m.verdict(3000).state, 'crashed');
+      const states: string[] = [];
+      const replay = (at: number) =>
+        [OLD_ARGS, ...CRASH].forEach((l, i) => {
+          m.feedLine(l, at + i);
+          states.push(m.verdict(at + i).state);
+        });
+      if (replayBeforeNewPid) replay(9000);
+      m.observe({ alive: true, pid: 11, health: { health: 'dead', detail: 'connection refused' } }, 10_000);
+      states.push(m.verdict(10_000).state);
+      if (!replayBeforeNewPid) replay(10_100);
+      assert.equal(m.verdict(10_500).state, 'starting', `replayed ${replayBeforeNewPid ? 'before' : 'after'} the new pid: ${states}`);
+      assert.ok(!states.slice(states.indexOf('starting')).includes('crashed'), `no crash after starting: ${states}`);
+      // the new process's own launch line (dated after the crash) is a boundary, and its own crash is read
+      m.feedLine(SERVER_ARGS, 11_000);
+      m.feedLine('[2026-12-04 10:05:30] The server is fired up and ready to roll!', 40_000);
+      m.observe({ ...healthy, pid: 11 }, 40_000);
+      assert.equal(m.verdict(40_000).state, 'ready');
+      CRASH.map((l) => l.replace('10:00:01', '10:06:00')).forEach((l, i) => m.feedLine(l, 50_000 + i));
+      assert.equal(m.verdict(50_100).state, 'crashed');
+    }
+  });
+
   it('a launch line read before the poll sees the new pid: the new process is live at once (a crash at load is read)', () => {
     const m = new ServerStateMachine(30000);
     m.observe(healthy, 0);
