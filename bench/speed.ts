@@ -18,7 +18,9 @@
  *      BENCH_PARSE_LINES (1,000,000), BENCH_PROBE_RUNS (10), BENCH_ONLY (comma list of: big,small,probe,parse),
  *      BENCH_CLI_B (a second build's cli.js: its salvage runs interleaved as an A/B column).
  * Each salvage row also gives the CPU time (user + system, through GNU time) of their command and of ours: on a
- * loaded machine it says more than the wall time.
+ * loaded machine it says more than the wall time. The node is this machine, so the node's side (sshd, the listing,
+ * the readers) is not in that figure: the machine's CPU (all cores, /proc/stat) during each command is, with how
+ * busy it kept the cores (100 %: every core busy the whole command, the work bound by CPU, not by a stage waiting).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -60,19 +62,34 @@ interface Row {
   b?: number;
   /** CPU ms (user + system) of their command, ours and B, median runs. */
   cpu?: string;
+  /** The whole machine's CPU ms during their command and ours (the node's side included), with our share of the cores. */
+  machine?: string;
+}
+
+/** CPU ms the whole machine spent so far (every core: user, nice, system, irq, softirq, steal), from /proc/stat. */
+function machineCpuMs(): number {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = f;
+    return ((user + nice + system + irq + softirq + (steal || 0)) * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
 }
 
 /** CPU time (user + system, ms) of a command and the children it waited for, through GNU time where it is installed. */
 const TIME_BIN = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 
 /** `toFile`: stdout goes to that file (read back after), as `cmd > file` would. `cpu`: its CPU time, ms (NaN without GNU time). */
-function timeCmd(cmd: string, args: string[], toFile?: string): { ms: number; out: string; cpu: number } {
+function timeCmd(cmd: string, args: string[], toFile?: string): { ms: number; out: string; cpu: number; machine: number } {
   const fd = toFile ? openSync(toFile, 'w') : null;
   const cpuFile = path.join(os.tmpdir(), `gs-bench-cpu-${process.pid}`);
   const [c, a] = TIME_BIN ? [TIME_BIN, ['-f', '%U %S', '-o', cpuFile, cmd, ...args]] : [cmd, args];
+  const m0 = machineCpuMs();
   const t0 = performance.now();
   const r = spawnSync(c, a, { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', fd ?? 'pipe', 'pipe'] });
   const ms = performance.now() - t0;
+  const machine = machineCpuMs() - m0;
   if (fd !== null) {
     closeSync(fd);
     r.stdout = readFileSync(toFile!, 'utf8');
@@ -85,7 +102,7 @@ function timeCmd(cmd: string, args: string[], toFile?: string): { ms: number; ou
     cpu = (u + sys) * 1000;
     rmSync(cpuFile, { force: true });
   }
-  return { ms, out: r.stdout, cpu };
+  return { ms, out: r.stdout, cpu, machine };
 }
 
 const PHASE_KEYS = ['connect', 'plan', 'transfer', 'finalPass', 'snapshot', 's3', 'verdict', 'total', 'idle', 'writerIdle', 'cpu'];
@@ -162,7 +179,7 @@ async function main(): Promise<void> {
             execFileSync('sync');
           }
         };
-        const salvage = (cli: string, root: string, files: number): { ms: number; cpu: number; timings: Timings } =>
+        const salvage = (cli: string, root: string, files: number): { ms: number; cpu: number; machine: number; timings: Timings } =>
           inDir((d) => {
             const r = timeCmd(
               process.execPath,
@@ -191,12 +208,18 @@ async function main(): Promise<void> {
             const ok = j.items.filter((i) => i.status === 'verified').length;
             if (j.verdict !== 'safe' || ok < files)
               throw new Error(`salvage of ${root}: verdict ${j.verdict} (${j.reasons.join(', ')}), ${ok} of ${files} verified`);
-            return { ms: r.ms, cpu: r.cpu, timings: j.timings ?? {} };
+            return { ms: r.ms, cpu: r.cpu, machine: r.machine, timings: j.timings ?? {} };
           });
-        const compare = (work: string, goal: string, root: string, files: number, theirs: (d: string) => { ms: number; cpu: number }) => {
+        const compare = (
+          work: string,
+          goal: string,
+          root: string,
+          files: number,
+          theirs: (d: string) => { ms: number; cpu: number; machine: number },
+        ) => {
           salvage(CLI, root, files); // warm the page cache and the node's side
-          const t: Array<{ ms: number; cpu: number }> = [];
-          const o: Array<{ ms: number; cpu: number; timings: Timings }> = [];
+          const t: Array<{ ms: number; cpu: number; machine: number }> = [];
+          const o: Array<{ ms: number; cpu: number; machine: number; timings: Timings }> = [];
           const b: Array<{ ms: number; cpu: number }> = [];
           for (let i = 0; i < RUNS; i++) {
             t.push(inDir(theirs));
@@ -209,10 +232,13 @@ async function main(): Promise<void> {
           const cpuOf = (xs: Array<{ cpu: number }>) => median(xs.map((x) => x.cpu)).toFixed(0);
           const row: Row = { link, work, theirs: tm, ours: om, ratio: tm / om, goal, phases: phaseText(mid?.timings) };
           row.cpu = `${cpuOf(t)} / ${cpuOf(o)}${CLI_B ? ` / ${cpuOf(b)}` : ''}`;
+          const busy = (x: { ms: number; machine: number }) => `${((100 * x.machine) / (x.ms * os.cpus().length)).toFixed(0)} %`;
+          const tmid = t.find((x) => x.ms === tm);
+          if (mid && tmid) row.machine = `${tmid.machine.toFixed(0)} (${busy(tmid)}) / ${mid.machine.toFixed(0)} (${busy(mid)})`;
           if (CLI_B) row.b = median(b.map((x) => x.ms));
           rows.push(row);
           console.log(
-            `${link}: ${work}: theirs ${row.theirs.toFixed(0)} ms, ours ${om.toFixed(0)} ms (${row.ratio.toFixed(2)}×)${CLI_B ? `, B ${row.b!.toFixed(0)} ms` : ''}; cpu ${row.cpu}; ${row.phases}; load ${load()}`,
+            `${link}: ${work}: theirs ${row.theirs.toFixed(0)} ms, ours ${om.toFixed(0)} ms (${row.ratio.toFixed(2)}×)${CLI_B ? `, B ${row.b!.toFixed(0)} ms` : ''}; cpu ${row.cpu}; machine ${row.machine ?? '?'}; ${row.phases}; load ${load()}`,
           );
         };
         if (ONLY.has('big'))
@@ -305,12 +331,12 @@ async function main(): Promise<void> {
       '\n(ratio = their time / our time; for the probe, our time ÷ theirs must stay ≤ 1.5, i.e. ratio ≥ 0.67)\n',
   );
   console.log(
-    `| link | work | theirs ms | ours ms | ratio | goal |${CLI_B ? ' B ms |' : ''} CPU ms theirs / ours${CLI_B ? ' / B' : ''} | our phases (ms, median run) |`,
+    `| link | work | theirs ms | ours ms | ratio | goal |${CLI_B ? ' B ms |' : ''} CPU ms theirs / ours${CLI_B ? ' / B' : ''} | machine CPU ms (cores busy) theirs / ours | our phases (ms, median run) |`,
   );
-  console.log(`|---|---|---:|---:|---:|---|${CLI_B ? '---:|' : ''}---:|---|`);
+  console.log(`|---|---|---:|---:|---:|---|${CLI_B ? '---:|' : ''}---:|---:|---|`);
   for (const r of rows)
     console.log(
-      `| ${r.link} | ${r.work} | ${r.theirs.toFixed(0)} | ${r.ours.toFixed(0)} | **${r.ratio.toFixed(2)}×** | ${r.goal} |${CLI_B ? ` ${r.b?.toFixed(0) ?? ''} |` : ''} ${r.cpu ?? ''} | ${r.phases} |`,
+      `| ${r.link} | ${r.work} | ${r.theirs.toFixed(0)} | ${r.ours.toFixed(0)} | **${r.ratio.toFixed(2)}×** | ${r.goal} |${CLI_B ? ` ${r.b?.toFixed(0) ?? ''} |` : ''} ${r.cpu ?? ''} | ${r.machine ?? ''} | ${r.phases} |`,
     );
 }
 
