@@ -7,10 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { CodeServer, log, waitFor } from './harness';
+import { CodeServer, DEMO, log, waitFor } from './harness';
 import { Workbench } from './workbench';
 
-export const DEMO = 'gpu-demo';
+export { DEMO };
 
 export class DemoView {
   constructor(

@@ -18,6 +18,8 @@ import { sleep, waitFor } from '../helpers/wait';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 export const CODE_SERVER_VERSION = process.env.CODE_SERVER_VERSION ?? '4.100.3';
+/** The demo node's name in the tree (the UI suites and the extension-host suites). */
+export const DEMO = 'gpu-demo';
 export const RESULTS = path.resolve(process.env.E2E_RESULTS ?? path.join(REPO, 'test-results', 'e2e'));
 export const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
 

@@ -24,8 +24,8 @@ import {
   waitFor,
 } from './harness';
 import { waitQuiet } from '../helpers/wait';
+import { DEMO } from './demoView';
 
-const DEMO = 'gpu-demo';
 const UNREACHABLE = 'unreachable-node';
 const STATUS_ID = 'gpu-sessions.gpu-sessions.gpuSessions.throughput';
 

@@ -25,10 +25,8 @@ import {
   waitFor,
 } from './harness';
 import { Workbench } from './workbench';
-import { DemoView } from './demoView';
+import { DEMO, DemoView } from './demoView';
 import { waitQuiet } from '../helpers/wait';
-
-const DEMO = 'gpu-demo';
 
 describe('e2e (issue 30): the UI people act on', function () {
   this.timeout(150_000);

@@ -27,3 +27,12 @@ export function processesUnder(dir: string): FolderProcess[] {
   }
   return out;
 }
+
+/** True while process `pid` runs (a zombie counts as gone). */
+export function processRunning(pid: number): boolean {
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}

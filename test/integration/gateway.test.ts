@@ -25,6 +25,7 @@ import { cli } from '../helpers/cli';
 import { freeTestPorts } from '../helpers/ports';
 import { SimNode, startSimNode, writeFleetConfig } from '../helpers/simnode';
 import { waitFor } from '../helpers/wait';
+import { processRunning } from '../helpers/procs';
 
 interface GatewayJson {
   pid: number;
@@ -43,15 +44,6 @@ interface GatewayJson {
     node: string | null;
     serverPort: number | null;
   }>;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/\) Z /.test(st);
-  } catch {
-    return false;
-  }
 }
 
 /** Idle servers, real in-flight requests only (each takes 0.4 s), scoped to the node's own folder. */
@@ -311,7 +303,7 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
     );
     const exits = new Map<number, number>();
     const watcher = setInterval(() => {
-      for (const p of serverPids) if (!exits.has(p) && !alive(p)) exits.set(p, Date.now() / 1000);
+      for (const p of serverPids) if (!exits.has(p) && !processRunning(p)) exits.set(p, Date.now() / 1000);
     }, 20);
     let stop = false;
     const codes: number[] = [];
@@ -351,7 +343,7 @@ describe('SGLang Model Gateway over real sshd (simulated gateway, two nodes)', f
       const firstExit = Math.min(...exits.values());
       assert.ok(Math.max(...removedAt) < firstExit, `removed at ${removedAt} vs first exit ${firstExit}`);
       // the gateway keeps running and routing to A's server
-      assert.ok(alive(gw.pid), 'the gateway still runs');
+      assert.ok(processRunning(gw.pid), 'the gateway still runs');
       stop = true;
       await Promise.all(clients);
       assert.ok(codes.length > 10, `${codes.length} requests`);

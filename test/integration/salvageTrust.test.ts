@@ -15,6 +15,7 @@ import { cli } from '../helpers/cli';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { planted } from '../helpers/planted';
 import { waitFor } from '../helpers/wait';
+import { processRunning } from '../helpers/procs';
 
 const HF_TOKEN = planted('hf_', 'QwErTyUiOpAsDfGhJkLzXcVbNm0123456789');
 
@@ -38,15 +39,6 @@ function walkFiles(dir: string, out: string[] = []): string[] {
     else if (e.isFile()) out.push(p);
   }
   return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/\) Z /.test(st);
-  } catch {
-    return false;
-  }
 }
 
 describe('salvage you can trust (real sshd, work outside the home, live writers)', function () {
@@ -136,7 +128,7 @@ describe('salvage you can trust (real sshd, work outside the home, live writers)
     assert.equal(r.code, 0);
     assert.deepEqual(rep.reasons, []);
     assert.deepEqual(rep.writers, []);
-    await waitFor('the stopped processes to be gone', () => pids.every((p) => !alive(p)), 10_000);
+    await waitFor('the stopped processes to be gone', () => pids.every((p) => !processRunning(p)), 10_000);
     const servers = readFileSync(path.join(rep.dest, 'running-servers.sh'), 'utf8');
     for (const port of sim.layout.ports) assert.match(servers, new RegExp(`--port ${port}\\b`));
     assert.ok(rep.stopped.length >= 4, JSON.stringify(rep.stopped));

@@ -1,14 +1,13 @@
 /** Shared by the extension-host suites: the demo node (started, its home, its fault switch), its tree and its processes. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../src/extension/extension';
 import type { TreeNode } from '../../src/extension/tree';
-import { EXTENSION_ID, waitFor } from '../e2e/harness';
+import { DEMO, EXTENSION_ID, waitFor } from '../e2e/harness';
+import { processRunning } from '../helpers/procs';
 
-/** The demo node's name in the tree. */
-export const DEMO = 'gpu-demo';
+export { DEMO, processRunning };
 
 /** Activates the extension and starts the demo node unless one runs; `started`: this call started it (stop it after). */
 export async function withDemoNode(): Promise<{ api: GpuSessionsApi; started: boolean }> {
@@ -33,15 +32,6 @@ export function simFault(api: GpuSessionsApi, ...args: string[]): Buffer {
 /** The rows under `el` (the top level when omitted), as the view would get them. */
 export async function treeChildren(api: GpuSessionsApi, el?: TreeNode): Promise<TreeNode[]> {
   return ((await api.tree.getChildren(el)) ?? []) as TreeNode[];
-}
-
-/** True while process `pid` runs (a zombie counts as gone). */
-export function processRunning(pid: number): boolean {
-  try {
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 /** The worker URLs the Model Gateway on `port` lists now (GET /workers, or /list_workers on a legacy build). */

@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { expandProxyCommand, spawnProxyCommand } from '../../../src/core/ssh/proxyCommand';
 import { GpuSessionsError } from '../../../src/core/util/errors';
+import { processRunning } from '../../helpers/procs';
 
 describe('ProxyCommand: token expansion', () => {
   it('expands %h %p %r %n %% and refuses unknown tokens and shell syntax in substituted names', () => {
@@ -56,14 +56,6 @@ describe('ProxyCommand: the local process', () => {
 
 describe('ProxyCommand: never outlives the process that started it (issue 23)', function () {
   this.timeout(20_000);
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      return false;
-    }
-  };
   const mod = path.resolve(__dirname, '..', '..', '..', 'src', 'core', 'ssh', 'proxyCommand.js');
 
   for (const how of ['exit', 'error', 'kill'] as const) {
@@ -83,8 +75,8 @@ describe('ProxyCommand: never outlives the process that started it (issue 23)', 
       const pid = Number(r.stdout.trim());
       assert.ok(pid > 0, r.stderr);
       const t0 = Date.now();
-      while (alive(pid) && Date.now() - t0 < 3000) await new Promise((res) => setTimeout(res, 100));
-      assert.equal(alive(pid), false, `proxy ${pid} still runs 3 s after its CLI exited`);
+      while (processRunning(pid) && Date.now() - t0 < 3000) await new Promise((res) => setTimeout(res, 100));
+      assert.equal(processRunning(pid), false, `proxy ${pid} still runs 3 s after its CLI exited`);
     });
   }
 });

@@ -12,9 +12,9 @@ import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
 // Node builtins only at load time (playwright is required lazily there).
 import { waitFor } from '../../e2e/harness';
+import { DEMO } from '../demoNode';
 
 const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
-const DEMO = 'gpu-demo';
 const INTERVAL_S = 1.5;
 
 type Manifest = {

@@ -12,9 +12,8 @@ import type { TreeNode } from '../../../src/extension/tree';
 import type { LaunchProfile } from '../../../src/core/launch/profile';
 import type { RestoreResult } from '../../../src/core/flows/restore';
 import { profileGroups } from '../../../src/core/flows/restore';
-import { withDemoNode } from '../demoNode';
+import { DEMO, withDemoNode } from '../demoNode';
 
-const DEMO = 'gpu-demo';
 const OTHER_PORT = 39_998;
 
 /** The ports a captured group's servers listen on (per-gpu: one a GPU from basePort; single: basePort). */

@@ -11,9 +11,9 @@ import * as vscode from 'vscode';
 import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
 import { waitFor } from '../../e2e/harness';
+import { DEMO } from '../demoNode';
 
 const EXTENSION_ID = 'gpu-sessions.gpu-sessions';
-const DEMO = 'gpu-demo';
 
 describe('Start Guard / Stop Guard in the extension host (demo node)', function () {
   this.timeout(180_000);

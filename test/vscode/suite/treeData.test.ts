@@ -12,8 +12,7 @@ import type { GpuSessionsApi } from '../../../src/extension/extension';
 import type { TreeNode } from '../../../src/extension/tree';
 import { EXTENSION_ID, waitFor } from '../../e2e/harness';
 import { label } from '../treeText';
-
-const DEMO = 'gpu-demo';
+import { DEMO } from '../demoNode';
 
 describe('the data guard on the demo node: the Data row and the degenerate-file warning', function () {
   this.timeout(180_000);
