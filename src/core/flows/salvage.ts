@@ -31,7 +31,7 @@ import { outputFilesOf, recordDataQuality } from '../data/salvageRecord';
 import { redactText } from '../util/redact';
 import { SalvageListing } from '../salvage/plan/listing';
 import { LocalNames, insideDest } from '../salvage/dest/paths';
-import { BatchWriter } from '../salvage/transfer/batchWriter';
+import type { WriterPool } from '../salvage/transfer/writerPool';
 import { PhaseTimer } from '../salvage/report/timings';
 import { SalvageJournal } from '../salvage/dest/journal';
 import { Settled, startEarly, unwrap } from '../salvage/early';
@@ -69,7 +69,7 @@ export class Salvager implements SalvageRun {
   /** @internal */
   lastWrite = 0;
   /** @internal */
-  writer: BatchWriter | null = null;
+  writers: WriterPool | null = null;
   /** How long the last manifest write took (ms). @internal */
   lastSaveMs = 0;
   /** @internal */

@@ -7,7 +7,7 @@ import type { Logger } from '../util/logger';
 import type { SglangServer } from '../sglang/serverArgv';
 import type { SalvageListing } from './plan/listing';
 import type { LocalNames } from './dest/paths';
-import type { BatchWriter } from './transfer/batchWriter';
+import type { WriterPool } from './transfer/writerPool';
 import type { PhaseTimer } from './report/timings';
 import type { SalvageJournal } from './dest/journal';
 import type { GuardSeen, SalvageManifest, SalvageOptions, SalvageProgress } from './salvageTypes';
@@ -30,7 +30,8 @@ export interface SalvageRun {
   filesDone: number;
   filesTotal: number;
   lastWrite: number;
-  writer: BatchWriter | null;
+  /** The writer threads of small-file batches (transfer/writerPool.ts), while files travel. */
+  writers: WriterPool | null;
   fatal: string | null;
   listing: SalvageListing | null;
   servers: SglangServer[];

@@ -57,12 +57,24 @@ export function ensureParent(dest: string, abs: string): void {
       if (st.isSymbolicLink()) throw new GpuSessionsError('io', `Refusing to write through the symlink ${cur}.`);
       if (!st.isDirectory()) throw new GpuSessionsError('io', `${cur} exists and is not a folder.`);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') mkdirSync(cur);
-      else throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      makeDir(cur);
     }
   }
   if (checkedDirs.size > 100_000) checkedDirs.clear();
   checkedDirs.add(path.dirname(abs));
+}
+
+/** mkdir of one folder; another writer thread that made it first is fine, unless what it made is not a folder. */
+function makeDir(dir: string): void {
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    const st = lstatSync(dir);
+    if (st.isSymbolicLink()) throw new GpuSessionsError('io', `Refusing to write through the symlink ${dir}.`);
+    if (!st.isDirectory()) throw new GpuSessionsError('io', `${dir} exists and is not a folder.`);
+  }
 }
 
 export { LocalNames };

@@ -11,24 +11,23 @@ import { TransferResult, downloadAppend, downloadOne } from './transfer';
 import { downloadBatch } from './batchReceive';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
 import { BatchWriter } from './batchWriter';
+import { WriterPool, writerCount } from './writerPool';
 import { SCAN_LIMIT, SMALL_FILE, STEPS, SalvageItem, StepId } from '../salvageTypes';
 import { planBatches } from '../plan/deadline';
 import { sha256File, writeAtomic } from '../dest/runDir';
 import type { SalvageRun } from '../salvageRun';
 import { salvageGit, writeServersScript } from '../capture/gitStep';
 
-/** The writer thread of the run's file steps: started with the first batch, kept for the next steps. */
-function batchWriter(sv: SalvageRun): BatchWriter {
-  if (!sv.writer?.alive) sv.writer = BatchWriter.start(sv.dir, { md5: !!sv.o.s3, scanLimit: SCAN_LIMIT });
-  return sv.writer;
+/** The writer threads of the run's file steps: started with the first batches, kept for the next steps. */
+function writerPool(sv: SalvageRun): WriterPool {
+  return (sv.writers ??= new WriterPool(() => BatchWriter.start(sv.dir, { md5: !!sv.o.s3, scanLimit: SCAN_LIMIT })));
 }
 
 export async function closeBatchWriter(sv: SalvageRun): Promise<void> {
-  const w = sv.writer;
-  sv.writer = null;
-  const idle = w?.alive ? w.idleMs() : null;
-  if (idle !== null) sv.timer.note('writerIdle', idle);
-  await w?.close();
+  const pool = sv.writers;
+  sv.writers = null;
+  const idle = await pool?.close();
+  if (idle !== undefined && idle !== null) sv.timer.note('writerIdle', idle);
 }
 
 /** `r.secrets`: the scan of the exact bytes, done where they were written (else the local copy is read). */
@@ -178,8 +177,9 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
   };
   const byPath = new Map(todo.map((i) => [i.remotePath, i]));
   const md5 = !!sv.o.s3;
-  // One writer thread for the batches running in parallel: file writes stay off this thread.
-  const writer = batches.length ? batchWriter(sv) : null;
+  // Writer threads for the batches running in parallel: file writes stay off this thread.
+  const writers = batches.length ? writerPool(sv) : null;
+  const writerThreads = writerCount(n);
   const one = async (item: SalvageItem) => {
     const r = await downloadOne(
       t,
@@ -222,6 +222,7 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
       } else if (job.kind === 'one') {
         await one(job.item);
       } else {
+        const { writer, release } = writers!.take(writerThreads);
         await downloadBatch(
           t,
           sv.dir,
@@ -242,8 +243,8 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
             markItem(sv, it, r);
           },
           sv.o.signal,
-          { md5, writer: writer!, scanLimit: SCAN_LIMIT },
-        );
+          { md5, writer, scanLimit: SCAN_LIMIT },
+        ).finally(release);
       }
     }
   };
