@@ -1,6 +1,7 @@
 /**
- * Many small files as one stream per batch: GNU tar (NUL-separated names on stdin, taken verbatim, absolute names
- * kept, no recursion), with the node's SHA-256 list fetched in parallel on another channel. The files are written
+ * Many small files as one stream per batch: the node's single-pass reader (frames.ts: each file read once, hashed
+ * while it is sent) where the node has python3, else GNU tar (NUL-separated names on stdin, taken verbatim, absolute
+ * names kept, no recursion) with the node's SHA-256 list fetched in parallel on another channel. The files are written
  * by a BatchWriter (a writer thread shared by the batches running in parallel; inline when none is given); each is
  * committed (renamed into place) as soon as its bytes are written and match the node's SHA-256, so a batch's files
  * are verified while the rest still travels. A hostile node's stream is bounded per entry (entryLimit) and per
@@ -10,6 +11,7 @@ import { GpuSessionsError, errorMessage } from '../../util/errors';
 import { openStream } from '../../remote/operation';
 import type { AbortLike, ExecStream, Transport } from '../../ssh/transport';
 import { TarEntry, TarReader } from '../../remote/tar';
+import { FrameEntry, FrameReader, frameStreamOperation, nodeReadsFrames } from './frames';
 import { BatchOp, BatchWriter, CommittedFile, EndedFile } from './batchWriter';
 import type { SecretHit } from './secretScan';
 import {
@@ -52,6 +54,8 @@ interface BatchFile {
   ended: EndedFile | null;
   /** Its last byte was handed to the writer. */
   endSent: boolean;
+  /** The node could not read it to its end (its bytes are discarded, this is why). */
+  aborted?: string;
 }
 
 interface BatchArgs {
@@ -99,7 +103,9 @@ class BatchReceive {
   private ops: BatchOp[] = [];
   private stderr = '';
   private parseError: unknown = null;
-  private readonly reader: TarReader;
+  private reader: { push(b: Buffer): void } | null = null;
+  /** The node's reader sends each file's hash with it (else tar, and the hashes on another channel). */
+  private framed = false;
 
   constructor(
     private readonly bw: BatchWriter,
@@ -107,14 +113,31 @@ class BatchReceive {
   ) {
     this.byPath = new Map(a.items.map((i) => [i.remotePath, i]));
     this.budget = batchBudget(a.items);
-    this.reader = new TarReader({ entry: (e) => this.entry(e), data: (b) => this.data(b), end: () => this.end() });
   }
 
   async run(): Promise<void> {
     const { t, items, signal } = this.a;
-    this.startHashes();
     const list = Buffer.from(items.map((i) => i.remotePath).join('\0') + '\0');
-    const s = await openStream(t, tarStreamOperation(list), signal);
+    let op;
+    if (await nodeReadsFrames(t)) {
+      // The node's hashes come in the stream, each with its file.
+      this.framed = true;
+      this.hashes = new Map();
+      this.hashP = Promise.resolve(this.hashes);
+      this.reader = new FrameReader(items.length, {
+        entry: (e) => this.frameEntry(e),
+        data: (b) => this.data(b),
+        end: (sha) => this.frameEnd(sha),
+        aborted: (why) => this.frameAborted(why),
+        notSent: (i, why) => this.notSent(items[i], why),
+      });
+      op = frameStreamOperation(list);
+    } else {
+      this.startHashes();
+      this.reader = new TarReader({ entry: (e) => this.entry(e), data: (b) => this.data(b), end: () => this.end() });
+      op = tarStreamOperation(list);
+    }
+    const s = await openStream(t, op, signal);
     s.stdout.on('data', (b: Buffer) => this.received(s, b));
     s.stderr.on('data', (b: Buffer) => {
       if (this.stderr.length < 8000) this.stderr += b.toString();
@@ -145,7 +168,8 @@ class BatchReceive {
   private commit(fs: BatchFile[], h: Map<string, string>): void {
     if (fs.length === 0) return;
     const byId = new Map(fs.map((f) => [f.id, f]));
-    const report = (f: BatchFile, c: CommittedFile) => this.a.onFile({ ...c.result, remotePath: f.item.remotePath, secrets: c.secrets });
+    const report = (f: BatchFile, c: CommittedFile) =>
+      this.a.onFile({ ...c.result, remotePath: f.item.remotePath, secrets: c.secrets, reason: f.aborted ?? c.result.reason });
     this.commits.push(
       this.bw.commit(fs.map((f) => ({ id: f.id, sha256: h.get(f.item.remotePath) ?? null }))).then((rs) => {
         for (const c of rs) report(byId.get(c.id)!, c);
@@ -158,7 +182,8 @@ class BatchReceive {
     const h = this.hashes;
     if (!h || this.ready.length === 0) return;
     const now: BatchFile[] = [];
-    for (const f of this.ready) (f.ended!.failed || h.get(f.item.remotePath) === f.ended!.sha256 ? now : this.differing).push(f);
+    for (const f of this.ready)
+      (this.framed || f.ended!.failed || f.aborted || h.get(f.item.remotePath) === f.ended!.sha256 ? now : this.differing).push(f);
     this.ready = [];
     this.commit(now, h);
   }
@@ -168,22 +193,52 @@ class BatchReceive {
     const item = this.byPath.get(e.path);
     if (!item || this.seen.has(e.path)) return false;
     this.seen.add(e.path);
-    if (e.size > entryLimit(item.size)) {
-      this.overflow = new Error(`the node sent a ${e.size} B entry for a file listed at ${item.size} B; the stream was stopped`);
-      this.a.onFile(
-        failedTransfer(
-          item.remotePath,
-          `the node sent ${e.size} B for a file listed at ${item.size} B (more than the ${entryLimit(item.size)} B allowed ` +
-            'for a file that grows while it is read): refused and not written; run salvage again',
-        ),
-      );
-      return false;
-    }
-    if (e.type !== '0' && e.type !== '\0' && e.type !== '7') {
+    if (e.type !== '0' && e.type !== '\0' && e.type !== '7' && e.size <= entryLimit(item.size)) {
       this.a.onFile(
         failedTransfer(
           item.remotePath,
           e.type === '2' ? `became a symlink (→ ${e.linkName}); not followed` : 'not a regular file any more',
+        ),
+      );
+      return false;
+    }
+    return this.begin(item, e.size);
+  }
+
+  /** A file of the node's reader (frames.py): the same checks as a tar entry (the node checked it is a regular file). */
+  private frameEntry(e: FrameEntry): boolean {
+    const item = this.a.items[e.index];
+    if (this.seen.has(item.remotePath)) return false;
+    this.seen.add(item.remotePath);
+    return this.begin(item, e.size);
+  }
+
+  private frameEnd(sha256: string): void {
+    if (this.cur) this.hashes!.set(this.cur.item.remotePath, sha256);
+    this.end();
+  }
+
+  /** The node could not read the file to its end: what it sent is written, then discarded with the node's reason. */
+  private frameAborted(why: string): void {
+    if (this.cur) this.cur.aborted = why;
+    this.end();
+  }
+
+  private notSent(item: TransferItem, why: string): void {
+    if (this.seen.has(item.remotePath)) return;
+    this.seen.add(item.remotePath);
+    this.a.onFile(failedTransfer(item.remotePath, why));
+  }
+
+  /** A file asked for starts, announced at `size` bytes: refused past its limit (the stream then stops). */
+  private begin(item: TransferItem, size: number): boolean {
+    if (size > entryLimit(item.size)) {
+      this.overflow = new Error(`the node sent a ${size} B entry for a file listed at ${item.size} B; the stream was stopped`);
+      this.a.onFile(
+        failedTransfer(
+          item.remotePath,
+          `the node sent ${size} B for a file listed at ${item.size} B (more than the ${entryLimit(item.size)} B allowed ` +
+            'for a file that grows while it is read): refused and not written; run salvage again',
         ),
       );
       return false;
@@ -231,7 +286,7 @@ class BatchReceive {
     this.budget -= b.length;
     try {
       if (this.budget < 0) throw new Error('the node sent more data than the listed files can hold; the stream was stopped');
-      this.reader.push(b);
+      this.reader!.push(b);
       if (this.overflow) throw this.overflow;
     } catch (e) {
       this.parseError = e;
@@ -265,14 +320,17 @@ class BatchReceive {
   private async settle(): Promise<void> {
     const h = await this.startHashes();
     this.commitReady();
-    // A file that grew between the node's hashing and tar's read (a live log): compare the prefix we got.
+    // A file that grew between the node's hashing and tar's read (a live log): compare the prefix we got. (The node's
+    // reader hashes exactly what it sends: a difference there is a real one.)
     const differing = this.differing;
     if (differing.length) {
-      const pre = await prefixHashes(
-        this.a.t,
-        differing.map((f) => ({ path: f.item.remotePath, size: f.ended!.bytes })),
-        this.a.signal,
-      ).catch(() => new Map<string, string>());
+      const pre = this.framed
+        ? new Map<string, string>()
+        : await prefixHashes(
+            this.a.t,
+            differing.map((f) => ({ path: f.item.remotePath, size: f.ended!.bytes })),
+            this.a.signal,
+          ).catch(() => new Map<string, string>());
       for (const f of differing) {
         const x = pre.get(f.item.remotePath);
         if (x) h.set(f.item.remotePath, x);
