@@ -20,10 +20,14 @@ const noSnapshot = async () => ({ json: {}, markdown: '', summary: '' });
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const FILES = 1500;
 
-// With its mode file, a tar batch whose list names a `poison` file fails (exit 2, a message on stderr).
-const TAR_WRAPPER = `#!/bin/sh
+/**
+ * A wrapper for `tool` on the node: with its mode file, a batch (its command line holding `match`) whose list names a
+ * `poison` file fails (exit 2, a message on stderr). tar's batches hold "-cf -"; the node's reader (python3 running
+ * frames.py) names itself "single-pass reader".
+ */
+const poisonWrapper = (tool: string, match: string) => `#!/bin/sh
 case "$*" in
-  *"-cf -"*) if [ -f "$HOME/.evil/tar-poison" ]; then
+  *"${match}"*) if [ -f "$HOME/.evil/tar-poison" ]; then
       l=$(mktemp) || exit 1
       cat > "$l"
       if tr '\\0' '\\n' < "$l" | grep -q /poison; then rm -f "$l"; echo "simulated tar failure" >&2; exit 2; fi
@@ -31,21 +35,7 @@ case "$*" in
       rm -f "$l"
     fi ;;
 esac
-exec /usr/bin/tar "$@"
-`;
-
-// The same for the node's reader (python3 running frames.py, which names itself "single-pass reader").
-const PYTHON_WRAPPER = `#!/bin/sh
-case "$*" in
-  *"single-pass reader"*) if [ -f "$HOME/.evil/tar-poison" ]; then
-      l=$(mktemp) || exit 1
-      cat > "$l"
-      if tr '\\0' '\\n' < "$l" | grep -q /poison; then rm -f "$l"; echo "simulated tar failure" >&2; exit 2; fi
-      exec < "$l"
-      rm -f "$l"
-    fi ;;
-esac
-exec /usr/bin/python3 "$@"
+exec /usr/bin/${tool} "$@"
 `;
 
 for (const reader of ['frames', 'tar'] as const)
@@ -73,8 +63,8 @@ for (const reader of ['frames', 'tar'] as const)
           }
           writeFileSync(path.join(many, 'part4', 'poison.jsonl'), 'the batch that carries me fails\n');
           mkdirSync(path.join(home, 'evilbin'), { recursive: true });
-          writeFileSync(path.join(home, 'evilbin', 'tar'), TAR_WRAPPER, { mode: 0o755 });
-          writeFileSync(path.join(home, 'evilbin', 'python3'), PYTHON_WRAPPER, { mode: 0o755 });
+          writeFileSync(path.join(home, 'evilbin', 'tar'), poisonWrapper('tar', '-cf -'), { mode: 0o755 });
+          writeFileSync(path.join(home, 'evilbin', 'python3'), poisonWrapper('python3', 'single-pass reader'), { mode: 0o755 });
           mkdirSync(path.join(home, '.ssh'), { recursive: true });
           writeFileSync(path.join(home, '.ssh', 'environment'), `PATH=${home}/evilbin:/usr/local/bin:/usr/bin:/bin\n`);
           mkdirSync(path.join(home, '.evil'), { recursive: true });
