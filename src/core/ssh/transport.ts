@@ -379,6 +379,17 @@ export class SshTransport extends BaseTransport {
     };
   }
 
+  /**
+   * One round trip of the SSH connection itself, in ms: a global request the server answers at once (cancelling a
+   * forward that was never asked for), so no channel, process or shell on the node.
+   */
+  async roundTripMs(): Promise<number> {
+    const c = await this.connect();
+    const t0 = performance.now();
+    await new Promise<void>((resolve) => c.unforwardIn('127.0.0.1', 1, () => resolve()));
+    return performance.now() - t0;
+  }
+
   /** Forget a fatal host-key/auth state so the next call tries again (user pressed Refresh). */
   resetFailure(): void {
     this.fatal = undefined;

@@ -21,7 +21,7 @@ export interface FrameEntry {
   size: number;
 }
 
-export interface FrameSink {
+interface FrameSink {
   /** A file starts. Return false to skip its bytes. */
   entry(e: FrameEntry): boolean;
   data(chunk: Buffer): void;

@@ -7,13 +7,16 @@
  *   temporary name, compared with the node's SHA-256, and renamed only when they match.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { GpuSessionsError } from '../../util/errors';
-import { RemoteOperation, StreamOperation, openStream, runOperation, streamExitReason } from '../../remote/operation';
+import { RemoteOperation, StreamOperation, runOperation } from '../../remote/operation';
 import { shq } from '../../util/quote';
-import type { AbortLike, ExecStream, Transport } from '../../ssh/transport';
+import type { AbortLike, Transport } from '../../ssh/transport';
 import { insideDest } from '../dest/paths';
 import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
 import { TransferResult, VerifiedWriter, failedTransfer, fsProblem } from './verifiedWriter';
+import { nodeReadsFrames } from './frames';
+import { parallelPays } from './link';
+import { downloadFramed } from './oneFramed';
+import { streamIntoWriter } from './streamInto';
 
 export type { TransferResult } from './verifiedWriter';
 
@@ -211,8 +214,11 @@ export async function downloadOne(
   // Exactly the listed size: a log that grows meanwhile is read up to the size we planned, and the node
   // hashes that same prefix in parallel. A file that shrank yields fewer bytes and fails the check.
   const n = Math.max(0, Math.floor(item.size));
+  // Parallel ranges only where the link's round trip pays for them; else one stream, read once on the node when it can.
+  const parallel = n >= PARALLEL_MIN_BYTES && (await parallelPays(t));
+  if (!parallel && (await nodeReadsFrames(t))) return downloadFramed(t, item, entryLimit(item.size), w, onBytes, signal);
   const hashP = prefixHashes(t, [{ path: item.remotePath, size: n }], signal).catch(() => new Map<string, string>());
-  if (n >= PARALLEL_MIN_BYTES) {
+  if (parallel) {
     // Ranges over several connections (worker threads); null when not possible here: one stream below.
     const p = await fetchParallel(t, item.remotePath, n, w.tmp, { md5: o.md5, onBytes, signal }).catch(
       (e) => (w.discard(), Promise.reject(e)),
@@ -244,42 +250,6 @@ export async function downloadOne(
   const hashes = await hashP;
   const r = w.finish(hashes.get(item.remotePath) ?? null, item.size);
   return { ...r, remotePath: item.remotePath };
-}
-
-/**
- * Runs a stream operation into a writer: stdout to `onData`, the first 2,000 characters of stderr kept. A run
- * that `accept` refuses (default: exit status 0) discards the writer and returns why; a throw or a cancel
- * discards it and throws. null: the bytes are in the writer.
- */
-async function streamIntoWriter(
-  t: Transport,
-  op: StreamOperation,
-  w: { discard(): void },
-  onData: (b: Buffer, s: ExecStream) => void,
-  signal: AbortLike | undefined,
-  accept: (done: { code: number | null; signal?: string }) => boolean = (done) => done.code === 0,
-): Promise<string | null> {
-  let stderr = '';
-  try {
-    const s = await openStream(t, op, signal);
-    s.stdout.on('data', (b: Buffer) => onData(b, s));
-    s.stderr.on('data', (b: Buffer) => {
-      if (stderr.length < 2000) stderr += b.toString();
-    });
-    const done = await s.done;
-    if (!accept(done)) {
-      w.discard();
-      return streamExitReason(done, stderr);
-    }
-  } catch (e) {
-    w.discard();
-    throw e;
-  }
-  if (signal?.aborted) {
-    w.discard();
-    throw new GpuSessionsError('cancelled', 'Cancelled.');
-  }
-  return null;
 }
 
 interface AppendItem extends TransferItem {

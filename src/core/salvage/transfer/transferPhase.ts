@@ -34,7 +34,10 @@ export async function closeBatchWriter(sv: SalvageRun): Promise<void> {
 function markItem(sv: SalvageRun, it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
   if (r.ok) {
     if (r.bytes !== it.size) {
-      it.reason = `grew on the node while being read: verified the first ${r.bytes} B (listed ${it.size} B)`;
+      it.reason =
+        r.bytes > it.size
+          ? `grew on the node while being read: verified the first ${r.bytes} B (listed ${it.size} B)`
+          : `shrank on the node before it was read: verified the ${r.bytes} B it held then (listed ${it.size} B)`;
       it.size = r.bytes;
     } else it.reason = null;
     it.sha256 = r.remoteSha256;
