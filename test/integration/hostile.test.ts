@@ -41,6 +41,24 @@ case "$*" in
 esac
 exec /usr/bin/tar "$@"
 `;
+// The same for the node's single-pass reader (python3 running frames.py, which names itself "single-pass reader").
+const PYTHON_WRAPPER = `#!/bin/sh
+case "$*" in
+  *"single-pass reader"*) if [ -f "$HOME/.evil/py-mode" ]; then cat "$HOME/.evil/$(cat "$HOME/.evil/py-mode")"; exec cat /dev/zero; fi ;;
+esac
+exec /usr/bin/python3 "$@"
+`;
+/** A frames.py record header: F (a file starts: index, mode, size) or D (bytes follow: length). */
+const frame = (type: 'F' | 'D', ...n: bigint[]) => {
+  const b = Buffer.alloc(1 + (type === 'F' ? 16 : 4));
+  b.write(type);
+  if (type === 'F') {
+    b.writeUInt32BE(Number(n[0]), 1);
+    b.writeUInt32BE(0o644, 5);
+    b.writeBigUInt64BE(n[1], 9);
+  } else b.writeUInt32BE(Number(n[0]), 1);
+  return b;
+};
 // The listing runs `find` from PATH: with its mode file, a forged git-repository record (path with `..`) comes first.
 const FIND_WRAPPER = `#!/bin/sh
 if [ -f "$HOME/.evil/find-mode" ]; then printf 'G\\t1\\t0\\t0\\t%s/tarjob/../../../etc\\000' "$HOME"; fi
@@ -80,6 +98,7 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
         writeFileSync(path.join(home, 'job7', MARKUP_NAME), 'markup\n');
         symlinkSync('/tmp/\x1b]0;LINK\x07', path.join(home, 'job7', 'link.log'));
         writeFileSync(path.join(home, 'evilbin', 'tar'), TAR_WRAPPER, { mode: 0o755 });
+        writeFileSync(path.join(home, 'evilbin', 'python3'), PYTHON_WRAPPER, { mode: 0o755 });
         writeFileSync(path.join(home, 'evilbin', 'head'), HEAD_WRAPPER, { mode: 0o755 });
         mkdirSync(path.join(home, '.ssh'), { recursive: true });
         writeFileSync(path.join(home, '.ssh', 'environment'), `PATH=${home}/evilbin:/usr/local/bin:/usr/bin:/bin\n`);
@@ -89,6 +108,10 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
         mkdirSync(path.join(home, 'tarjob'), { recursive: true });
         writeFileSync(path.join(home, 'tarjob', 'x.log'), 'seven!\n');
         writeFileSync(path.join(home, 'tarjob', 'big.log'), Buffer.alloc(5 * 1024 * 1024, 0x61));
+        // Attack 6 on the node's reader: the 7-byte x.log (file 0 of its batch) announced at 1 TiB, then endless zeros;
+        // or announced at 7 B and followed by a 4 GiB chunk of zeros.
+        writeFileSync(path.join(home, '.evil', 'ftib'), frame('F', 0n, 1024n ** 4n));
+        writeFileSync(path.join(home, '.evil', 'fmore'), Buffer.concat([frame('F', 0n, 7n), frame('D', 0xffffffffn)]));
         // Attack 5: a pax header that claims 8 GiB, then endless zeros.
         writeFileSync(path.join(home, '.evil', 'pax8g'), tarHeader({ name: 'PaxHeaders/x', type: 'x', size: 8n * 1024n ** 3n }));
         // Attack 6: the entry for the 7-byte x.log claims 1 TiB (pax size), then endless zeros.
@@ -143,58 +166,90 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
     }
   }
 
-  it('attack 5: a pax header claiming 8 GiB is refused; memory stays bounded', async () => {
-    setMode('tar-mode', 'pax8g');
+  /** The node without python3: its small files come as tar, its large ones through `head`. */
+  const withTar = async (fn: () => Promise<void>) => {
+    const was = process.env.GS_SALVAGE_READER;
+    process.env.GS_SALVAGE_READER = 'tar';
     try {
-      const r = await salvageTarjob('pax');
-      const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
-      assert.equal(x.status, 'failed');
-      assert.match(x.reason ?? '', /exceeds the 1048576 B limit/);
-      assert.equal(r.m.verdict, 'unsafe');
-      console.log(`      pax 8 GiB: peak RSS growth ${(r.peakRssGrowth / 1048576).toFixed(1)} MiB, ${r.ms} ms`);
-      assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
+      await fn();
     } finally {
-      setMode('tar-mode', null);
+      if (was === undefined) delete process.env.GS_SALVAGE_READER;
+      else process.env.GS_SALVAGE_READER = was;
     }
-  });
+  };
 
-  it('attack 6: a tar entry claiming 1 TiB for a 7-byte file is refused and not written; the stream stops', async () => {
-    setMode('tar-mode', 'tib');
+  it('attack 5: a pax header claiming 8 GiB is refused; memory stays bounded', () =>
+    withTar(async () => {
+      setMode('tar-mode', 'pax8g');
+      try {
+        const r = await salvageTarjob('pax');
+        const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
+        assert.equal(x.status, 'failed');
+        assert.match(x.reason ?? '', /exceeds the 1048576 B limit/);
+        assert.equal(r.m.verdict, 'unsafe');
+        console.log(`      pax 8 GiB: peak RSS growth ${(r.peakRssGrowth / 1048576).toFixed(1)} MiB, ${r.ms} ms`);
+        assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
+      } finally {
+        setMode('tar-mode', null);
+      }
+    }));
+
+  for (const reader of ['tar', 'frames'] as const)
+    it(`attack 6 (${reader}): an entry claiming 1 TiB for a 7-byte file is refused and not written; the stream stops`, () =>
+      (reader === 'tar' ? withTar : (fn: () => Promise<void>) => fn())(async () => {
+        setMode(reader === 'tar' ? 'tar-mode' : 'py-mode', reader === 'tar' ? 'tib' : 'ftib');
+        try {
+          const r = await salvageTarjob('tib');
+          const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
+          assert.equal(x.status, 'failed');
+          assert.match(x.reason ?? '', /sent 1099511627776 B for a file listed at 7 B/);
+          const sizes = walk(r.dir).map((f) => statSync(f).size);
+          const biggest = Math.max(0, ...sizes);
+          console.log(
+            `      1 TiB entry: largest local file ${biggest} B, peak RSS growth ${(r.peakRssGrowth / 1048576).toFixed(1)} MiB, ${r.ms} ms`,
+          );
+          assert.ok(biggest <= entryLimit(7), `a local file of ${biggest} B`);
+          assert.equal(x.localPath && existsSync(path.join(r.dir, x.localPath)), false, 'nothing written for the lying entry');
+          assert.ok(!walk(r.dir).some((f) => f.endsWith('.gs-partial')));
+          assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
+          assert.ok(r.ms < 60_000);
+        } finally {
+          setMode('tar-mode', null);
+          setMode('py-mode', null);
+        }
+      }));
+
+  it('attack 6 (frames): bytes past what the node announced for a file are refused; the stream stops', async () => {
+    setMode('py-mode', 'fmore');
     try {
-      const r = await salvageTarjob('tib');
+      const r = await salvageTarjob('fmore');
       const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
       assert.equal(x.status, 'failed');
-      assert.match(x.reason ?? '', /sent 1099511627776 B for a file listed at 7 B/);
-      const sizes = walk(r.dir).map((f) => statSync(f).size);
-      const biggest = Math.max(0, ...sizes);
-      console.log(
-        `      1 TiB entry: largest local file ${biggest} B, peak RSS growth ${(r.peakRssGrowth / 1048576).toFixed(1)} MiB, ${r.ms} ms`,
-      );
-      assert.ok(biggest <= entryLimit(7), `a local file of ${biggest} B`);
-      assert.equal(x.localPath && existsSync(path.join(r.dir, x.localPath)), false, 'nothing written for the lying entry');
-      assert.ok(!walk(r.dir).some((f) => f.endsWith('.gs-partial')));
+      assert.match(x.reason ?? '', /transfer stream broke mid-file: the node sent more than the 7 B it announced/);
+      assert.ok(!walk(r.dir).some((f) => f.endsWith('/x.log') || f.endsWith('.gs-partial')), 'nothing written for it');
       assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
       assert.ok(r.ms < 60_000);
     } finally {
-      setMode('tar-mode', null);
+      setMode('py-mode', null);
     }
   });
 
-  it('attack 6: the large-file stream stops at the listed length (a wrapped head sending endless bytes)', async () => {
-    setMode('head-mode', '1');
-    try {
-      const r = await salvageTarjob('head');
-      const big = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/big.log'))!;
-      assert.equal(big.status, 'verified', big.reason ?? '');
-      const local = path.join(r.dir, big.localPath!);
-      assert.equal(statSync(local).size, 5 * 1024 * 1024);
-      assert.ok(readFileSync(local).equals(Buffer.alloc(5 * 1024 * 1024, 0x61)));
-      for (const f of walk(r.dir)) assert.ok(statSync(f).size <= 5 * 1024 * 1024, f);
-      console.log(`      endless head: ${statSync(local).size} B kept, ${r.ms} ms`);
-    } finally {
-      setMode('head-mode', null);
-    }
-  });
+  it('attack 6: the large-file stream stops at the listed length (a wrapped head sending endless bytes)', () =>
+    withTar(async () => {
+      setMode('head-mode', '1');
+      try {
+        const r = await salvageTarjob('head');
+        const big = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/big.log'))!;
+        assert.equal(big.status, 'verified', big.reason ?? '');
+        const local = path.join(r.dir, big.localPath!);
+        assert.equal(statSync(local).size, 5 * 1024 * 1024);
+        assert.ok(readFileSync(local).equals(Buffer.alloc(5 * 1024 * 1024, 0x61)));
+        for (const f of walk(r.dir)) assert.ok(statSync(f).size <= 5 * 1024 * 1024, f);
+        console.log(`      endless head: ${statSync(local).size} B kept, ${r.ms} ms`);
+      } finally {
+        setMode('head-mode', null);
+      }
+    }));
 
   it('attack 4: separator bytes in argv cannot forge a /proc record (probe lists the real pid only)', async () => {
     const port = 32000 + Math.floor(Math.random() * 900);

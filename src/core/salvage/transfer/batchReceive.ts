@@ -345,7 +345,10 @@ class BatchReceive {
     const partial = this.cur;
     if (partial && !partial.ended) {
       this.bw.discard([partial.id]);
-      this.a.onFile(failedTransfer(partial.item.remotePath, 'transfer interrupted mid-file; run salvage again'));
+      const why = this.parseError
+        ? `transfer stream broke mid-file: ${errorMessage(this.parseError)}`
+        : 'transfer interrupted mid-file; run salvage again';
+      this.a.onFile(failedTransfer(partial.item.remotePath, why));
     }
     if (this.a.signal?.aborted) throw new GpuSessionsError('cancelled', 'Cancelled.');
     for (const i of this.a.items)

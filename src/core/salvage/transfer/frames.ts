@@ -53,9 +53,10 @@ const pythonCheck: RemoteOperation<boolean> = {
 };
 
 export function nodeReadsFrames(t: Transport): Promise<boolean> {
+  if (process.env.GS_SALVAGE_READER === 'tar') return Promise.resolve(false);
   let p = pythonOn.get(t);
   if (!p) {
-    p = process.env.GS_SALVAGE_READER === 'tar' ? Promise.resolve(false) : runOperation(t, pythonCheck).catch(() => false);
+    p = runOperation(t, pythonCheck).catch(() => false);
     pythonOn.set(t, p);
   }
   return p;
