@@ -2,7 +2,7 @@
  * Many small files as one stream per batch: the node's single-pass reader (frames.ts: each file read once, hashed
  * while it is sent) where the node has python3, else GNU tar (NUL-separated names on stdin, taken verbatim, absolute
  * names kept, no recursion) with the node's SHA-256 list fetched in parallel on another channel. The files are written
- * by a BatchWriter (a writer thread shared by the batches running in parallel; inline when none is given); each is
+ * by a BatchWriter (a writer thread of the run's pool, writerPool.ts; inline when none is given); each is
  * committed (renamed into place) as soon as its bytes are written and match the node's SHA-256, so a batch's files
  * are verified while the rest still travels. A hostile node's stream is bounded per entry (entryLimit) and per
  * batch (batchBudget).
@@ -320,17 +320,15 @@ class BatchReceive {
   private async settle(): Promise<void> {
     const h = await this.startHashes();
     this.commitReady();
-    // A file that grew between the node's hashing and tar's read (a live log): compare the prefix we got. (The node's
-    // reader hashes exactly what it sends: a difference there is a real one.)
+    // A file that grew between the node's hashing and tar's read (a live log): compare the prefix we got. (Only with
+    // tar: the node's reader hashes exactly what it sends, so commitReady committed its files at once.)
     const differing = this.differing;
     if (differing.length) {
-      const pre = this.framed
-        ? new Map<string, string>()
-        : await prefixHashes(
-            this.a.t,
-            differing.map((f) => ({ path: f.item.remotePath, size: f.ended!.bytes })),
-            this.a.signal,
-          ).catch(() => new Map<string, string>());
+      const pre = await prefixHashes(
+        this.a.t,
+        differing.map((f) => ({ path: f.item.remotePath, size: f.ended!.bytes })),
+        this.a.signal,
+      ).catch(() => new Map<string, string>());
       for (const f of differing) {
         const x = pre.get(f.item.remotePath);
         if (x) h.set(f.item.remotePath, x);

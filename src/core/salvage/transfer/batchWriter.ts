@@ -1,5 +1,5 @@
 /**
- * Where the files of small-file tar batches are written: a writer thread (worker_threads, the `write`
+ * Where the files of small-file batches are written: a writer thread (worker_threads, the `write`
  * role of parallelWorker.ts), so that creating, writing, hashing, secret-scanning and renaming thousands of
  * files never runs on the extension host's thread, and overlaps with the decryption that does. Without a
  * worker file (a bundle that lacks it) the same code runs inline.

@@ -1,8 +1,10 @@
 /**
  * Verified downloads over the pooled connection.
  *
- * - Small files travel in batches as one `tar` stream per channel (thousands of files, few round trips): batchReceive.ts.
- * - Large files travel alone as `cat`, while the node hashes them on a second channel in parallel.
+ * - Small files travel in batches, one stream per channel (thousands of files, few round trips): batchReceive.ts.
+ * - Large files travel alone: read once on the node and hashed as they are sent (oneFramed.ts), or, where the link's
+ *   round trip pays for it, as parallel ranges (parallel.ts); a node without python3 sends them with `head` and
+ *   hashes them on a second channel.
  * - Every file is hashed locally (SHA-256, and MD5 for S3 ETags) while it streams, written under a
  *   temporary name, compared with the node's SHA-256, and renamed only when they match.
  */
@@ -211,10 +213,10 @@ export async function downloadOne(
     const p = fsProblem(w.error, dest);
     return { ...failedTransfer(item.remotePath, p.reason), fatal: p.fatal };
   }
-  // Exactly the listed size: a log that grows meanwhile is read up to the size we planned, and the node
-  // hashes that same prefix in parallel. A file that shrank yields fewer bytes and fails the check.
   const n = Math.max(0, Math.floor(item.size));
   // Parallel ranges only where the link's round trip pays for them; else one stream, read once on the node when it can.
+  // (Ranges and `head` read exactly the listed size, a log that grows meanwhile up to the size we planned, and the node
+  // hashes that same prefix in parallel; a file that shrank yields fewer bytes and fails the check, on every path.)
   const parallel = n >= PARALLEL_MIN_BYTES && (await parallelPays(t));
   if (!parallel && (await nodeReadsFrames(t))) return downloadFramed(t, item, entryLimit(item.size), w, onBytes, signal);
   const hashP = prefixHashes(t, [{ path: item.remotePath, size: n }], signal).catch(() => new Map<string, string>());
