@@ -6,7 +6,7 @@ import { shComment, shJoinPrintable, shqPrintable } from '../../util/quote';
 import { redactArgv } from '../../util/redact';
 
 /** A launch script that reproduces the running servers (argv redacted). */
-export function renderServersScript(node: string, servers: SglangServer[]): string {
+export function renderServersScript(node: string, servers: readonly SglangServer[]): string {
   const L = [
     '#!/bin/bash',
     `# SGLang servers that were running on ${shComment(node)} when it was salvaged (${new Date().toISOString()}).`,

@@ -15,7 +15,7 @@ export function writerInfo(w: Writer): WriterInfo {
 export function classifyFile(
   f: ListedFile,
   threshold: number,
-  modelDirs: string[],
+  modelDirs: readonly string[],
   hubMeta: Map<string, HubOrigin> = new Map(),
 ): { leftReason: LeftReason | null; jobWeights: boolean; reason: string | null } {
   if (isSecretStore(f.path)) return { leftReason: 'secret-store', jobWeights: false, reason: LEFT_REASON_TEXT['secret-store'] };

@@ -2,14 +2,19 @@
  * The bulk data against the rental deadline, planned from the rate measured on the steps before it.
  */
 import { formatBytes } from '../../util/format';
-import { SalvageItem } from '../salvageTypes';
+import { DeadlinePlan, SalvageItem } from '../salvageTypes';
 import { planAgainstDeadline } from './deadline';
-import type { SalvageRun } from '../salvageRun';
 
-/** States, before the bulk data starts, whether it will be saved before the rental ends, and names what will not. */
-export function planDeadline(sv: SalvageRun, at: Date, data: SalvageItem[], started: { ms: number; bytes: number }): void {
-  const m = sv.manifest;
-  const moved = m.stats.bytesTransferred - started.bytes;
+/**
+ * States, before the bulk data starts, whether it will be saved before the rental ends, and names what will not:
+ * the plan (for the manifest) and the sentence that says it. `moved`: bytes transferred since `startedMs`.
+ */
+export function planDeadline(
+  at: Date,
+  data: SalvageItem[],
+  started: { ms: number; moved: number },
+): { plan: DeadlinePlan; message: string } {
+  const moved = started.moved;
   const secs = (Date.now() - started.ms) / 1000;
   // Too little has travelled (or too briefly) to tell a rate from it.
   const rate = moved >= 64 * 1024 && secs >= 0.2 ? moved / secs : null;
@@ -19,8 +24,6 @@ export function planDeadline(sv: SalvageRun, at: Date, data: SalvageItem[], star
     Date.now(),
     rate,
   );
-  m.deadline = plan;
-  sv.save(true);
   const names = plan.wontMakeIt
     .slice(0, 3)
     .map((w) => w.remotePath.split('/').pop())
@@ -36,6 +39,5 @@ export function planDeadline(sv: SalvageRun, at: Date, data: SalvageItem[], star
         : `The rental ends ${plan.secondsLeft > 0 ? `in ${Math.round(plan.secondsLeft / 60)} min` : '— it is already over'}: ${plan.wontMakeIt.length} ` +
           `file(s), ${lateBytes}, will not make it (${names}${more}); ` +
           `the most valuable go first`;
-  sv.log.warn(msg);
-  sv.progress('data', msg);
+  return { plan, message: msg };
 }

@@ -7,7 +7,7 @@
  */
 import { errorMessage } from '../../util/errors';
 import { formatS3Url, headObjects, uploadKey } from '../s3/s3';
-import type { SalvageRun } from '../salvageRun';
+import type { ItemPatch, PhaseEnv } from '../phase';
 import { GuardSeen, LEFT_REASON_TEXT, SalvageGuardRecord, SalvageItem, SalvageManifest } from '../salvageTypes';
 import { isFileItem } from '../salvageUtil';
 
@@ -16,10 +16,16 @@ function sameStat(it: SalvageItem, v: GuardSeen['verified'][number]): boolean {
   return v.size === it.size && Math.abs(Date.parse(it.mtime) / 1000 - v.mtime) < 0.002;
 }
 
-/** Marks the items the guard's S3 copy holds; records what it found in `manifest.guard`. */
-export async function countGuardCopies(sv: SalvageRun, seen: GuardSeen | null): Promise<SalvageGuardRecord | null> {
-  const m = sv.manifest;
-  if (!seen) return (m.guard = null);
+/** What the guard's S3 copy holds: the record for `manifest.guard`, and the items it counts as saved (their patch). */
+interface GuardCount {
+  record: SalvageGuardRecord | null;
+  counted: { item: SalvageItem; patch: ItemPatch }[];
+}
+
+/** Which of `items` the guard's S3 copy holds (read back from S3 when a credential is here). */
+export async function countGuardCopies(env: PhaseEnv, items: readonly SalvageItem[], seen: GuardSeen | null): Promise<GuardCount> {
+  const counted: GuardCount['counted'] = [];
+  if (!seen) return { record: null, counted };
   const rec: SalvageGuardRecord = {
     running: seen.running,
     to: seen.to,
@@ -30,26 +36,25 @@ export async function countGuardCopies(sv: SalvageRun, seen: GuardSeen | null): 
     confirmed: 0,
     notCounted: 0,
     s3Error: null,
-    downloaded: Boolean(sv.o.downloadGuarded),
+    downloaded: Boolean(env.o.downloadGuarded),
   };
-  m.guard = rec;
   const s3 = seen.s3;
-  if (!s3 || !seen.verified.length || rec.downloaded) return rec;
+  if (!s3 || !seen.verified.length || rec.downloaded) return { record: rec, counted };
   const byPath = new Map(seen.verified.map((v) => [v.path, v]));
-  const named = m.items.filter((i) => isFileItem(i) && i.selected && i.status === 'pending' && byPath.has(i.remotePath));
+  const named = items.filter((i) => isFileItem(i) && i.selected && i.status === 'pending' && byPath.has(i.remotePath));
   const fresh = named.filter((i) => sameStat(i, byPath.get(i.remotePath)!));
   rec.notCounted = named.length - fresh.length;
   const keyOf = (i: SalvageItem) => uploadKey(i.remotePath, s3.prefix);
   let heads: Awaited<ReturnType<typeof headObjects>> | null = null;
   if (fresh.length) {
-    sv.progress('plan', `Reading back ${fresh.length} file(s) the node's guard verified in ${rec.s3}…`);
+    env.progress('plan', `Reading back ${fresh.length} file(s) the node's guard verified in ${rec.s3}…`);
     try {
       heads = await headObjects({ bucket: s3.bucket, prefix: s3.prefix, endpoint: s3.endpoint ?? undefined }, fresh.map(keyOf), {
-        signal: sv.o.signal as AbortSignal | undefined,
+        signal: env.o.signal as AbortSignal | undefined,
       });
     } catch (e) {
       rec.s3Error = errorMessage(e);
-      sv.log.warn(`The guard's S3 copy could not be read back (${rec.s3Error}); its journal alone counts.`);
+      env.log.warn(`The guard's S3 copy could not be read back (${rec.s3Error}); its journal alone counts.`);
     }
   }
   for (const it of fresh) {
@@ -65,19 +70,21 @@ export async function countGuardCopies(sv: SalvageRun, seen: GuardSeen | null): 
       rec.confirmed++;
     }
     rec.counted++;
-    Object.assign(it, {
-      selected: false,
-      status: 'skipped',
-      leftReason: 'guard-s3',
-      reason: LEFT_REASON_TEXT['guard-s3'] + (how === 'journal' ? ' (its journal; S3 could not be read back here)' : ''),
-      sha256: v.sha256,
-      s3: 'present',
-      s3Key: keyOf(it),
-      guardS3: how,
-    } satisfies Partial<SalvageItem>);
+    counted.push({
+      item: it,
+      patch: {
+        selected: false,
+        status: 'skipped',
+        leftReason: 'guard-s3',
+        reason: LEFT_REASON_TEXT['guard-s3'] + (how === 'journal' ? ' (its journal; S3 could not be read back here)' : ''),
+        sha256: v.sha256,
+        s3: 'present',
+        s3Key: keyOf(it),
+        guardS3: how,
+      },
+    });
   }
-  sv.save(true);
-  return rec;
+  return { record: rec, counted };
 }
 
 /** A counted file that changed on the node since: it is a file to download again, as any other. */

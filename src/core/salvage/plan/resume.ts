@@ -3,28 +3,39 @@
  */
 import { existsSync } from 'node:fs';
 import { insideDest } from '../dest/paths';
-import type { SalvageRun } from '../salvageRun';
-import { isFileItem } from '../salvageUtil';
+import type { SalvageItem, SalvageManifest } from '../salvageTypes';
+import { LocalBase, isFileItem } from '../salvageUtil';
+
+/** A local copy a previous run verified for `item`, and the secrets it found in it. */
+interface ResumeBase {
+  item: SalvageItem;
+  base: LocalBase;
+  secrets: SalvageItem['secrets'];
+}
 
 /** Local copies a previous run verified: candidates for "unchanged" (no transfer) or "grew" (append only). */
-export function resumeFromPrevious(sv: SalvageRun): void {
-  const prev = sv.previous;
-  if (!prev) return;
-  const byPath = new Map(prev.items.map((i) => [i.remotePath, i]));
-  for (const it of sv.manifest.items) {
+export function resumeFromPrevious(previous: SalvageManifest | null, items: readonly SalvageItem[], dir: string): ResumeBase[] {
+  if (!previous) return [];
+  const out: ResumeBase[] = [];
+  const byPath = new Map(previous.items.map((i) => [i.remotePath, i]));
+  for (const it of items) {
     if (!it.selected || it.status !== 'pending' || !isFileItem(it)) continue;
     const p = byPath.get(it.remotePath);
     if (!p || p.status !== 'verified' || p.localPath !== it.localPath || !p.sha256) continue;
-    if (!existsSync(insideDest(sv.dir, it.localPath!))) continue;
-    sv.bases.set(it.remotePath, {
-      size: p.size,
-      mtime: p.mtime,
-      sha256: p.sha256,
-      localSha256: p.localSha256 ?? p.sha256,
-      redacted: !!p.redacted,
-      md5: p.md5 ?? null,
-      trusted: false,
+    if (!existsSync(insideDest(dir, it.localPath!))) continue;
+    out.push({
+      item: it,
+      base: {
+        size: p.size,
+        mtime: p.mtime,
+        sha256: p.sha256,
+        localSha256: p.localSha256 ?? p.sha256,
+        redacted: !!p.redacted,
+        md5: p.md5 ?? null,
+        trusted: false,
+      },
+      secrets: p.secrets,
     });
-    if (p.secrets) it.secrets = p.secrets;
   }
+  return out;
 }

@@ -90,7 +90,7 @@ export function isWeightsFile(f: Pick<ListedFile, 'path' | 'size'>, threshold: n
 }
 
 /** The model folder (or hub cache entry) a path is in, or null. */
-export function modelFolderOf(p: string, modelDirs: string[]): string | null {
+export function modelFolderOf(p: string, modelDirs: readonly string[]): string | null {
   const hub = hubCacheOrigin(p);
   if (hub) return hub.evidence;
   let best: string | null = null;
@@ -142,7 +142,7 @@ export function settleWeightsInS3(items: WeightsItem[]): void {
 }
 
 /** The `unique-weights` reason: folders of unknown-origin weights left on the node without the user accepting it. */
-export function uniqueWeightsMessage(items: WeightsItem[], modelDirs: string[]): string | null {
+export function uniqueWeightsMessage(items: WeightsItem[], modelDirs: readonly string[]): string | null {
   const left = items.filter((i) => !i.selected && i.leftReason === 'origin-unknown' && !i.leaveAccepted);
   if (!left.length) return null;
   const by = new Map<string, { n: number; bytes: number }>();

@@ -1,20 +1,15 @@
 /**
- * The verdict: safe only on evidence; otherwise the reasons, each with what it means.
+ * The verdict: safe only on evidence; otherwise the reasons, each with what it means. A function of the manifest and
+ * the last listing; the orchestrator (flows/salvage.ts) keeps what it returns and writes the report.
  */
 import { errorMessage } from '../../util/errors';
 import { insideDest } from '../dest/paths';
-import { settleWeightsInS3, uniqueWeightsMessage } from '../plan/weights';
+import { uniqueWeightsMessage } from '../plan/weights';
 import { SalvageManifest } from '../salvageTypes';
 import { writeAtomic } from '../dest/runDir';
 import { renderSalvageReport } from './report';
-import type { SalvageRun } from '../salvageRun';
-
-export function finish(sv: SalvageRun): void {
-  sv.timer.start('verdict');
-  finishNow(sv);
-  sv.timer.stop('verdict');
-  sv.manifest.timings = sv.timer.result();
-}
+import type { Logger } from '../../util/logger';
+import type { SalvageListing } from '../plan/listing';
 
 /**
  * A salvage that listed nothing proves nothing: no work folder found, or none of them held a file (a wrong
@@ -29,8 +24,12 @@ function nothingListed(m: SalvageManifest): string | null {
         'folders with --roots or --add-root and salvage again';
 }
 
-function finishNow(sv: SalvageRun): void {
-  const m = sv.manifest;
+/** What the verdict sets in the manifest. */
+type Verdict = Pick<SalvageManifest, 'lost' | 'leftByChoice' | 'reasonDetails' | 'reasons' | 'verdict'> &
+  Partial<Pick<SalvageManifest, 'listing'>>;
+
+/** The verdict on `m` (its items settled, S3 checked) and the run's last listing (`L`; null: none finished). */
+export function judge(m: SalvageManifest, L: SalvageListing | null, modelDirs: readonly string[]): Verdict {
   const lost: SalvageManifest['lost'] = [];
   for (const it of m.items) {
     if (!it.selected || it.goneFromNode) continue;
@@ -38,9 +37,7 @@ function finishNow(sv: SalvageRun): void {
     if ((it.status === 'verified' && !it.changedAfterVerify) || inS3) continue;
     lost.push({ remotePath: it.remotePath, size: it.size, why: it.reason ?? it.status });
   }
-  m.lost = lost;
-  settleWeightsInS3(m.items);
-  m.leftByChoice = m.items
+  const leftByChoice = m.items
     .filter((i) => !i.selected && i.kind !== 'symlink' && i.s3 !== 'present')
     .map((i) => ({ remotePath: i.remotePath, size: i.size, s3: i.s3 }));
   const details: SalvageManifest['reasonDetails'] = [];
@@ -58,7 +55,6 @@ function finishNow(sv: SalvageRun): void {
   const changed = m.items.filter((i) => i.changedAfterVerify && !i.goneFromNode);
   if (changed.length)
     details.push({ code: 'changed-during-run', message: `${changed.length} file(s) changed on the node after they were verified` });
-  const L = sv.listing;
   if (L?.truncated) {
     const bound =
       L.bound === 'max-depth' ? `depth bound (${L.maxDepth} levels; raise --max-depth)` : `entry bound (${L.maxFiles}; raise --max-files)`;
@@ -69,7 +65,7 @@ function finishNow(sv: SalvageRun): void {
         `not listed because the ${bound} was hit, or choose narrower --roots`,
     });
   }
-  const unique = uniqueWeightsMessage(m.items, sv.modelDirs);
+  const unique = uniqueWeightsMessage(m.items, modelDirs);
   if (unique) details.push({ code: 'unique-weights', message: unique });
   const failed = m.items.filter((i) => i.selected && i.status === 'failed');
   if (failed.length) details.push({ code: 'failed-items', message: `${failed.length} selected item(s) failed to download or verify` });
@@ -82,17 +78,23 @@ function finishNow(sv: SalvageRun): void {
     details.push({ code: 'lost-items', message: `${otherLost.length} selected item(s) were not saved (${otherLost[0].why})` });
   const nothing = nothingListed(m);
   if (nothing) details.push({ code: 'nothing-listed', message: nothing });
-  m.reasonDetails = details;
-  m.reasons = details.map((d) => d.code);
-  if (L) m.listing = { truncated: L.truncated, notListed: L.notListed, bound: L.bound, maxFiles: L.maxFiles, maxDepth: L.maxDepth };
-  m.verdict = details.length === 0 ? 'safe' : 'unsafe';
-  m.finishedAt = new Date().toISOString();
-  m.timings = sv.timer.result();
-  sv.writeManifest();
+  return {
+    lost,
+    leftByChoice,
+    reasonDetails: details,
+    reasons: details.map((d) => d.code),
+    ...(L
+      ? { listing: { truncated: L.truncated, notListed: L.notListed, bound: L.bound, maxFiles: L.maxFiles, maxDepth: L.maxDepth } }
+      : {}),
+    verdict: details.length === 0 ? 'safe' : 'unsafe',
+  };
+}
+
+/** SALVAGE.md beside the manifest (a failed write is logged: the manifest holds the same). */
+export function writeSalvageReport(dir: string, m: SalvageManifest, log: Logger): void {
   try {
-    writeAtomic(insideDest(sv.dir, 'SALVAGE.md'), renderSalvageReport(m));
+    writeAtomic(insideDest(dir, 'SALVAGE.md'), renderSalvageReport(m));
   } catch (e) {
-    sv.log.error(`Could not write SALVAGE.md: ${errorMessage(e)}`);
+    log.error(`Could not write SALVAGE.md: ${errorMessage(e)}`);
   }
-  sv.progress('verdict', m.verdict === 'safe' ? 'Safe to shut down.' : `Not safe: ${details.map((d) => d.code).join(', ')}.`);
 }

@@ -24,7 +24,7 @@ interface UploadItem {
   key: string;
 }
 
-interface UploadResult {
+export interface UploadResult {
   remotePath: string;
   /** The object's key (named s3Object: output redaction treats members named "key" or "…Key" as a secret). */
   s3Object: string;

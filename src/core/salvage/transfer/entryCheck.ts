@@ -3,20 +3,17 @@
  * exFAT, SMB, FAT under FUSE). There a rename onto a name that folds to another item's would replace that item's
  * file while both still read "verified". Twins get distinct names before any write (LocalNames); this is the check
  * after the last rename: every verified item's local entry exists, has the verified size, and is no other item's
- * file (device and inode). An item that fails it is failed, never reported verified.
+ * file (device and inode). An item that fails it is failed (by the caller), never reported verified.
  */
 import { statSync } from 'node:fs';
 import { insideDest } from '../dest/paths';
 import type { SalvageItem } from '../salvageTypes';
 
-/** Check `items` (verified ones only) under `dir`; returns how many were failed. */
-export function confirmLocalEntries(dir: string, items: SalvageItem[]): number {
+/** Check `items` (verified ones only) under `dir`; returns the ones to fail, and why (in order: one may come twice). */
+export function confirmLocalEntries(dir: string, items: readonly SalvageItem[]): { item: SalvageItem; reason: string }[] {
   const owner = new Map<string, SalvageItem>();
-  let failed = 0;
-  const fail = (it: SalvageItem, why: string) => {
-    Object.assign(it, { status: 'failed', reason: why, sha256: null });
-    failed++;
-  };
+  const failed: { item: SalvageItem; reason: string }[] = [];
+  const fail = (item: SalvageItem, reason: string) => failed.push({ item, reason });
   for (const it of items) {
     if (it.status !== 'verified' || !it.localPath || it.kind === 'symlink' || it.kind === 'git-state') continue;
     let st: { dev: bigint; ino: bigint; size: bigint; isFile(): boolean };

@@ -1,5 +1,7 @@
 /**
- * Transfer: one step's files as parallel tar batches and streams of large files, verified, scanned and marked.
+ * Transfer: a step's files as parallel batches and streams of large files, verified and scanned. Each file's
+ * outcome goes to a sink as it settles (the orchestrator applies it to the item, the journal and the counts); the
+ * phase itself writes no state of the run.
  */
 import { confirmLocalEntries } from './entryCheck';
 import { createHash } from 'node:crypto';
@@ -12,148 +14,144 @@ import { downloadBatch } from './batchReceive';
 import { SecretHit, looksLikeText, scanSecrets } from './secretScan';
 import { BatchWriter } from './batchWriter';
 import { WriterPool, writerCount } from './writerPool';
+import type { ItemPatch, PhaseEnv } from '../phase';
+import type { LocalBase } from '../salvageUtil';
 import { SCAN_LIMIT, SMALL_FILE, STEPS, SalvageItem, StepId } from '../salvageTypes';
 import { planBatches } from '../plan/deadline';
 import { sha256File, writeAtomic } from '../dest/runDir';
-import type { SalvageRun } from '../salvageRun';
-import { salvageGit, writeServersScript } from '../capture/gitStep';
 
-/** The writer threads of the run's file steps: started with the first batches, kept for the next steps. */
-function writerPool(sv: SalvageRun): WriterPool {
-  return (sv.writers ??= new WriterPool(() => BatchWriter.start(sv.dir, { md5: !!sv.o.s3, scanLimit: SCAN_LIMIT })));
+/** The writer threads of a run's file steps: started with the first batches, kept for the next steps. */
+export function startWriterPool(dir: string, md5: boolean): WriterPool {
+  return new WriterPool(() => BatchWriter.start(dir, { md5, scanLimit: SCAN_LIMIT }));
 }
 
-export async function closeBatchWriter(sv: SalvageRun): Promise<void> {
-  const pool = sv.writers;
-  sv.writers = null;
-  const idle = await pool?.close();
-  if (idle !== undefined && idle !== null) sv.timer.note('writerIdle', idle);
+/** How a file settled, for the orchestrator to apply (`patch`: the item's new fields). */
+export type FileSettled =
+  /** An earlier run's copy, unchanged on the node and re-hashed intact here: nothing travelled. */
+  | { kind: 'kept'; patch: ItemPatch }
+  /** Transferred and verified. */
+  | { kind: 'verified'; patch: ItemPatch }
+  /** Not saved; `fatal`: nothing more can be saved this run (the destination, the connection). */
+  | { kind: 'failed'; reason: string | null; fatal: boolean }
+  /** Vanished from the node before it was read. */
+  | { kind: 'gone'; patch: ItemPatch }
+  /** Failed on a dropped connection: pending again, for one more try. */
+  | { kind: 'retry' }
+  /** Never tried: the run stopped on a fatal error first. */
+  | { kind: 'not-attempted'; reason: string }
+  /** Verified, but its local entry did not keep its own bytes (a destination that folds names). */
+  | { kind: 'entry-lost'; patch: ItemPatch };
+
+/** What a transfer reads of the run besides its items. */
+export interface TransferInput {
+  /** Verified local copies of earlier (resume, final pass): kept when unchanged, appended to when they grew. */
+  readonly bases: ReadonlyMap<string, LocalBase>;
+  /** The run's writer threads (started on first use). */
+  readonly writers: () => WriterPool;
+  /** The destination folds names (each local entry is checked after the transfer). */
+  readonly folds: boolean;
+  /** The run's fatal error so far (a file's fatal failure, or the manifest that could not be written). */
+  readonly fatal: () => string | null;
 }
 
-/** `r.secrets`: the scan of the exact bytes, done where they were written (else the local copy is read). */
-function markItem(sv: SalvageRun, it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): void {
-  if (r.ok) {
-    if (r.bytes !== it.size) {
-      it.reason =
-        r.bytes > it.size
+/** Where a transfer reports, as it goes. */
+export interface TransferSink {
+  /** Bytes arrived (progress and the run's byte count). */
+  bytes(n: number, step: StepId | 'final', title: string): void;
+  /** A file settled. */
+  settle(it: SalvageItem, s: FileSettled): void;
+  /** The base of `remotePath` was used (kept, or appended to). */
+  dropBase(remotePath: string): void;
+}
+
+/** A finished transfer's outcome. `r.secrets`: the scan of the exact bytes, done where they were written. */
+function settledOf(env: PhaseEnv, it: SalvageItem, r: TransferResult & { secrets?: SecretHit[] }): FileSettled {
+  if (!r.ok) return { kind: 'failed', reason: r.reason, fatal: !!r.fatal };
+  const patch: ItemPatch = {
+    reason:
+      r.bytes === it.size
+        ? null
+        : r.bytes > it.size
           ? `grew on the node while being read: verified the first ${r.bytes} B (listed ${it.size} B)`
-          : `shrank on the node before it was read: verified the ${r.bytes} B it held then (listed ${it.size} B)`;
-      it.size = r.bytes;
-    } else it.reason = null;
-    it.sha256 = r.remoteSha256;
-    it.md5 = r.md5;
-    it.status = 'verified';
-    it.redacted = false;
-    it.localSha256 = null;
-    it.syncedAt = new Date().toISOString();
-    sv.manifest.stats.filesTransferred++;
-    if (it.localPath && it.size <= SCAN_LIMIT) scanItem(sv, it, r.secrets);
-    sv.journal.record(it);
-  } else {
-    it.status = 'failed';
-    it.reason = r.reason;
-    if (r.fatal && !sv.fatal) sv.fatal = r.reason;
-  }
-  sv.filesDone++;
-  sv.save();
+          : `shrank on the node before it was read: verified the ${r.bytes} B it held then (listed ${it.size} B)`,
+    size: r.bytes,
+    sha256: r.remoteSha256,
+    md5: r.md5,
+    status: 'verified',
+    redacted: false,
+    localSha256: null,
+    syncedAt: new Date().toISOString(),
+  };
+  if (it.localPath && r.bytes <= SCAN_LIMIT) Object.assign(patch, scanItem(env, it, r.secrets));
+  return { kind: 'verified', patch };
 }
 
 /** Secrets scan of the exact copy; with --redact the local copy is then rewritten redacted (marked). */
-function scanItem(sv: SalvageRun, it: SalvageItem, scanned?: SecretHit[]): void {
-  const abs = insideDest(sv.dir, it.localPath!);
+function scanItem(env: PhaseEnv, it: SalvageItem, scanned?: SecretHit[]): ItemPatch {
+  const abs = insideDest(env.dir, it.localPath!);
+  const redact = env.o.redact ?? false;
   try {
     // Already scanned from the bytes that were written (and verified): read the copy only to redact it.
-    if (scanned && !(sv.redact && scanned.length)) {
-      if (scanned.length) it.secrets = scanned;
-      else delete it.secrets;
-      return;
-    }
+    if (scanned && !(redact && scanned.length)) return { secrets: scanned.length ? scanned : undefined };
     const buf = readFileSync(abs);
-    if (!looksLikeText(buf)) {
-      delete it.secrets;
-      return;
-    }
+    if (!looksLikeText(buf)) return { secrets: undefined };
     const text = buf.toString('utf8');
     const hits = scanSecrets(text);
-    if (hits.length) it.secrets = hits;
-    else delete it.secrets;
-    if (sv.redact && hits.length) {
+    const patch: ItemPatch = { secrets: hits.length ? hits : undefined };
+    if (redact && hits.length) {
       const red = redactText(text);
       if (red !== text) {
         writeAtomic(abs, red);
-        it.redacted = true;
-        it.localSha256 = createHash('sha256').update(red).digest('hex');
-        it.reason = 'verified against the node, then written redacted (--redact)';
+        Object.assign(patch, {
+          redacted: true,
+          localSha256: createHash('sha256').update(red).digest('hex'),
+          reason: 'verified against the node, then written redacted (--redact)',
+        } satisfies ItemPatch);
       }
     }
+    return patch;
   } catch (e) {
-    sv.log.warn(`Could not scan ${it.remotePath} for secrets: ${errorMessage(e)}`);
+    env.log.warn(`Could not scan ${it.remotePath} for secrets: ${errorMessage(e)}`);
+    return {};
   }
-}
-
-export async function runFileStep(sv: SalvageRun, step: StepId, files: SalvageItem[]): Promise<void> {
-  const m = sv.manifest;
-  const gitItems = step === 'configs' ? m.items.filter((i) => i.kind === 'git-state' && i.selected && i.status === 'pending') : [];
-  const cmdItems = step === 'scripts' ? m.items.filter((i) => i.kind === 'server-cmdline' && i.selected && i.status === 'pending') : [];
-  if (files.length === 0 && gitItems.length === 0 && cmdItems.length === 0) {
-    const already = m.items.some((i) => i.step === step && i.status === 'verified');
-    m.steps[step] = already
-      ? { status: 'done', reason: 'already salvaged by a previous run' }
-      : { status: 'skipped', reason: 'nothing of this kind selected on the node' };
-    // Throttled, not forced: a manifest of 30,000 files takes ~100 ms to write, and a run cut here resumes
-    // the same from 'pending', 'running' or 'skipped' (the step's end, below, is forced).
-    sv.save();
-    return;
-  }
-  m.steps[step] = { status: 'running' };
-  sv.save();
-  sv.progress(step, STEPS.find((s) => s.id === step)!.title);
-  for (const it of cmdItems) {
-    writeServersScript(sv, it);
-    sv.filesDone++;
-  }
-  await transferItems(sv, files, step);
-  for (const it of gitItems) {
-    sv.checkCancel();
-    await salvageGit(sv, it);
-    sv.filesDone++;
-  }
-  const mine = [...files, ...gitItems, ...cmdItems];
-  const failed = mine.filter((i) => i.status === 'failed');
-  m.steps[step] = failed.length
-    ? { status: 'failed', reason: `${failed.length} of ${mine.length} item(s) failed${sv.fatal ? `: ${sv.fatal}` : ''}` }
-    : { status: 'done' };
-  sv.save(true);
 }
 
 /**
  * Fetch files: unchanged verified local copies are re-hashed and kept (no transfer), grown ones get
- * their appended bytes, large files travel alone, small ones in tar batches; a few channels in parallel.
+ * their appended bytes, large files travel alone, small ones in batches; a few channels in parallel.
  */
-export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: StepId | 'final', retry = false): Promise<void> {
-  const t = sv.o.transport;
+export async function transferItems(
+  env: PhaseEnv,
+  input: TransferInput,
+  sink: TransferSink,
+  files: SalvageItem[],
+  step: StepId | 'final',
+  retry = false,
+): Promise<void> {
+  const { o } = env;
+  const t = o.transport;
   const todo: SalvageItem[] = [];
   const appends: SalvageItem[] = [];
   for (const it of files) {
-    const b = sv.bases.get(it.remotePath);
+    const b = input.bases.get(it.remotePath);
     if (b && b.size === it.size && b.mtime === it.mtime) {
-      const h = b.trusted ? b.localSha256 : await sha256File(insideDest(sv.dir, it.localPath!));
+      const h = b.trusted ? b.localSha256 : await sha256File(insideDest(env.dir, it.localPath!));
       if (h && h === b.localSha256) {
-        Object.assign(it, {
-          sha256: b.sha256,
-          md5: b.md5,
-          localSha256: b.redacted ? b.localSha256 : null,
-          redacted: b.redacted,
-          status: 'verified',
-          reason: b.redacted
-            ? 'verified by a previous run, written redacted (--redact)'
-            : 'verified by a previous run; local copy re-hashed and intact',
-          syncedAt: new Date().toISOString(),
+        sink.dropBase(it.remotePath);
+        sink.settle(it, {
+          kind: 'kept',
+          patch: {
+            sha256: b.sha256,
+            md5: b.md5,
+            localSha256: b.redacted ? b.localSha256 : null,
+            redacted: b.redacted,
+            status: 'verified',
+            reason: b.redacted
+              ? 'verified by a previous run, written redacted (--redact)'
+              : 'verified by a previous run; local copy re-hashed and intact',
+            syncedAt: new Date().toISOString(),
+          },
         });
-        sv.bases.delete(it.remotePath);
-        sv.journal.record(it);
-        sv.filesDone++;
-        sv.bytesTotal -= it.size;
         continue;
       }
     }
@@ -162,112 +160,107 @@ export async function transferItems(sv: SalvageRun, files: SalvageItem[], step: 
   }
   const big = todo.filter((f) => f.size > SMALL_FILE);
   const small = todo.filter((f) => f.size <= SMALL_FILE);
-  const n = Math.max(1, Math.min(Number(process.env.GS_SALVAGE_STREAMS) || (sv.o.concurrency ?? 3), 4));
+  const n = Math.max(1, Math.min(Number(process.env.GS_SALVAGE_STREAMS) || (o.concurrency ?? 3), 4));
   const batches = planBatches(small, n);
   type Job = { kind: 'one'; item: SalvageItem } | { kind: 'append'; item: SalvageItem } | { kind: 'batch'; items: SalvageItem[] };
   const jobs: Job[] = [
     ...appends.map((item): Job => ({ kind: 'append', item })),
     // With a deadline, value per byte: the small files (already sorted) before the large ones.
-    ...(sv.o.deadline ? [] : big.map((item): Job => ({ kind: 'one', item }))),
+    ...(o.deadline ? [] : big.map((item): Job => ({ kind: 'one', item }))),
     ...batches.map((items): Job => ({ kind: 'batch', items })),
-    ...(sv.o.deadline ? big.map((item): Job => ({ kind: 'one', item })) : []),
+    ...(o.deadline ? big.map((item): Job => ({ kind: 'one', item })) : []),
   ];
   const title = step === 'final' ? 'Final pass' : STEPS.find((s) => s.id === step)!.title;
-  const onBytes = (n: number) => {
-    sv.bytesDone += n;
-    sv.manifest.stats.bytesTransferred += n;
-    sv.progress(step, title);
-  };
+  const onBytes = (k: number) => sink.bytes(k, step, title);
   const byPath = new Map(todo.map((i) => [i.remotePath, i]));
-  const md5 = !!sv.o.s3;
+  const md5 = !!o.s3;
   // Writer threads for the batches running in parallel: file writes stay off this thread.
-  const writers = batches.length ? writerPool(sv) : null;
+  const writers = batches.length ? input.writers() : null;
   const writerThreads = writerCount(n);
   const one = async (item: SalvageItem) => {
     const r = await downloadOne(
       t,
-      sv.dir,
+      env.dir,
       { remotePath: item.remotePath, localPath: item.localPath!, size: item.size },
       onBytes,
-      sv.o.signal,
+      o.signal,
+      {
+        md5,
+      },
+    );
+    sink.settle(item, settledOf(env, item, r));
+  };
+  const append = async (item: SalvageItem) => {
+    const b = input.bases.get(item.remotePath)!;
+    const r = await downloadAppend(
+      t,
+      env.dir,
+      { remotePath: item.remotePath, localPath: item.localPath!, size: item.size, baseSize: b.size, baseSha256: b.sha256 },
+      onBytes,
+      o.signal,
       { md5 },
     );
-    markItem(sv, item, r);
+    sink.dropBase(item.remotePath);
+    if (!r.ok && r.prefixChanged) return one(item);
+    const settled = settledOf(env, item, r);
+    if (r.ok && settled.kind === 'verified')
+      settled.patch.reason = `appended ${r.appended} B to the copy verified earlier (${b.size} B); whole file verified`;
+    sink.settle(item, settled);
+  };
+  const batch = async (items: SalvageItem[]) => {
+    const { writer, release } = writers!.take(writerThreads);
+    await downloadBatch(
+      t,
+      env.dir,
+      items.map((i) => ({ remotePath: i.remotePath, localPath: i.localPath!, size: i.size })),
+      onBytes,
+      (r) => {
+        const it = byPath.get(r.remotePath);
+        if (!it) return;
+        if (!r.ok && r.reason === 'vanished from the node')
+          sink.settle(it, {
+            kind: 'gone',
+            patch: {
+              status: 'skipped',
+              goneFromNode: true,
+              reason: 'vanished from the node before it was copied (nothing left there to save)',
+            },
+          });
+        else sink.settle(it, settledOf(env, it, r));
+      },
+      o.signal,
+      { md5, writer, scanLimit: SCAN_LIMIT },
+    ).finally(release);
   };
   const worker = async () => {
     for (;;) {
-      if (sv.fatal) return;
-      sv.checkCancel();
+      if (input.fatal()) return;
+      env.checkCancel();
       const job = jobs.shift();
       if (!job) return;
-      if (job.kind === 'append') {
-        const b = sv.bases.get(job.item.remotePath)!;
-        const r = await downloadAppend(
-          t,
-          sv.dir,
-          {
-            remotePath: job.item.remotePath,
-            localPath: job.item.localPath!,
-            size: job.item.size,
-            baseSize: b.size,
-            baseSha256: b.sha256,
-          },
-          onBytes,
-          sv.o.signal,
-          { md5 },
-        );
-        sv.bases.delete(job.item.remotePath);
-        if (!r.ok && r.prefixChanged) await one(job.item);
-        else {
-          markItem(sv, job.item, r);
-          if (r.ok) job.item.reason = `appended ${r.appended} B to the copy verified earlier (${b.size} B); whole file verified`;
-        }
-      } else if (job.kind === 'one') {
-        await one(job.item);
-      } else {
-        const { writer, release } = writers!.take(writerThreads);
-        await downloadBatch(
-          t,
-          sv.dir,
-          job.items.map((i) => ({ remotePath: i.remotePath, localPath: i.localPath!, size: i.size })),
-          onBytes,
-          (r) => {
-            const it = byPath.get(r.remotePath);
-            if (!it) return;
-            if (!r.ok && r.reason === 'vanished from the node') {
-              Object.assign(it, {
-                status: 'skipped',
-                goneFromNode: true,
-                reason: 'vanished from the node before it was copied (nothing left there to save)',
-              });
-              sv.filesDone++;
-              return;
-            }
-            markItem(sv, it, r);
-          },
-          sv.o.signal,
-          { md5, writer, scanLimit: SCAN_LIMIT },
-        ).finally(release);
-      }
+      if (job.kind === 'append') await append(job.item);
+      else if (job.kind === 'one') await one(job.item);
+      else await batch(job.items);
     }
   };
   await Promise.all(Array.from({ length: n }, worker));
-  sv.checkCancel();
+  env.checkCancel();
   // A channel that closed without an exit status (the connection dropped and came back): once more, whole.
-  if (!retry && !sv.fatal) {
+  if (!retry && !input.fatal()) {
     const again = files.filter((i) => i.status === 'failed' && /exit null|connection dropped|interrupted/.test(i.reason ?? ''));
     if (again.length) {
-      for (const it of again) Object.assign(it, { status: 'pending', reason: null });
-      sv.filesDone -= again.length;
-      await transferItems(sv, again, step, true);
+      for (const it of again) sink.settle(it, { kind: 'retry' });
+      await transferItems(env, input, sink, again, step, true);
     }
   }
-  if (sv.fatal) {
-    for (const it of files) if (it.status === 'pending') Object.assign(it, { status: 'failed', reason: `not attempted: ${sv.fatal}` });
-  }
+  const fatal = input.fatal();
+  if (fatal)
+    for (const it of files) if (it.status === 'pending') sink.settle(it, { kind: 'not-attempted', reason: `not attempted: ${fatal}` });
   // on a destination that folds names, "verified" needs each local entry to hold its own bytes
-  if (!retry && sv.localNames.folds) {
-    const bad = confirmLocalEntries(sv.dir, files);
-    if (bad) sv.log.warn(`${bad} file(s) did not keep their own local entry on this destination; they are listed as failed.`);
+  if (!retry && input.folds) {
+    const bad = confirmLocalEntries(env.dir, files);
+    for (const b of bad) sink.settle(b.item, { kind: 'entry-lost', patch: { status: 'failed', reason: b.reason, sha256: null } });
+    if (bad.length)
+      env.log.warn(`${bad.length} file(s) did not keep their own local entry on this destination; they are listed as failed.`);
   }
 }

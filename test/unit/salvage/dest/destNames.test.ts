@@ -136,11 +136,17 @@ describe('destination name rules (issue 41)', () => {
     writeFileSync(path.join(dir, 'files', 'ok'), 'ok');
     writeFileSync(path.join(dir, 'files', 'short'), 'x');
     const items = [item('A', 4), item('a', 4), item('ok', 2), item('short', 5), item('missing', 1)];
-    assert.equal(confirmLocalEntries(dir, items), 4);
+    const bad = confirmLocalEntries(dir, items);
+    assert.deepEqual(
+      bad.map((b) => b.item.remotePath),
+      ['/w/a', '/w/A', '/w/short', '/w/missing'],
+    );
     assert.deepEqual(
       items.map((i) => i.status),
-      ['failed', 'failed', 'verified', 'failed', 'failed'],
+      ['verified', 'verified', 'verified', 'verified', 'verified'],
+      'the check only says which; the caller fails them',
     );
-    assert.match(items[1].reason ?? '', /same file as files\/A/);
+    assert.match(bad[0].reason, /same file as files\/A/);
+    assert.match(bad[1].reason, /was replaced by \/w\/a's/);
   });
 });

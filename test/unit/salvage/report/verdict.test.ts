@@ -3,7 +3,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Salvager } from '../../../../src/core/flows/salvage';
-import { finish } from '../../../../src/core/salvage/report/verdict';
 import { ExecFakeTransport, execResult } from '../../../helpers/fakeTransport';
 import { itemOf } from '../../../helpers/salvageManifest';
 
@@ -29,7 +28,7 @@ describe('the verdict (verdict)', () => {
       itemOf('/root/out/a.jsonl'),
       itemOf('/root/big.bin', { selected: false, leftReason: 'large', status: 'skipped' }),
     );
-    finish(sv);
+    sv.finish();
     assert.equal(sv.manifest.verdict, 'safe');
     assert.deepEqual(sv.manifest.reasons, []);
     assert.deepEqual(
@@ -47,7 +46,7 @@ describe('the verdict (verdict)', () => {
       itemOf('/root/out/b.jsonl', { status: 'pending' }),
     );
     sv.manifest.writers.push({ pid: 9, command: 'python3 -m sglang.launch_server', writes: ['/root/out/a.jsonl'], server: true });
-    finish(sv);
+    sv.finish();
     assert.equal(sv.manifest.verdict, 'unsafe');
     assert.deepEqual(sv.manifest.reasons, ['still-running', 'failed-items', 'lost-items']);
     assert.deepEqual(
@@ -63,7 +62,7 @@ describe('the verdict (verdict)', () => {
       itemOf('/root/out/a.jsonl', { status: 'failed', s3: 'present' }),
       itemOf('/root/out/b.jsonl', { status: 'pending', goneFromNode: true }),
     );
-    finish(sv);
+    sv.finish();
     assert.deepEqual(sv.manifest.lost, []);
     assert.deepEqual(sv.manifest.reasons, ['failed-items']);
   });
@@ -71,7 +70,7 @@ describe('the verdict (verdict)', () => {
   // a salvage that listed nothing proves nothing (nothing-listed)
   it('no work folder found: unsafe, nothing-listed, said in the manifest, SALVAGE.md and the reason', () => {
     const sv = salvager();
-    finish(sv);
+    sv.finish();
     assert.equal(sv.manifest.verdict, 'unsafe');
     assert.deepEqual(sv.manifest.reasons, ['nothing-listed']);
     assert.match(sv.manifest.reasonDetails[0].message, /no work folder was found on the node.*--roots or --add-root/);
@@ -85,7 +84,7 @@ describe('the verdict (verdict)', () => {
     const sv = salvager();
     sv.manifest.roots.push({ path: '/root/job', why: 'cwd' });
     sv.manifest.items.push(itemOf('/proc/9/cmdline', { kind: 'server-cmdline' }));
-    finish(sv);
+    sv.finish();
     assert.equal(sv.manifest.verdict, 'unsafe');
     assert.deepEqual(sv.manifest.reasons, ['nothing-listed']);
     assert.match(sv.manifest.reasonDetails[0].message, /no file under the work's folders \(\/root\/job\)/);
@@ -95,7 +94,7 @@ describe('the verdict (verdict)', () => {
     const sv = salvager();
     sv.manifest.roots.push({ path: '/root', why: 'home' });
     sv.manifest.items.push(itemOf('/root/.cache/pip/x.whl', { kind: 'cache', selected: false, leftReason: 'cache', status: 'skipped' }));
-    finish(sv);
+    sv.finish();
     assert.equal(sv.manifest.verdict, 'safe');
     assert.deepEqual(sv.manifest.reasons, []);
   });
