@@ -19,6 +19,7 @@ import { walk } from '../helpers/walk';
 import { keygen } from '../helpers/sshd';
 import { pad512, paxRecord, tarHeader } from '../helpers/tarCraft';
 import { unescapedMarkup } from '../helpers/markdown';
+import { withEnv } from '../helpers/withEnv';
 import { REDACTED } from '../../src/core/util/redact';
 
 const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -167,16 +168,7 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
   }
 
   /** The node without python3: its small files come as tar, its large ones through `head`. */
-  const withTar = async (fn: () => Promise<void>) => {
-    const was = process.env.GS_SALVAGE_READER;
-    process.env.GS_SALVAGE_READER = 'tar';
-    try {
-      await fn();
-    } finally {
-      if (was === undefined) delete process.env.GS_SALVAGE_READER;
-      else process.env.GS_SALVAGE_READER = was;
-    }
-  };
+  const withTar = (fn: () => Promise<void>) => withEnv({ GS_SALVAGE_READER: 'tar' }, fn);
 
   it('attack 5: a pax header claiming 8 GiB is refused; memory stays bounded', () =>
     withTar(async () => {

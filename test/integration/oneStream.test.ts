@@ -19,6 +19,7 @@ import { SHORT_LINK_MS, linkRoundTrip, parallelPays } from '../../src/core/salva
 import { ShapingRelay } from '../helpers/relay';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { downloadVerified } from '../helpers/verifiedCopy';
+import { withEnv } from '../helpers/withEnv';
 
 const MiB = 1024 * 1024;
 
@@ -75,21 +76,31 @@ describe('one stream for a large file on a short link (real sshd)', function () 
   it('travels on the pooled connection, read once on the node, verified', async () => {
     const { t, relay, commands } = await via(0);
     // The one-stream path, whatever a loaded machine makes of loopback's round trip (usually well under 1 ms).
-    const was = process.env.GS_SALVAGE_PARALLEL;
-    process.env.GS_SALVAGE_PARALLEL = 'off';
     const dest = mkdtempSync(path.join(tmp, 'dest-'));
-    try {
-      await downloadVerified(t, dest, big, bigBytes);
-    } finally {
-      if (was === undefined) delete process.env.GS_SALVAGE_PARALLEL;
-      else process.env.GS_SALVAGE_PARALLEL = was;
-    }
+    await withEnv({ GS_SALVAGE_PARALLEL: 'off' }, () => downloadVerified(t, dest, big, bigBytes));
     console.log(`      loopback round trip: ${(await linkRoundTrip(t)).toFixed(2)} ms`);
     assert.equal(relay.connections.length, 1, 'no connection besides the pooled one');
     assert.deepEqual(
       commands.filter((c) => /sha256sum|\bhead\b/.test(c)),
       [],
       'no second, hashing read of the file on the node',
+    );
+    assert.equal(commands.filter((c) => c.includes('single-pass reader')).length, 1);
+  });
+
+  it('where ranges cannot have connections of their own (ProxyJump, ProxyCommand): one stream, no second read', async () => {
+    const { t, relay, commands } = await via(0);
+    // as a transport through a jump host answers: no recipe for the worker threads' connections
+    const jumped = new Proxy(t, {
+      get: (target, prop, recv) => (prop === 'connectRecipe' ? () => undefined : Reflect.get(target, prop, recv)),
+    });
+    const dest = mkdtempSync(path.join(tmp, 'dest-'));
+    await withEnv({ GS_SALVAGE_PARALLEL: 'on' }, () => downloadVerified(jumped, dest, big, bigBytes));
+    assert.equal(relay.connections.length, 1);
+    assert.deepEqual(
+      commands.filter((c) => /sha256sum|\bhead\b/.test(c)),
+      [],
+      'the hashing read that goes with ranges is not started',
     );
     assert.equal(commands.filter((c) => c.includes('single-pass reader')).length, 1);
   });

@@ -15,6 +15,7 @@ import { Salvager } from '../../src/core/flows/salvage';
 import type { Transport } from '../../src/core/ssh/transport';
 import { SimNode, startSimNode } from '../helpers/simnode';
 import { walk } from '../helpers/walk';
+import { setEnv } from '../helpers/withEnv';
 
 const noSnapshot = async () => ({ json: {}, markdown: '', summary: '' });
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -46,10 +47,10 @@ for (const reader of ['frames', 'tar'] as const)
     let pool: ConnectionPool;
     let many: string;
 
-    const was = process.env.GS_SALVAGE_READER;
+    let restoreEnv = () => undefined as void;
     before(async function () {
       if (process.getuid?.() !== 0) this.skip();
-      if (reader === 'tar') process.env.GS_SALVAGE_READER = 'tar';
+      if (reader === 'tar') restoreEnv = setEnv({ GS_SALVAGE_READER: 'tar' });
       sim = await startSimNode({
         user: `gsbatches${reader === 'tar' ? 't' : ''}`,
         startServers: false,
@@ -74,8 +75,7 @@ for (const reader of ['frames', 'tar'] as const)
       pool = new ConnectionPool({ knownHosts: new KnownHostsStore([sim.sshd.knownHostsFile]) });
     });
     after(async () => {
-      if (was === undefined) delete process.env.GS_SALVAGE_READER;
-      else process.env.GS_SALVAGE_READER = was;
+      restoreEnv();
       pool?.dispose();
       await sim?.stop();
       if (base) rmSync(base, { recursive: true, force: true });

@@ -102,6 +102,15 @@ export function planPieces(size: number, pieceBytes?: number): Array<{ off: numb
 }
 
 /**
+ * Can ranges travel over connections of their own here? Not through ProxyJump or ProxyCommand (no recipe for the
+ * worker threads' connections), not without the worker file, not with `GS_SALVAGE_PARALLEL=off`.
+ */
+export function parallelPossible(t: Transport): boolean {
+  if (process.env.GS_SALVAGE_PARALLEL === 'off') return false;
+  return !!(t as { connectRecipe?: () => SshConnectRecipe | undefined }).connectRecipe?.() && !!workerFile();
+}
+
+/**
  * Fetch `size` bytes of `remotePath` into `tmp` (an existing file, written at offsets) and hash them.
  * Null: not possible here (nothing was written); use one stream instead.
  */

@@ -13,7 +13,7 @@ import { RemoteOperation, StreamOperation, runOperation } from '../../remote/ope
 import { shq } from '../../util/quote';
 import type { AbortLike, Transport } from '../../ssh/transport';
 import { insideDest } from '../dest/paths';
-import { PARALLEL_MIN_BYTES, fetchParallel } from './parallel';
+import { PARALLEL_MIN_BYTES, fetchParallel, parallelPossible } from './parallel';
 import { TransferResult, VerifiedWriter, failedTransfer, fsProblem } from './verifiedWriter';
 import { nodeReadsFrames } from './frames';
 import { parallelPays } from './link';
@@ -217,7 +217,9 @@ export async function downloadOne(
   // Parallel ranges only where the link's round trip pays for them; else one stream, read once on the node when it can.
   // (Ranges and `head` read exactly the listed size, a log that grows meanwhile up to the size we planned, and the node
   // hashes that same prefix in parallel; a file that shrank yields fewer bytes and fails the check, on every path.)
-  const parallel = n >= PARALLEL_MIN_BYTES && (await parallelPays(t));
+  // (Whether ranges are possible at all is known first: through ProxyJump they are not, and the node's second,
+  // hashing read that goes with them would be wasted.)
+  const parallel = n >= PARALLEL_MIN_BYTES && parallelPossible(t) && (await parallelPays(t));
   if (!parallel && (await nodeReadsFrames(t))) return downloadFramed(t, item, entryLimit(item.size), w, onBytes, signal);
   const hashP = prefixHashes(t, [{ path: item.remotePath, size: n }], signal).catch(() => new Map<string, string>());
   if (parallel) {
