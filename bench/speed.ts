@@ -17,6 +17,9 @@
  *      BENCH_WAN_COUNTS ("3000x8192"), BENCH_PROFILES ("loopback,wan"), BENCH_WAN_DELAY_MS (25), BENCH_WAN_MBIT (1000),
  *      BENCH_PARSE_LINES (1,000,000), BENCH_PROBE_RUNS (10), BENCH_ONLY (comma list of: big,small,probe,parse),
  *      BENCH_CLI_B (a second build's cli.js: its salvage runs interleaved as an A/B column).
+ *      TMPDIR: where both tools' destinations are made (default /tmp). The file system matters for many small files:
+ *      ext4 without a journal (this project's machine's root) checks every recently freed inode on each create, and
+ *      the bench removes a tree before each command; on journaled ext4 (a loop-mounted image) or tmpfs it does not.
  * Each salvage row also gives the CPU time (user + system, through GNU time) of their command and of ours: on a
  * loaded machine it says more than the wall time. The node is this machine, so the node's side (sshd, the listing,
  * the readers) is not in that figure: the machine's CPU (all cores, /proc/stat) during each command is, with how

@@ -158,6 +158,12 @@ describe('e2e (issue 43): data quality, Release Node… and the Remote settings 
     needsDemo(this);
     this.timeout(150_000);
     const row = wb.treeItem(`:${demo.basePort() + 1} qwen3.6-27b`);
+    // Only the figures may move while the hover is measured: the demo's Data row, added under the node by its first data
+    // verdict a few seconds after the start, is a new row (the node re-renders with every row under it, as it must).
+    await wb
+      .treeItem(/^Data( degenerate| suspect)?$/)
+      .first()
+      .waitFor({ state: 'visible', timeout: 120_000 });
     await page.mouse.move(1100, 700);
     // point at the row right after one of its renders: what is measured is how long until the next one closes the hover
     const desc = row.locator('.label-description');

@@ -117,19 +117,15 @@ function scanItem(env: PhaseEnv, it: SalvageItem, scanned?: SecretHit[]): ItemPa
 }
 
 /**
- * Fetch files: unchanged verified local copies are re-hashed and kept (no transfer), grown ones get
- * their appended bytes, large files travel alone, small ones in batches; a few channels in parallel.
+ * Copies an earlier run (or this one) verified, unchanged on the node and intact here, are kept without a transfer;
+ * the others are to fetch whole (`todo`) or, when they only grew, to append to (`appends`).
  */
-export async function transferItems(
+async function keepUnchanged(
   env: PhaseEnv,
   input: TransferInput,
   sink: TransferSink,
   files: SalvageItem[],
-  step: StepId | 'final',
-  retry = false,
-): Promise<void> {
-  const { o } = env;
-  const t = o.transport;
+): Promise<{ todo: SalvageItem[]; appends: SalvageItem[] }> {
   const todo: SalvageItem[] = [];
   const appends: SalvageItem[] = [];
   for (const it of files) {
@@ -158,6 +154,24 @@ export async function transferItems(
     if (b && it.size > b.size && !b.redacted) appends.push(it);
     else todo.push(it);
   }
+  return { todo, appends };
+}
+
+/**
+ * Fetch files: unchanged verified local copies are re-hashed and kept (no transfer), grown ones get
+ * their appended bytes, large files travel alone, small ones in batches; a few channels in parallel.
+ */
+export async function transferItems(
+  env: PhaseEnv,
+  input: TransferInput,
+  sink: TransferSink,
+  files: SalvageItem[],
+  step: StepId | 'final',
+  retry = false,
+): Promise<void> {
+  const { o } = env;
+  const t = o.transport;
+  const { todo, appends } = await keepUnchanged(env, input, sink, files);
   const big = todo.filter((f) => f.size > SMALL_FILE);
   const small = todo.filter((f) => f.size <= SMALL_FILE);
   const n = Math.max(1, Math.min(Number(process.env.GS_SALVAGE_STREAMS) || (o.concurrency ?? 3), 4));
