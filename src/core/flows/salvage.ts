@@ -67,11 +67,11 @@ import type { GuardSeen } from '../salvage/salvageTypes';
 
 /**
  * The orchestrator: it holds the run's state (the manifest, the counts, the listing, the resume bases, the journal)
- * and is the only one to change it. Each phase is a function of the run's options and services (`PhaseEnv`) and of
- * its own inputs; the orchestrator hands them in and applies what they return (`applyPatch`, the sink of file
- * outcomes while files travel).
+ * and is the only one to change it. Each phase is a function of the run's options and services (`env`, a frozen
+ * object that holds no state) and of its own inputs; the orchestrator hands them in and applies what they return
+ * (`applyPatch`, the sink of file outcomes while files travel).
  */
-export class Salvager implements PhaseEnv {
+export class Salvager {
   readonly manifest: SalvageManifest;
   readonly dir: string;
   /** @internal */
@@ -105,6 +105,8 @@ export class Salvager implements PhaseEnv {
   /** The writer threads of small-file batches, while files travel. */
   private writers: WriterPool | null = null;
   private early: { snapshot?: Promise<Settled<SnapshotResult>>; s3?: Promise<Settled<S3Inventory>> } = {};
+  /** What every phase is handed: the options and services, never the state. */
+  private readonly env: PhaseEnv;
 
   constructor(/** @internal */ readonly o: SalvageOptions) {
     this.log = o.log ?? nullLogger;
@@ -115,6 +117,14 @@ export class Salvager implements PhaseEnv {
     this.previous = c.previous && Array.isArray(c.previous.items) ? c.previous : null;
     this.namer = new ItemNamer(this.localNames, this.previous);
     this.journal = new SalvageJournal(this.dir, (e) => this.writeFailed(e));
+    this.env = Object.freeze({
+      o,
+      dir: this.dir,
+      log: this.log,
+      timer: this.timer,
+      progress: (step: SalvageProgress['step'], message: string) => this.progress(step, message),
+      checkCancel: () => this.checkCancel(),
+    });
     this.manifest = {
       ...newManifest({
         node: o.node,
@@ -207,24 +217,24 @@ export class Salvager implements PhaseEnv {
       const g = this.o.guard;
       const seen = g === false ? Promise.resolve(null) : (g ?? ((s) => readGuardSeen(this.o.transport, s)))(this.o.signal);
       this.progress('plan', 'Listing files on the node…');
-      const listed = listNode(this, this.listingInput());
+      const listed = listNode(this.env, this.listingInput());
       // handled below (awaited, or dropped for a second listing); never an unhandled rejection meanwhile
       listed.catch(() => undefined);
       seen.catch(() => undefined);
       prepareRunFolder(this.dir, this.manifest, this.o.gitignore !== false);
       this.lastWrite = Date.now();
-      await useDestNames(this, this.localNames);
+      await useDestNames(this.env, this.localNames);
       this.guardSeen = await seen;
-      const L = this.takeListing(this.guardSeen?.to ? await listNode(this, this.listingInput()) : await listed);
+      const L = this.takeListing(this.guardSeen?.to ? await listNode(this.env, this.listingInput()) : await listed);
       this.manifest.roots = L.roots;
-      const p = await planItems(this, this.itemContext(L), this.previous);
+      const p = await planItems(this.env, this.itemContext(L), this.previous);
       this.servers = p.servers;
       this.probed = p.probed;
       this.manifest.items = p.items;
       this.manifest.writers = L.writers.map(writerInfo);
       // The plan's manifest: the base a cut run resumes from with the journal over it (kept until the verdict).
       this.writeManifest(false);
-      const gc = await countGuardCopies(this, p.items, this.guardSeen);
+      const gc = await countGuardCopies(this.env, p.items, this.guardSeen);
       this.manifest.guard = gc.record;
       for (const c of gc.counted) applyPatch(c.item, c.patch);
       if (gc.record) this.save(true);
@@ -381,10 +391,10 @@ export class Salvager implements PhaseEnv {
       applyPatch(it, writeServersScript(this.dir, m.node, this.servers, it));
       this.filesDone++;
     }
-    await transferItems(this, this.transferInput(), this.sink, files, step);
+    await transferItems(this.env, this.transferInput(), this.sink, files, step);
     for (const it of gitItems) {
       this.checkCancel();
-      applyPatch(it, await salvageGit(this, it));
+      applyPatch(it, await salvageGit(this.env, it));
       this.save();
       this.filesDone++;
     }
@@ -473,10 +483,10 @@ export class Salvager implements PhaseEnv {
       for (const it of m.items)
         if (it.kind === 'server-cmdline' && it.status !== 'verified')
           applyPatch(it, writeServersScript(this.dir, m.node, this.servers, it));
-      m.stopped.push(...(await stopServers(this, this.servers)));
+      m.stopped.push(...(await stopServers(this.env, this.servers)));
       this.save(true);
     }
-    if (this.o.stopWriters && (await stopWriters(this, L1, (s) => m.stopped.push(s)))) this.save(true);
+    if (this.o.stopWriters && (await stopWriters(this.env, L1, (s) => m.stopped.push(s)))) this.save(true);
     this.checkCancel();
     try {
       await this.catchUp(L1.roots.map((r) => r.path));
@@ -503,7 +513,7 @@ export class Salvager implements PhaseEnv {
     const m = this.manifest;
     const before = { bytes: m.stats.bytesTransferred, files: m.stats.filesTransferred };
     this.progress('final', 'Final pass: listing what changed since it was saved…');
-    const L2 = this.takeListing(await listNode(this, this.listingInput(), extraRoots));
+    const L2 = this.takeListing(await listNode(this.env, this.listingInput(), extraRoots));
     const listedAt = new Date().toISOString();
     m.roots = mergeRoots(m.roots, L2.roots);
     const diff = diffListing(this.itemContext(L2), m.items, !!this.fatal);
@@ -519,10 +529,10 @@ export class Salvager implements PhaseEnv {
       this.filesTotal += fetch.length;
       this.bytesTotal += fetch.reduce((a, b) => a + b.size - (this.bases.get(b.remotePath)?.size ?? 0), 0);
       this.progress('final', `Final pass: ${fetch.length} file(s) changed or new`);
-      await transferItems(this, this.transferInput(), this.sink, fetch, 'final');
+      await transferItems(this.env, this.transferInput(), this.sink, fetch, 'final');
       // Anything that moved again while we fetched it is still changing.
       const again = await recheckFetched(
-        this,
+        this.env,
         fetch.filter((i) => i.status === 'verified'),
       );
       for (const a of again) applyPatch(a.item, a.patch);
@@ -635,7 +645,7 @@ export class Salvager implements PhaseEnv {
   private async checkS3(early?: Promise<Settled<S3Inventory>>): Promise<S3Check> {
     const m = this.manifest;
     if (this.o.s3) m.steps.s3 = { status: 'running' };
-    const c = await runS3Step(this, m.items, early);
+    const c = await runS3Step(this.env, m.items, early);
     m.steps.s3 = c.step;
     if (c.record) m.s3 = c.record;
     this.applyMarks(c.marks);
@@ -651,7 +661,7 @@ export class Salvager implements PhaseEnv {
   private async uploadMissing(): Promise<void> {
     const m = this.manifest;
     if (!this.o.s3 || !m.s3 || m.s3.error) return;
-    const res = await uploadMissing(this, m.items);
+    const res = await uploadMissing(this.env, m.items);
     if (!res) return;
     m.uploads = res;
     this.save(true);
