@@ -137,11 +137,16 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
   });
 
   const args = () => ['--ssh-config', sim.sshd.sshConfigFile, '--known-hosts', sim.sshd.knownHostsFile];
-  const setMode = (file: string, value: string | null) => {
+  /** Run `fn` with one of the node's wrappers armed (its mode file written), and disarm it whatever happens. */
+  async function withMode<T>(file: string, value: string, fn: () => Promise<T>): Promise<T> {
     const p = path.join(sim.home, '.evil', file);
-    if (value === null) rmSync(p, { force: true });
-    else writeFileSync(p, value);
-  };
+    writeFileSync(p, value);
+    try {
+      return await fn();
+    } finally {
+      rmSync(p, { force: true });
+    }
+  }
 
   /** An in-process salvage of ~/tarjob, sampling this process's RSS while it runs. */
   async function salvageTarjob(name: string): Promise<{ m: SalvageManifest; peakRssGrowth: number; ms: number; dir: string }> {
@@ -172,8 +177,7 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
 
   it('attack 5: a pax header claiming 8 GiB is refused; memory stays bounded', () =>
     withTar(async () => {
-      setMode('tar-mode', 'pax8g');
-      try {
+      await withMode('tar-mode', 'pax8g', async () => {
         const r = await salvageTarjob('pax');
         const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
         assert.equal(x.status, 'failed');
@@ -181,16 +185,13 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
         assert.equal(r.m.verdict, 'unsafe');
         console.log(`      pax 8 GiB: peak RSS growth ${(r.peakRssGrowth / 1048576).toFixed(1)} MiB, ${r.ms} ms`);
         assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
-      } finally {
-        setMode('tar-mode', null);
-      }
+      });
     }));
 
   for (const reader of ['tar', 'frames'] as const)
     it(`attack 6 (${reader}): an entry claiming 1 TiB for a 7-byte file is refused and not written; the stream stops`, () =>
       (reader === 'tar' ? withTar : (fn: () => Promise<void>) => fn())(async () => {
-        setMode(reader === 'tar' ? 'tar-mode' : 'py-mode', reader === 'tar' ? 'tib' : 'ftib');
-        try {
+        await withMode(reader === 'tar' ? 'tar-mode' : 'py-mode', reader === 'tar' ? 'tib' : 'ftib', async () => {
           const r = await salvageTarjob('tib');
           const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
           assert.equal(x.status, 'failed');
@@ -205,15 +206,11 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
           assert.ok(!walk(r.dir).some((f) => f.endsWith('.gs-partial')));
           assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
           assert.ok(r.ms < 60_000);
-        } finally {
-          setMode('tar-mode', null);
-          setMode('py-mode', null);
-        }
+        });
       }));
 
   it('attack 6 (frames): bytes past what the node announced for a file are refused; the stream stops', async () => {
-    setMode('py-mode', 'fmore');
-    try {
+    await withMode('py-mode', 'fmore', async () => {
       const r = await salvageTarjob('fmore');
       const x = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/x.log'))!;
       assert.equal(x.status, 'failed');
@@ -221,15 +218,12 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
       assert.ok(!walk(r.dir).some((f) => f.endsWith('/x.log') || f.endsWith('.gs-partial')), 'nothing written for it');
       assert.ok(r.peakRssGrowth < 128 * 1024 * 1024, `RSS grew by ${r.peakRssGrowth} B`);
       assert.ok(r.ms < 60_000);
-    } finally {
-      setMode('py-mode', null);
-    }
+    });
   });
 
   it('attack 6: the large-file stream stops at the listed length (a wrapped head sending endless bytes)', () =>
     withTar(async () => {
-      setMode('head-mode', '1');
-      try {
+      await withMode('head-mode', '1', async () => {
         const r = await salvageTarjob('head');
         const big = r.m.items.find((i) => i.remotePath.endsWith('/tarjob/big.log'))!;
         assert.equal(big.status, 'verified', big.reason ?? '');
@@ -238,9 +232,7 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
         assert.ok(readFileSync(local).equals(Buffer.alloc(5 * 1024 * 1024, 0x61)));
         for (const f of walk(r.dir)) assert.ok(statSync(f).size <= 5 * 1024 * 1024, f);
         console.log(`      endless head: ${statSync(local).size} B kept, ${r.ms} ms`);
-      } finally {
-        setMode('head-mode', null);
-      }
+      });
     }));
 
   it('attack 4: separator bytes in argv cannot forge a /proc record (probe lists the real pid only)', async () => {
@@ -352,8 +344,7 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
   });
 
   it('attack 11: a forged git-repository record whose path holds `..` fails that item; the rest of the plan is salvaged', async () => {
-    setMode('find-mode', 'on');
-    try {
+    await withMode('find-mode', 'on', async () => {
       const { m, dir } = await salvageTarjob('attack11');
       const forged = m.items.filter((i) => i.remotePath.includes('/../'));
       assert.equal(forged.length, 1, `the forged record is in the plan: ${JSON.stringify(m.items.map((i) => [i.kind, i.remotePath]))}`);
@@ -365,9 +356,7 @@ describe('a hostile node over a real OpenSSH sshd (issue 12)', function () {
       assert.equal(readFileSync(path.join(dir, small!.localPath!), 'utf8'), 'seven!\n');
       for (const f of walk(dir))
         assert.ok(path.resolve(f).startsWith(path.resolve(dir) + path.sep), `written outside the run folder: ${f}`);
-    } finally {
-      setMode('find-mode', null);
-    }
+    });
   });
 
   it('keeps the wrappers honest: with no mode file the node behaves normally', () => {

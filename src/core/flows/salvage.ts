@@ -236,7 +236,7 @@ export class Salvager {
       this.writeManifest(false);
       const gc = await countGuardCopies(this.env, p.items, this.guardSeen);
       this.manifest.guard = gc.record;
-      for (const c of gc.counted) applyPatch(c.item, c.patch);
+      this.applyMarks(gc.counted);
       if (gc.record) this.save(true);
       return p.items;
     });
@@ -535,7 +535,7 @@ export class Salvager {
         this.env,
         fetch.filter((i) => i.status === 'verified'),
       );
-      for (const a of again) applyPatch(a.item, a.patch);
+      this.applyMarks(again);
     }
     this.save(true);
     return {
