@@ -34,7 +34,7 @@
  * order than the current file; afterwards F must differ from the current file (tail never repeats the
  * header of the file it is already printing). The "\n" before an accepted header is dropped, so a
  * partial line continues when its file's output resumes. A trailing "\n" at the end of a chunk is held
- * back (at most 25 ms) until the next chunk shows whether a header follows.
+ * back (25 ms, see armHold) until the next chunk shows whether a header follows.
  * Residual ambiguity: a log line whose whole text is "==> G <==", where G is ANOTHER file followed by
  * the same tail (same spelling), is indistinguishable from a header; the lines after it are then
  * attributed to G until tail's next real header. With a single file this cannot happen after the
@@ -457,6 +457,12 @@ export class RemoteTail {
     if (!this.holdTimer) this.armHold(HOLD_MS);
   }
 
+  /**
+   * After HOLD_MS without a header, the held bytes are content. Two cases must not decide early: before the first
+   * header (or at the sentinel's) there is no file to give them to, and tail's first output can come long after the
+   * prologue (the exec); and a stalled event loop runs an expired timer before the read that completes the header,
+   * so the decision waits for the poll phase (setImmediate) and is dropped when more output came meanwhile.
+   */
   private armHold(ms: number): void {
     this.holdTimer = setTimeout(() => {
       this.holdTimer = null;
@@ -467,9 +473,13 @@ export class RemoteTail {
         this.armHold(HOLD_MS - age);
         return;
       }
+      if (s.current < 0 || s.current >= this.fs.length) return; // no file yet: the next output completes it
       const h = s.held;
-      s.held = null;
-      this.deliver(s, h, 0, h.length); // no header came: the bytes are content
+      setImmediate(() => {
+        if (this.session !== s || s.held !== h) return; // more output came: parse() decided
+        s.held = null;
+        this.deliver(s, h, 0, h.length); // no header came: the bytes are content
+      });
     }, ms);
   }
 

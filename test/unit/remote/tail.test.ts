@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, renameSync, rmSync, stat, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -271,6 +271,37 @@ describe('tail: header demultiplexing', () => {
     s.out(`\n==> ${A} <==\nlive\n`);
     await sleep(80);
     assert.deepEqual(lines(ev, A), ['a1', 'a2', 'live']);
+    tail.stop();
+  });
+
+  it("tail's first output comes long after the prologue (slow exec): the first file's backlog is still its own", async () => {
+    const t = new FakeTransport();
+    const tail = new RemoteTail(t, { files: [A, B] });
+    const ev = collect(tail);
+    const p = tail.start();
+    const s = await t.nth(0);
+    s.out(prologue(['6:1', '3:2'])); // the shell's printf; tail is exec'd after it
+    await sleep(80); // longer than the hold: nothing may be decided before the first header
+    s.out(INITIAL);
+    await p;
+    assert.deepEqual(lines(ev, A), ['a1', 'a2']);
+    assert.deepEqual(lines(ev, B), ['b1']);
+    tail.stop();
+  });
+
+  it('a header split across two reads survives an event loop that stalls between them (the hold expires first)', async () => {
+    const { tail, ev, s } = await started([A, B], INITIAL);
+    s.out(`\n==> ${A} <==\na3-par\n==> /lo`);
+    await tick();
+    // the rest is read in the same loop turn as the expired hold timer: it must be seen before the hold decides
+    stat('.', () => s.out(`gs/b.log <==\nb2\n\n==> ${A} <==\ntial\n`));
+    const until = Date.now() + 60;
+    while (Date.now() < until) {
+      // a stalled event loop (GC, a synchronous listener)
+    }
+    await sleep(80);
+    assert.deepEqual(lines(ev, A), ['a1', 'a2', 'a3-partial']);
+    assert.deepEqual(lines(ev, B), ['b1', 'b2']);
     tail.stop();
   });
 
