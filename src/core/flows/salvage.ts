@@ -52,6 +52,7 @@ import {
 } from '../salvage/plan/plan';
 import { resumeFromPrevious } from '../salvage/plan/resume';
 import { diffListing, recheckFetched, stopServers, stopWriters } from '../salvage/transfer/finalPass';
+import { nodeReadsFrames } from '../salvage/transfer/frames';
 import { FileSettled, TransferInput, TransferSink, startWriterPool, transferItems } from '../salvage/transfer/transferPhase';
 import { salvageGit, writeServersScript } from '../salvage/capture/gitStep';
 import { planDeadline } from '../salvage/plan/deadlineStep';
@@ -218,6 +219,9 @@ export class Salvager {
       const seen = g === false ? Promise.resolve(null) : (g ?? ((s) => readGuardSeen(this.o.transport, s)))(this.o.signal);
       this.progress('plan', 'Listing files on the node…');
       const listed = listNode(this.env, this.listingInput());
+      // Whether the node can run the single-pass reader is asked beside the listing (cached per connection), not
+      // between the plan and the first file (a round trip and a Python start on the way to the transfer).
+      void nodeReadsFrames(this.o.transport);
       // handled below (awaited, or dropped for a second listing); never an unhandled rejection meanwhile
       listed.catch(() => undefined);
       seen.catch(() => undefined);
@@ -284,13 +288,16 @@ export class Salvager {
         await this.timer.time('finalPass', () => this.finalPass());
       } else await Promise.all([this.recordForRestore(), this.timer.time('finalPass', () => this.finalPass())]);
       this.checkCancel();
+      // The data-quality check judges the files as the final pass left them; it never throws, and it runs on the
+      // node while the S3 steps and the environment snapshot finish (it used to wait for them).
+      const data = this.o.dataCheck !== false ? recordDataQuality(this.o.transport, m.node, outputFilesOf(m.items)) : null;
       await this.checkS3(this.early.s3);
       this.checkCancel();
       if (this.o.uploadMissing) await this.timer.time('s3', () => this.uploadMissing());
       this.checkCancel();
       await this.runEnvironmentStep();
       this.checkCancel();
-      if (this.o.dataCheck !== false) m.data = await recordDataQuality(this.o.transport, m.node, outputFilesOf(m.items));
+      if (data) m.data = await data;
     } catch (e) {
       const cancelled = e instanceof GpuSessionsError && e.code === 'cancelled';
       for (const it of m.items) {

@@ -67,19 +67,19 @@ PY=""
 if [ -n "$SP" ] && [ -d "/proc/$SP" ]; then PY=$(pyfor "$SP"); ispy "$PY" || PY=""; fi
 [ -n "$PY" ] || PY=$(command -v python3 2>/dev/null)
 [ -n "$PY" ] || PY=$(command -v python 2>/dev/null)
+# pip freeze (the slowest part: pip's own start) runs beside the Python facts and the servers' sections; printed after the wait
+if [ -n "$PY" ]; then
+  ( pyenv_from "$SP"; PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $TO60 "$PY" -m pip freeze --all >"$T/pf" 2>"$T/pfe"; echo $? >"$T/pfrc" ) &
+fi
 sec python; printf '%s' "$PY"
 sec pyinfo
 if [ -n "$PY" ]; then ( pyenv_from "$SP"; $TO60 "$PY" -c "$PYINFO" 2>"$T/pye" | head -c "$LIM_PYINFO"; echo $? >"$T/pyrc" ); fi
 sec pyinfoerr; head -c 4096 "$T/pye" 2>/dev/null
-sec pipfreeze
-if [ -n "$PY" ]; then
-  ( pyenv_from "$SP"; PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 $TO60 "$PY" -m pip freeze --all >"$T/pf" 2>"$T/pfe"; echo $? >"$T/pfrc" )
-  head -c "$LIM_PIPFREEZE" "$T/pf" 2>/dev/null
-fi
-sec pipfreezerc; cat "$T/pfrc" 2>/dev/null
-sec pipfreezeerr; head -c 4096 "$T/pfe" 2>/dev/null
 servers
 wait
+sec pipfreeze; if [ -n "$PY" ]; then head -c "$LIM_PIPFREEZE" "$T/pf" 2>/dev/null; fi
+sec pipfreezerc; cat "$T/pfrc" 2>/dev/null
+sec pipfreezeerr; head -c 4096 "$T/pfe" 2>/dev/null
 sec smiq; head -c "$LIM_SMIQ" "$T/q" 2>/dev/null
 sec smiqrc; cat "$T/qrc" 2>/dev/null
 sec topo; head -c "$LIM_TOPOLOGY" "$T/t" 2>/dev/null
