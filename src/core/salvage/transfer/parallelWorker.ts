@@ -22,6 +22,7 @@ import { shq } from '../../util/quote';
 import { KnownHostsStore } from '../../ssh/knownHosts';
 import { SshTransport } from '../../ssh/transport';
 import { BatchFiles } from './batchWriter';
+import { WRITE_BEHIND_BYTES, flushBehind } from './verifiedWriter';
 import type { FetchCommand, FetchEvent, HashCommand, HashEvent, WorkerInit, WriteCommand, WriteEvent } from './workerProtocol';
 
 const REPORT_EVERY = 4 * 1024 * 1024;
@@ -155,6 +156,9 @@ function hashRole(init: Extract<WorkerInit, { role: 'hash' }>): void {
     return;
   }
   let pos = 0;
+  // Write-behind: the bytes hashed so far are written (every piece below them is done); they start flushing now
+  let unflushed = 0;
+  let flushing = false;
   const pump = (target: number): void => {
     while (pos < target) {
       const n = readSync(fd, buf, 0, Math.min(buf.length, target - pos), pos);
@@ -163,6 +167,11 @@ function hashRole(init: Extract<WorkerInit, { role: 'hash' }>): void {
       sha.update(b);
       md5?.update(b);
       pos += n;
+      unflushed += n;
+    }
+    if (unflushed >= WRITE_BEHIND_BYTES && !flushing) {
+      unflushed = 0;
+      flushing = flushBehind(init.tmp, () => (flushing = false));
     }
   };
   port.on('message', (m: HashCommand) => {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { VerifiedWriter, fsProblem } from '../../../../src/core/salvage/transfer/verifiedWriter';
+import { waitFor } from '../../../helpers/wait';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -45,6 +46,30 @@ describe('salvage verified writer (core/salvage/verifiedWriter)', () => {
     assert.equal(r.ok, false);
     assert.match(r.reason ?? '', /outside/);
     assert.ok(!existsSync(path.join(dest, '..', 'out.txt')));
+  });
+
+  it('a durable file starts flushing to disk while it is written, on a descriptor of its own that it closes', async function () {
+    if (process.platform !== 'linux') this.skip(); // reads /proc/self/fd
+    const fdsOn = (f: string) =>
+      readdirSync('/proc/self/fd').filter((n) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${n}`) === f;
+        } catch {
+          return false;
+        }
+      }).length;
+    const chunk = (i: number) => Buffer.alloc(1024 * 1024, i % 251);
+    const all: Buffer[] = [];
+    const w = new VerifiedWriter(dest, 'weights/model.bin', false, true);
+    for (let i = 0; i < 31; i++) w.write((all[i] = chunk(i)));
+    assert.equal(fdsOn(w.tmp), 1, 'under 32 MiB: only the writing descriptor');
+    for (let i = 31; i < 40; i++) w.write((all[i] = chunk(i)));
+    assert.equal(fdsOn(w.tmp), 2, 'past 32 MiB: a flush runs on a second descriptor (its callback has not run yet)');
+    const data = Buffer.concat(all);
+    const r = w.finish(sha(data), data.length);
+    assert.equal(r.ok, true);
+    assert.ok(readFileSync(path.join(dest, 'weights/model.bin')).equals(data));
+    await waitFor('the flush descriptor to close', () => fdsOn(path.join(dest, 'weights/model.bin')) === 0, 5000, 10);
   });
 
   it('names the local disk problems that stop a salvage', () => {
