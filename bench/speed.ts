@@ -18,15 +18,18 @@
  *      BENCH_PARSE_LINES (1,000,000), BENCH_PROBE_RUNS (10), BENCH_ONLY (comma list of: big,small,probe,parse),
  *      BENCH_CLI_B (a second build's cli.js: its salvage runs interleaved as an A/B column).
  *      TMPDIR: where both tools' destinations are made (default /tmp). The file system matters for many small files:
- *      ext4 without a journal (this project's machine's root) checks every recently freed inode on each create, and
- *      the bench removes a tree before each command; on journaled ext4 (a loop-mounted image) or tmpfs it does not.
+ *      ext4 without a journal (this project's machine's root) checks every recently freed inode on each create
+ *      (`recently_deleted()`: freed in the last 60 s, 360 s while its inode table block is dirty; `perf` puts ~80 % of
+ *      a create there after a tree was removed), and two threads creating at once scan the same inodes. So the
+ *      destinations are kept until the bench ends (about 12 GiB with the defaults; BENCH_KEEP_DESTS=0 removes each
+ *      after its command, as the bench did before), and a bench run within minutes of another's clean-up still pays.
  * Each salvage row also gives the CPU time (user + system, through GNU time) of their command and of ours: on a
  * loaded machine it says more than the wall time. The node is this machine, so the node's side (sshd, the listing,
  * the readers) is not in that figure: the machine's CPU (all cores, /proc/stat) during each command is, with how
  * busy it kept the cores (100 %: every core busy the whole command, the work bound by CPU, not by a stage waiting).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { makeSglangLog, mawkSummaryProgram } from './parse-log';
@@ -50,6 +53,10 @@ const PROBE_RUNS = Number(process.env.BENCH_PROBE_RUNS ?? 10);
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'big,small,probe,parse').split(','));
 const CLI = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
 const CLI_B = process.env.BENCH_CLI_B ? path.resolve(process.env.BENCH_CLI_B) : null;
+/** Destinations stay until the bench ends unless BENCH_KEEP_DESTS=0 (see the header: removed trees slow later creates). */
+const KEEP_DESTS = process.env.BENCH_KEEP_DESTS !== '0';
+/** Free space the kept destinations need with the default rows (7 copies of each set, two links for 512 MiB). */
+const KEEP_NEEDS_BYTES = 16 * 1024 ** 3;
 /** Node options for our salvage runs (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where the CPU goes). */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
@@ -120,6 +127,13 @@ async function main(): Promise<void> {
       .join(' ');
   const loadAtStart = load();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'gs-bench-speed-'));
+  const free = (() => {
+    const f = statfsSync(tmp);
+    return f.bavail * f.bsize;
+  })();
+  const keep = KEEP_DESTS && free >= KEEP_NEEDS_BYTES;
+  if (KEEP_DESTS && !keep)
+    console.log(`(only ${(free / 1024 ** 3).toFixed(1)} GiB free in ${tmp}: each destination is removed after its command)`);
   const needNode = ONLY.has('big') || ONLY.has('small') || ONLY.has('probe');
   const sim = needNode ? await startSimNode({ user: 'gs31bench', startServers: false }) : null;
   const relays: Array<{ kill(): void }> = [];
@@ -177,9 +191,11 @@ async function main(): Promise<void> {
           try {
             return fn(d);
           } finally {
-            rmSync(d, { recursive: true, force: true });
-            // the file system finishes the removal now (journal, discard), not during the next command it would slow
-            execFileSync('sync');
+            if (!keep) {
+              rmSync(d, { recursive: true, force: true });
+              // the file system finishes the removal now (journal, discard), not during the next command it would slow
+              execFileSync('sync');
+            }
           }
         };
         const salvage = (cli: string, root: string, files: number): { ms: number; cpu: number; machine: number; timings: Timings } =>
@@ -331,6 +347,7 @@ async function main(): Promise<void> {
   }
   console.log(
     `\nSpeed as the user feels it: whole commands, median of ${RUNS} interleaved runs, ${os.cpus().length} cores; load at start ${loadAtStart}, at end ${load()}` +
+      `; destinations in ${os.tmpdir()}, ${keep ? 'kept until the end' : 'each removed after its command'}` +
       '\n(ratio = their time / our time; for the probe, our time ÷ theirs must stay ≤ 1.5, i.e. ratio ≥ 0.67)\n',
   );
   console.log(
