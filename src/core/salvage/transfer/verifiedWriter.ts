@@ -171,9 +171,12 @@ export class VerifiedWriter {
       this.error = e;
       return;
     }
-    if (this.durable && (this.unflushed += chunk.length) >= WRITE_BEHIND_BYTES && !this.flushing) this.writeBehind();
+    if (!this.durable) return;
+    this.unflushed += chunk.length;
+    if (this.unflushed >= WRITE_BEHIND_BYTES && !this.flushing) this.writeBehind();
   }
 
+  /** Start flushing what is written so far (flushBehind); one flush at a time. */
   private writeBehind(): void {
     this.unflushed = 0;
     this.flushing = flushBehind(this.tmp, () => (this.flushing = false));
