@@ -45,7 +45,9 @@ describe('generated scripts with hostile values (issue 12)', () => {
   const stubPath = () => {
     const bin = path.join(dir, 'stub bin');
     mkdirSync(bin, { recursive: true });
-    writeFileSync(path.join(bin, 'nohup'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${path.join(dir, 'nohup.args')}"\n`);
+    // Written whole, then renamed: the test waits for the file to exist, and a redirection creates it before printf writes.
+    const args = path.join(dir, 'nohup.args');
+    writeFileSync(path.join(bin, 'nohup'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${args}.$$" && mv -f "${args}.$$" "${args}"\n`);
     chmodSync(path.join(bin, 'nohup'), 0o755);
     return `${bin}:/usr/bin:/bin`;
   };
